@@ -1,0 +1,3 @@
+module github.com/kcheck/kcheck
+
+go 1.26
