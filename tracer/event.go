@@ -1,0 +1,85 @@
+package tracer
+
+// Version is the trace format version written in, and required of, the header.
+const Version = 1
+
+// Kind names an event. Kinds that match an action of spec/IdempotentProducer.tla
+// carry that action's name.
+type Kind string
+
+// Client actions of the spec, emitted by the producer.
+const (
+	SendNew          Kind = "SendNew"          // a new batch got its sequence and was sent
+	Resend           Kind = "Resend"           // a batch was sent again with its sequence
+	Receive          Kind = "Receive"          // the producer read a batch's response
+	Bump             Kind = "Bump"             // KIP-360 local epoch bump for a partition
+	ExpireBatch      Kind = "ExpireBatch"      // delivery.timeout.ms failed a batch
+	ResolveSequences Kind = "ResolveSequences" // an unresolved sequence was resolved (or a bump requested)
+	Disconnect       Kind = "Disconnect"       // a connection was lost with requests outstanding
+)
+
+// Events outside the spec's actions.
+const (
+	InitProducerID Kind = "InitProducerId" // the producer id and epoch the broker assigned
+	Fault          Kind = "Fault"          // the fault injector acted (which spec action it forced)
+	Fail           Kind = "Fail"           // a batch failed to the application for a reason the spec has no action for
+	ReadBack       Kind = "ReadBack"       // one partition's log as read back at the end of the run
+)
+
+// Event is one line of a trace. Which fields a kind carries is in FORMAT.md;
+// the writer emits exactly those, and the reader requires them.
+type Event struct {
+	I    int64 // position in the trace, 1 for the first event; strictly increasing by one
+	T    int64 // nanoseconds since the trace started (monotonic clock)
+	Kind Kind
+
+	Partition int32       // partition
+	Batch     int64       // the producer's batch id, unique in the run
+	PID       int64       // producer id
+	Epoch     int16       // producer epoch
+	Seq       int32       // base sequence
+	N         int32       // records in the batch
+	Req       int32       // correlation id of the request the batch rode in
+	Node      int32       // broker node id
+	Err       string      // Kafka error name, "NONE" for success
+	Offset    int64       // base offset in a response, -1 when none
+	LogStart  int64       // log start offset in a response, -1 when none
+	Records   []int64     // SendNew: the ids of the batch's records, in order
+	Bumped    bool        // ResolveSequences: an epoch bump was requested
+	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, Disconnect, Delay, ExpireProducerState
+	Reason    string      // Fail: why
+	Log       []LogRecord // ReadBack: the partition's records in offset order
+}
+
+// LogRecord is one record read back from a partition.
+type LogRecord struct {
+	Offset int64
+	PID    int64
+	Epoch  int16
+	Seq    int32
+	ID     int64 // the record's kcheck id header; -1 for a record kcheck did not write
+}
+
+// Header is the first line of a trace: who wrote it and under which
+// configuration, so the checker knows which rules to hold the run to.
+type Header struct {
+	Version           int               `json:"kcheck_trace"`
+	Writer            string            `json:"writer"` // "kcheck-producer", later "kcheck-proxy"
+	Client            string            `json:"client"` // the client under test, e.g. "kcheck/producer"
+	Topic             string            `json:"topic"`
+	Partitions        int32             `json:"partitions"`
+	FirstAck          bool              `json:"first_ack"` // the first-ack rule (KAFKA-14359) was on
+	MaxInFlight       int               `json:"max_in_flight"`
+	DeliveryTimeoutMs int64             `json:"delivery_timeout_ms"`
+	Broker            Broker            `json:"broker"`
+	Faults            []string          `json:"faults,omitempty"` // the faults injected, as given to kcheck run
+	Seed              int64             `json:"seed"`
+	Config            map[string]string `json:"config,omitempty"` // anything else worth knowing
+}
+
+// Broker describes the broker the run was against.
+type Broker struct {
+	Kind        string `json:"kind"`          // "kfake" or "kafka"
+	Version     string `json:"version"`       // the version it is (or emulates)
+	NoStateRule string `json:"no_state_rule"` // the spec's NoStateRule: pre25, v25to44, v45, kafka19880
+}

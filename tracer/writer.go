@@ -1,0 +1,170 @@
+package tracer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Sink receives trace events. The producer calls it at every step the spec
+// has an action for; a nil Sink means tracing is off and costs nothing.
+type Sink interface {
+	Emit(e *Event)
+}
+
+// flushAt is the buffer size at which the writer writes its complete lines.
+const flushAt = 64 << 10
+
+// Writer writes a trace as JSONL: the header line, then one line per event.
+// It buffers whole lines and writes only whole lines, so a process killed
+// mid-run leaves a trace that is valid up to its last full line. It is safe
+// for concurrent use; it numbers and timestamps events in the order Emit is
+// called.
+type Writer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	buf   []byte
+	next  int64
+	start time.Time
+	err   error
+}
+
+// NewWriter writes h as the first line of w (at once, so a trace never exists
+// without its header) and returns a Writer for the events.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Version = Version
+	line, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("tracer: encoding header: %w", err)
+	}
+	if _, err := w.Write(append(line, '\n')); err != nil {
+		return nil, fmt.Errorf("tracer: writing header: %w", err)
+	}
+	return &Writer{w: w, next: 1, start: time.Now(), buf: make([]byte, 0, flushAt+4096)}, nil
+}
+
+// Emit numbers e, stamps it with the time since the trace started, and
+// buffers its line. Write errors are kept and returned by Flush and Close.
+func (w *Writer) Emit(e *Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.I = w.next
+	w.next++
+	e.T = int64(time.Since(w.start))
+	w.buf = AppendEvent(w.buf, e)
+	w.buf = append(w.buf, '\n')
+	if len(w.buf) >= flushAt {
+		w.flushLocked()
+	}
+}
+
+// Events returns how many events have been emitted.
+func (w *Writer) Events() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next - 1
+}
+
+// Flush writes the buffered lines.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushLocked()
+	return w.err
+}
+
+func (w *Writer) flushLocked() {
+	if w.err == nil && len(w.buf) > 0 {
+		if _, err := w.w.Write(w.buf); err != nil {
+			w.err = fmt.Errorf("tracer: writing events: %w", err)
+		}
+	}
+	w.buf = w.buf[:0]
+}
+
+// AppendEvent appends e as one JSON object, without a newline, to dst. It
+// writes the fields e's kind carries (kindFields) and no others.
+func AppendEvent(dst []byte, e *Event) []byte {
+	fs := kindFields[e.Kind]
+	dst = append(dst, `{"i":`...)
+	dst = strconv.AppendInt(dst, e.I, 10)
+	dst = append(dst, `,"t":`...)
+	dst = strconv.AppendInt(dst, e.T, 10)
+	dst = append(dst, `,"ev":`...)
+	dst = strconv.AppendQuote(dst, string(e.Kind))
+	for _, fn := range fieldNames {
+		if fs&fn.f == 0 {
+			continue
+		}
+		dst = append(dst, ',', '"')
+		dst = append(dst, fn.name...)
+		dst = append(dst, '"', ':')
+		dst = appendField(dst, e, fn.f)
+	}
+	return append(dst, '}')
+}
+
+func appendField(dst []byte, e *Event, f field) []byte {
+	switch f {
+	case fPartition:
+		return strconv.AppendInt(dst, int64(e.Partition), 10)
+	case fBatch:
+		return strconv.AppendInt(dst, e.Batch, 10)
+	case fPID:
+		return strconv.AppendInt(dst, e.PID, 10)
+	case fEpoch:
+		return strconv.AppendInt(dst, int64(e.Epoch), 10)
+	case fSeq:
+		return strconv.AppendInt(dst, int64(e.Seq), 10)
+	case fN:
+		return strconv.AppendInt(dst, int64(e.N), 10)
+	case fReq:
+		return strconv.AppendInt(dst, int64(e.Req), 10)
+	case fNode:
+		return strconv.AppendInt(dst, int64(e.Node), 10)
+	case fErr:
+		return strconv.AppendQuote(dst, e.Err)
+	case fOffset:
+		return strconv.AppendInt(dst, e.Offset, 10)
+	case fLogStart:
+		return strconv.AppendInt(dst, e.LogStart, 10)
+	case fRecords:
+		dst = append(dst, '[')
+		for i, id := range e.Records {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, id, 10)
+		}
+		return append(dst, ']')
+	case fBumped:
+		return strconv.AppendBool(dst, e.Bumped)
+	case fFault:
+		return strconv.AppendQuote(dst, e.Fault)
+	case fReason:
+		return strconv.AppendQuote(dst, e.Reason)
+	case fLog:
+		dst = append(dst, '[')
+		for i, r := range e.Log {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, r.Offset, 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, r.PID, 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, int64(r.Epoch), 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, int64(r.Seq), 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, r.ID, 10)
+			dst = append(dst, ']')
+		}
+		return append(dst, ']')
+	}
+	return dst
+}
