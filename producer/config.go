@@ -1,0 +1,139 @@
+package producer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Opt configures a Producer.
+type Opt interface{ apply(*cfg) }
+
+type optFunc func(*cfg)
+
+func (f optFunc) apply(c *cfg) { f(c) }
+
+type cfg struct {
+	brokers         []string
+	clientID        string
+	maxInFlight     int
+	linger          time.Duration
+	batchBytes      int
+	codec           Codec
+	firstAck        bool
+	deliveryTimeout time.Duration
+	requestTimeout  time.Duration
+	retryBackoff    time.Duration
+	maxBuffered     int
+	trace           tracer.Sink
+	dialTimeout     time.Duration
+}
+
+func defaults() cfg {
+	return cfg{
+		clientID:        "kcheck",
+		maxInFlight:     5,
+		linger:          5 * time.Millisecond,
+		batchBytes:      16 << 10,
+		codec:           CodecNone,
+		firstAck:        true,
+		deliveryTimeout: 120 * time.Second,
+		requestTimeout:  30 * time.Second,
+		retryBackoff:    100 * time.Millisecond,
+		maxBuffered:     10000,
+		dialTimeout:     10 * time.Second,
+	}
+}
+
+// Brokers sets the bootstrap brokers (host:port). Required.
+func Brokers(addrs ...string) Opt {
+	return optFunc(func(c *cfg) { c.brokers = append([]string(nil), addrs...) })
+}
+
+// ClientID sets the client id sent with every request (client.id).
+func ClientID(id string) Opt { return optFunc(func(c *cfg) { c.clientID = id }) }
+
+// MaxInFlight sets how many produce requests may be outstanding on one
+// connection (max.in.flight.requests.per.connection); 1 to 5, default 5.
+// More pipelining hides latency; idempotence allows at most 5 because the
+// broker retains only the last 5 batches per producer for de-duplication.
+func MaxInFlight(n int) Opt { return optFunc(func(c *cfg) { c.maxInFlight = n }) }
+
+// Linger sets how long a partition's batch waits for more records before it
+// is sent (linger.ms), default 5ms. Longer lingers make bigger batches.
+func Linger(d time.Duration) Opt { return optFunc(func(c *cfg) { c.linger = d }) }
+
+// BatchBytes sets the size at which a batch is sent without waiting for the
+// linger (batch.size), default 16 KiB. A single larger record still goes out.
+func BatchBytes(n int) Opt { return optFunc(func(c *cfg) { c.batchBytes = n }) }
+
+// Compression sets the codec for record batches (compression.type), default none.
+func Compression(codec Codec) Opt { return optFunc(func(c *cfg) { c.codec = codec }) }
+
+// FirstAckRule turns the KAFKA-14359 first-ack rule on (the default) or off.
+// On, a partition whose first batch of the current producer epoch is in flight
+// and unacknowledged gets no new sequence until it is acknowledged, so a broker
+// with no state for the producer can never accept a later batch as the first.
+// It costs one round trip per partition per epoch. Off, the producer pipelines
+// from the first batch as the Java client 4.3.1 does.
+func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.firstAck = on }) }
+
+// DeliveryTimeout bounds the time from Produce to the outcome
+// (delivery.timeout.ms), default 2m. A batch that reaches it while waiting to
+// be retried fails with ErrDeliveryTimeout.
+func DeliveryTimeout(d time.Duration) Opt { return optFunc(func(c *cfg) { c.deliveryTimeout = d }) }
+
+// RequestTimeout bounds the wait for one produce response (request.timeout.ms),
+// default 30s; on expiry the connection is closed and its batches retried.
+func RequestTimeout(d time.Duration) Opt { return optFunc(func(c *cfg) { c.requestTimeout = d }) }
+
+// RetryBackoff sets the wait before a failed batch is sent again
+// (retry.backoff.ms), default 100ms.
+func RetryBackoff(d time.Duration) Opt { return optFunc(func(c *cfg) { c.retryBackoff = d }) }
+
+// MaxBufferedRecords bounds the records produced and not yet done, default
+// 10000; Produce blocks (until its context ends) while the buffer is full.
+// Memory is bounded by this, not by the number of records sent.
+func MaxBufferedRecords(n int) Opt { return optFunc(func(c *cfg) { c.maxBuffered = n }) }
+
+// Trace sends an event for every protocol step the spec models to s. Every
+// record then carries a kcheck-id header. Nil (the default) turns tracing off.
+func Trace(s tracer.Sink) Opt { return optFunc(func(c *cfg) { c.trace = s }) }
+
+// DialTimeout bounds connecting to a broker, default 10s.
+func DialTimeout(d time.Duration) Opt { return optFunc(func(c *cfg) { c.dialTimeout = d }) }
+
+func (c *cfg) validate() error {
+	var errs []error
+	if len(c.brokers) == 0 {
+		errs = append(errs, errors.New("Brokers: at least one bootstrap broker is required"))
+	}
+	if c.maxInFlight < 1 || c.maxInFlight > 5 {
+		errs = append(errs, fmt.Errorf("MaxInFlight: %d is outside 1..5 (idempotence allows at most 5)", c.maxInFlight))
+	}
+	if c.linger < 0 {
+		errs = append(errs, fmt.Errorf("Linger: %v is negative", c.linger))
+	}
+	if c.batchBytes < 1 {
+		errs = append(errs, fmt.Errorf("BatchBytes: %d must be positive", c.batchBytes))
+	}
+	if !c.codec.valid() {
+		errs = append(errs, fmt.Errorf("Compression: unknown codec %d", c.codec))
+	}
+	if c.requestTimeout <= 0 || c.retryBackoff < 0 || c.dialTimeout <= 0 {
+		errs = append(errs, errors.New("RequestTimeout and DialTimeout must be positive, RetryBackoff not negative"))
+	}
+	if c.deliveryTimeout < c.linger+c.requestTimeout {
+		errs = append(errs, fmt.Errorf("DeliveryTimeout: %v must be at least Linger + RequestTimeout (%v), as in the Java client",
+			c.deliveryTimeout, c.linger+c.requestTimeout))
+	}
+	if c.maxBuffered < 1 {
+		errs = append(errs, fmt.Errorf("MaxBufferedRecords: %d must be positive", c.maxBuffered))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("producer: invalid config: %w", errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+// Package producer is an idempotent Kafka producer written directly on the
+// Kafka protocol (kmsg), with the first-ack rule of KAFKA-14359.
+//
+// It follows the Java client's rules for sequences, retries and epoch bumps
+// (RecordAccumulator, Sender, TransactionManager), the same rules that
+// spec/IdempotentProducer.tla models, and can write a trace of every step the
+// spec has an action for (tracer.Sink), which checker/ validates.
+//
+//	p, err := producer.New(producer.Brokers("127.0.0.1:9092"))
+//	p.Produce(ctx, &producer.Message{Topic: "t", Value: v}, func(m *producer.Message, err error) { ... })
+//	p.Flush(ctx)
+//	p.Close(ctx)
+//
+// Data flow: Produce appends a record to its partition's open batch (one
+// mutex per partition; metadata is an immutable snapshot read atomically).
+// One sender goroutine drains ready batches into produce requests, one
+// pipelined connection per broker (package wire), assigns sequences at drain
+// time, and handles responses, retries, delivery timeouts and epoch bumps.
+package producer

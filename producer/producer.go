@@ -1,0 +1,344 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/wire"
+)
+
+// IDHeader is the record header that carries a record's kcheck id when
+// tracing is on, so the read-back can match records to what was sent.
+const IDHeader = "kcheck-id"
+
+// Message is a record to produce. Partition and Offset are set when it is
+// acknowledged.
+type Message struct {
+	Topic     string
+	Key       []byte // nil: spread over partitions; otherwise murmur2 as the Java client
+	Value     []byte
+	Headers   []kmsg.Header
+	Timestamp time.Time // zero: the time Produce was called
+
+	Partition int32
+	Offset    int64
+	ID        int64 // the kcheck id, when tracing
+}
+
+// Producer is an idempotent Kafka producer. It is safe for concurrent use.
+type Producer struct {
+	cfg   cfg
+	trace tracer.Sink
+
+	meta  atomic.Pointer[snapshot]
+	mloop *metadataLoop
+
+	pid   int64
+	epoch int16 // owned by the sender after New
+
+	sem      chan struct{} // one slot per buffered record
+	buffered atomic.Int64
+	idleMu   sync.Mutex
+	idle     chan struct{} // closed when buffered drops to 0
+	flushing atomic.Int32
+	closed   atomic.Bool
+	nextID   atomic.Int64
+	nextB    atomic.Int64
+	rr       atomic.Uint32 // round robin for records without a key
+
+	wake   chan struct{}
+	inbox  inbox
+	cancel context.CancelFunc
+	done   chan struct{} // the sender has exited
+	mdone  chan struct{} // the metadata loop has exited
+	s      *sender
+}
+
+// partition is one topic partition's buffer of batches being filled.
+type partition struct {
+	topic string
+	id    int32
+
+	mu     sync.Mutex // guards open and sealed; never held across partitions
+	open   *batch
+	sealed []*batch
+
+	seq seqState // owned by the sender
+}
+
+func newPartition(topic string, id int32) *partition {
+	return &partition{topic: topic, id: id, seq: newSeqState()}
+}
+
+// New connects to the bootstrap brokers, gets a producer id with
+// InitProducerId, and starts the sender. It fails with a clear error when no
+// broker can be reached.
+func New(ctx context.Context, opts ...Opt) (*Producer, error) {
+	c := defaults()
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	p := &Producer{
+		cfg:   c,
+		trace: c.trace,
+		sem:   make(chan struct{}, c.maxBuffered),
+		idle:  make(chan struct{}),
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+		mdone: make(chan struct{}),
+	}
+	p.meta.Store(&snapshot{brokers: map[int32]string{}, topics: map[string]*topicInfo{}})
+	p.mloop = &metadataLoop{p: p, want: make(chan struct{}, 1), topics: map[string]bool{}, gen: make(chan struct{})}
+
+	if err := p.initProducerID(ctx); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.mdone)
+		p.mloop.run(runCtx)
+	}()
+	p.s = newSender(p)
+	go p.s.run(runCtx)
+	select {
+	case <-p.mloop.refresh(""):
+	case <-ctx.Done():
+		p.shutdown()
+		return nil, fmt.Errorf("producer: first metadata: %w", ctx.Err())
+	}
+	if err := p.mloop.lastErr(); err != nil {
+		p.shutdown()
+		return nil, err
+	}
+	return p, nil
+}
+
+// dialAny connects to the first bootstrap broker that answers.
+func (p *Producer) dialAny(ctx context.Context) (*wire.Conn, error) {
+	var errs []error
+	addrs := p.cfg.brokers
+	if snap := p.meta.Load(); snap != nil {
+		for _, a := range snap.brokers {
+			addrs = append(addrs, a)
+		}
+	}
+	for _, addr := range addrs {
+		dctx, cancel := context.WithTimeout(ctx, p.cfg.dialTimeout)
+		c, err := wire.Dial(dctx, addr, p.cfg.clientID)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("producer: no broker reachable: %w", errors.Join(errs...))
+}
+
+func (p *Producer) initProducerID(ctx context.Context) error {
+	c, err := p.dialAny(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	req.TransactionTimeoutMillis = 60000
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
+	defer cancel()
+	kresp, err := c.Request(rctx, req)
+	if err != nil {
+		return fmt.Errorf("producer: InitProducerId: %w", err)
+	}
+	resp := kresp.(*kmsg.InitProducerIDResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return fmt.Errorf("producer: InitProducerId: %w", err)
+	}
+	p.pid, p.epoch = resp.ProducerID, resp.ProducerEpoch
+	if p.trace != nil {
+		p.trace.Emit(&tracer.Event{Kind: tracer.InitProducerID, PID: p.pid, Epoch: p.epoch, Node: -1})
+	}
+	return nil
+}
+
+// ProducerID returns the producer id and the epoch it started with.
+func (p *Producer) ProducerID() (int64, int16) { return p.pid, p.epoch }
+
+func (p *Producer) wakeSender() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Produce buffers m for its topic and calls done (from the sender goroutine;
+// it must not block for long) once m is acknowledged or has failed. It blocks
+// while MaxBufferedRecords records are buffered, until ctx ends.
+func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, error)) {
+	if done == nil {
+		done = func(*Message, error) {}
+	}
+	if p.closed.Load() {
+		done(m, ErrClosed)
+		return
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		done(m, ctx.Err())
+		return
+	}
+	p.buffered.Add(1)
+	part, err := p.partitionFor(ctx, m)
+	if err != nil {
+		p.finish(pendingRecord{m, done}, err)
+		return
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = time.Now()
+	}
+	m.Partition = part.id
+	rec := Record{Key: m.Key, Value: m.Value, Headers: m.Headers}
+	var id int64
+	if p.trace != nil {
+		id = p.nextID.Add(1)
+		m.ID = id
+		rec.Headers = append(rec.Headers[:len(rec.Headers):len(rec.Headers)],
+			kmsg.Header{Key: IDHeader, Value: strconv.AppendInt(nil, id, 10)})
+	}
+	ms := m.Timestamp.UnixMilli()
+
+	part.mu.Lock()
+	b := part.open
+	wake := false
+	if b != nil {
+		rec.TimestampDelta = ms - b.baseTs
+		if !b.builder.TryAppend(rec, p.cfg.batchBytes) {
+			part.sealed = append(part.sealed, b)
+			b, wake = nil, true
+		}
+	}
+	if b == nil {
+		b = &batch{
+			id:      p.nextB.Add(1),
+			part:    part,
+			created: time.Now(),
+			baseTs:  ms,
+			seq:     -1,
+			epoch:   -1,
+			builder: NewBatchBuilder(BatchParams{ProducerID: p.pid, ProducerEpoch: -1, BaseSequence: -1, Codec: p.cfg.codec, BaseTimestamp: ms}),
+		}
+		rec.TimestampDelta = 0
+		b.builder.Append(rec)
+		part.open = b
+		wake = true // arm the linger timer
+	}
+	b.recs = append(b.recs, pendingRecord{m, done})
+	if p.trace != nil {
+		b.ids = append(b.ids, id)
+	}
+	if b.builder.Size() >= p.cfg.batchBytes {
+		part.sealed = append(part.sealed, b)
+		part.open = nil
+		wake = true
+	}
+	part.mu.Unlock()
+	if wake {
+		p.wakeSender()
+	}
+}
+
+// partitionFor picks m's partition from the metadata snapshot, fetching
+// metadata for a topic it has not seen.
+func (p *Producer) partitionFor(ctx context.Context, m *Message) (*partition, error) {
+	t := p.meta.Load().topics[m.Topic]
+	if t == nil || len(t.parts) == 0 {
+		select {
+		case <-p.mloop.refresh(m.Topic):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		t = p.meta.Load().topics[m.Topic]
+		if t == nil || len(t.parts) == 0 {
+			if t != nil && t.err != nil {
+				return nil, fmt.Errorf("%w %q: %w", ErrUnknownTopic, m.Topic, t.err)
+			}
+			if err := p.mloop.lastErr(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w %q", ErrUnknownTopic, m.Topic)
+		}
+	}
+	n := int32(len(t.parts))
+	if m.Key != nil {
+		return t.parts[KeyPartition(m.Key, n)], nil
+	}
+	return t.parts[p.rr.Add(1)%uint32(n)], nil
+}
+
+// finish delivers a record's outcome and frees its buffer slot.
+func (p *Producer) finish(r pendingRecord, err error) {
+	r.done(r.msg, err)
+	<-p.sem
+	if p.buffered.Add(-1) == 0 {
+		p.idleMu.Lock()
+		close(p.idle)
+		p.idle = make(chan struct{})
+		p.idleMu.Unlock()
+	}
+}
+
+// Flush sends every buffered record without waiting for the linger and
+// waits until each has its outcome, or ctx ends.
+func (p *Producer) Flush(ctx context.Context) error {
+	p.flushing.Add(1)
+	defer p.flushing.Add(-1)
+	p.wakeSender()
+	for {
+		p.idleMu.Lock()
+		if p.buffered.Load() == 0 {
+			p.idleMu.Unlock()
+			return nil
+		}
+		ch := p.idle
+		p.idleMu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("producer: flush: %d records still buffered: %w", p.buffered.Load(), ctx.Err())
+		}
+	}
+}
+
+// Close flushes (until ctx ends), fails whatever is still buffered with
+// ErrClosed, stops the sender and closes every connection. It leaves no
+// goroutine behind.
+func (p *Producer) Close(ctx context.Context) error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	err := p.Flush(ctx)
+	p.shutdown()
+	return err
+}
+
+func (p *Producer) shutdown() {
+	p.closed.Store(true)
+	if p.cancel != nil {
+		p.cancel()
+		<-p.done
+		<-p.mdone
+	}
+}

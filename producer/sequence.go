@@ -1,0 +1,212 @@
+package producer
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// state is a batch's state, as the spec's batch[p][b].st.
+type state uint8
+
+const (
+	stUnsent state = iota // still in the partition's buffer, no sequence
+	stSent                // in an outstanding request
+	stRetry               // its attempt failed; waiting to be sent again
+	stAcked
+	stFailed
+)
+
+// pendingRecord is a record waiting for its outcome.
+type pendingRecord struct {
+	msg  *Message
+	done func(*Message, error)
+}
+
+// batch is one record batch of one partition.
+type batch struct {
+	id      int64
+	part    *partition
+	recs    []pendingRecord
+	ids     []int64 // kcheck ids of the records, when tracing
+	builder *BatchBuilder
+	created time.Time // when its first record was produced
+	baseTs  int64
+
+	// Owned by the sender once the batch leaves the partition's buffer.
+	encoded  []byte
+	st       state
+	seq      int32 // base sequence, -1 before drain
+	epoch    int16
+	reset    bool // renumbered by an epoch bump (Java's sequenceHasBeenReset)
+	retryAt  time.Time
+	attempts int
+}
+
+func (b *batch) n() int32 { return int32(len(b.recs)) }
+
+// lastSeq is the sequence of the batch's last record.
+func (b *batch) lastSeq() int32 { return NextSequence(b.seq, b.n()-1) }
+
+// seqState is one partition's sequence state, the client side of the spec:
+// pEpoch, nextSeq, lastAcked, bumpReq and unresolved, plus the batches Java
+// keeps in inflightBatchesBySequence (sent or waiting for a retry), in
+// sequence order. It is owned by the sender goroutine.
+type seqState struct {
+	epoch      int16 // the epoch this partition's sequences belong to
+	next       int32
+	lastAcked  int32 // -1: nothing acknowledged in epoch
+	bumpReq    bool
+	unresolved bool
+	inflight   []*batch
+}
+
+func newSeqState() seqState { return seqState{lastAcked: -1} }
+
+// outstanding reports whether a batch of the partition is in a request.
+func (s *seqState) outstanding() bool {
+	for _, b := range s.inflight {
+		if b.st == stSent {
+			return true
+		}
+	}
+	return false
+}
+
+// nextRetry returns the batch to resend, if the partition has one: a batch
+// waiting for a retry that is the lowest sequence of its epoch in flight
+// (RecordAccumulator sends a retry only as the lowest sequence in flight).
+// hasRetry reports whether any batch is waiting for a retry; while one is,
+// no new batch is drained for the partition.
+func (s *seqState) nextRetry() (b *batch, hasRetry bool) {
+	for _, r := range s.inflight {
+		if r.st != stRetry {
+			continue
+		}
+		hasRetry = true
+		lowest := true
+		for _, c := range s.inflight {
+			if c.epoch == r.epoch && c.seq < r.seq {
+				lowest = false
+				break
+			}
+		}
+		if lowest {
+			return r, true
+		}
+	}
+	return nil, hasRetry
+}
+
+// canDrainNew reports whether a new batch may get a sequence now, given the
+// producer's current epoch; it resets the partition to sequence 0 in a new
+// epoch once the partition is idle (maybeUpdateProducerIdAndEpoch, KAFKA-12152).
+func (s *seqState) canDrainNew(producerEpoch int16, firstAck bool) bool {
+	if s.bumpReq || s.unresolved {
+		return false
+	}
+	if s.epoch != producerEpoch {
+		if len(s.inflight) > 0 {
+			return false
+		}
+		s.epoch, s.next, s.lastAcked = producerEpoch, 0, -1
+	}
+	// The first-ack rule (KAFKA-14359): the first batch of the epoch is in
+	// flight and unacknowledged, so no new sequence for this partition.
+	if firstAck && s.lastAcked == -1 && len(s.inflight) > 0 {
+		return false
+	}
+	return true
+}
+
+// assign gives b the partition's next sequence and puts it in flight.
+func (s *seqState) assign(b *batch, pid int64) {
+	b.seq, b.epoch = s.next, s.epoch
+	s.next = NextSequence(s.next, b.n())
+	SetBatchProducer(b.encoded, pid, b.epoch, b.seq)
+	b.st = stSent
+	s.inflight = append(s.inflight, b)
+}
+
+func (s *seqState) remove(b *batch) {
+	for i, c := range s.inflight {
+		if c == b {
+			s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+			return
+		}
+	}
+}
+
+// acked records b's success (TransactionManager.handleCompletedBatch).
+func (s *seqState) acked(b *batch) {
+	b.st = stAcked
+	s.remove(b)
+	if b.epoch == s.epoch && (s.lastAcked == -1 || b.lastSeq() > s.lastAcked) {
+		s.lastAcked = b.lastSeq()
+	}
+}
+
+// verdict is what the producer does with a failed attempt.
+type verdict uint8
+
+const (
+	vRetry verdict = iota
+	vRetryBump
+	vFail
+)
+
+// onError decides what to do with b after an error response, as
+// TransactionManager.canRetry does for the idempotent producer.
+func (s *seqState) onError(b *batch, code int16, logStart int64, retriable bool) verdict {
+	switch code {
+	case kerr.UnknownProducerID.Code:
+		// Retry while the log start offset is unknown or the batch was
+		// already renumbered; otherwise bump the epoch and retry.
+		if logStart == -1 || b.reset {
+			return vRetry
+		}
+		return vRetryBump
+	case kerr.OutOfOrderSequenceNumber.Code:
+		isNext := b.seq == NextSequence(s.lastAcked, 1) // lastAcked -1: the next is 0
+		if !s.unresolved && (b.reset || !isNext) {
+			// Not the next batch: assume an earlier one fills the gap and
+			// retry without a bump. This is the KAFKA-14359 loop.
+			return vRetry
+		}
+		if !s.unresolved || isNext {
+			return vRetryBump
+		}
+		return vRetry
+	case kerr.InvalidProducerEpoch.Code:
+		return vFail
+	}
+	if retriable {
+		return vRetry
+	}
+	return vFail
+}
+
+// bump renumbers the partition's in-flight batches from 0 in the new epoch
+// (TransactionManager.bumpIdempotentProducerEpoch, startSequencesAtBeginning).
+// The caller has checked that none of them is in an outstanding request.
+func (s *seqState) bump(epoch int16, pid int64) {
+	s.epoch, s.next, s.lastAcked = epoch, 0, -1
+	s.bumpReq, s.unresolved = false, false
+	for _, b := range s.inflight {
+		b.seq, b.epoch, b.reset = s.next, epoch, true
+		s.next = NextSequence(s.next, b.n())
+		SetBatchProducer(b.encoded, pid, b.epoch, b.seq)
+	}
+}
+
+// resolve settles an unresolved sequence once nothing is in flight
+// (TransactionManager.maybeResolveSequences): resolved if later batches got
+// through, else an epoch bump. It reports whether it requested a bump.
+func (s *seqState) resolve() bool {
+	s.unresolved = false
+	if s.next == NextSequence(s.lastAcked, 1) {
+		return false
+	}
+	s.bumpReq = true
+	return true
+}
