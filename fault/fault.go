@@ -1,0 +1,149 @@
+// Package fault describes the faults kcheck injects as values: which produce
+// requests they hit, what happens to them, and how often. The same value is
+// written into the trace header, installed on the embedded kfake broker by
+// kcheck run (kfake.go), and named in reports.
+package fault
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is what a fault does to a produce.
+type Kind string
+
+// The faults kcheck run knows. Each says which spec action it forces.
+const (
+	// SeedRace is KAFKA-14359's race: each partition's first produce is held
+	// for Delay, so a pipelining client can send its next batch, and then
+	// fails with NOT_LEADER_OR_FOLLOWER before the append (RejectBeforeAppend).
+	SeedRace Kind = "seed-race"
+	// NotEnoughReplicas fails produces with NOT_ENOUGH_REPLICAS before the
+	// append (RejectBeforeAppend), each with probability Rate.
+	NotEnoughReplicas Kind = "not-enough-replicas"
+	// NotLeader fails produces with NOT_LEADER_OR_FOLLOWER before the append
+	// (RejectBeforeAppend), each with probability Rate.
+	NotLeader Kind = "not-leader"
+	// TimeoutBeforeAppend holds a produce past the client's request timeout
+	// and drops it unapplied, closing the connection (Disconnect).
+	TimeoutBeforeAppend Kind = "timeout-before-append"
+	// TimeoutAfterAppend applies a produce and answers REQUEST_TIMED_OUT
+	// (AppendThenFail), each with probability Rate.
+	TimeoutAfterAppend Kind = "timeout-after-append"
+	// DropConnection closes the connection instead of handling a produce,
+	// unapplied (Disconnect), each with probability Rate.
+	DropConnection Kind = "drop-connection"
+	// StateExpiry expires the producer's state on the broker
+	// (ExpireProducerState). kfake keeps idempotent producer state forever,
+	// so this needs a real broker.
+	StateExpiry Kind = "state-expiry"
+)
+
+// Kinds lists every fault kind with a one-line description, for --help.
+func Kinds() map[Kind]string {
+	return map[Kind]string{
+		SeedRace:            "each partition's first produce is held, then fails NOT_LEADER_OR_FOLLOWER before the append (KAFKA-14359)",
+		NotEnoughReplicas:   "produces fail NOT_ENOUGH_REPLICAS before the append",
+		NotLeader:           "produces fail NOT_LEADER_OR_FOLLOWER before the append",
+		TimeoutBeforeAppend: "a produce is held past the request timeout and dropped unapplied",
+		TimeoutAfterAppend:  "a produce is applied and answered REQUEST_TIMED_OUT",
+		DropConnection:      "the connection is cut instead of handling a produce",
+		StateExpiry:         "the broker expires the producer's state (real brokers only)",
+	}
+}
+
+// Fault is one fault to inject.
+type Fault struct {
+	Kind  Kind
+	Rate  float64       // probability per produce of a partition, where the kind uses it
+	Count int           // at most this many times; -1 for no limit
+	Delay time.Duration // how long a held produce waits
+}
+
+// defaults per kind.
+func defaultFor(k Kind) Fault {
+	switch k {
+	case SeedRace:
+		return Fault{Kind: k, Count: -1, Delay: 50 * time.Millisecond}
+	case TimeoutBeforeAppend:
+		return Fault{Kind: k, Rate: 0.01, Count: 2, Delay: 0}
+	default:
+		return Fault{Kind: k, Rate: 0.02, Count: 20}
+	}
+}
+
+// Parse reads a fault from its command-line form: a kind, optionally with
+// parameters, as in "not-enough-replicas:rate=0.1,count=5" or
+// "seed-race:delay=100ms".
+func Parse(s string) (Fault, error) {
+	name, params, _ := strings.Cut(strings.TrimSpace(s), ":")
+	k := Kind(name)
+	if _, ok := Kinds()[k]; !ok {
+		return Fault{}, fmt.Errorf("unknown fault %q; known faults: %s", name, strings.Join(names(), ", "))
+	}
+	f := defaultFor(k)
+	if params == "" {
+		return f, nil
+	}
+	for _, kv := range strings.Split(params, ",") {
+		key, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return Fault{}, fmt.Errorf("fault %q: parameter %q is not key=value", s, kv)
+		}
+		var err error
+		switch key {
+		case "rate":
+			f.Rate, err = strconv.ParseFloat(val, 64)
+			if err == nil && (f.Rate < 0 || f.Rate > 1) {
+				err = fmt.Errorf("must be within 0..1")
+			}
+		case "count":
+			f.Count, err = strconv.Atoi(val)
+			if err == nil && f.Count < -1 {
+				err = fmt.Errorf("must be -1 (no limit) or more")
+			}
+		case "delay":
+			f.Delay, err = time.ParseDuration(val)
+			if err == nil && f.Delay < 0 {
+				err = fmt.Errorf("must not be negative")
+			}
+		default:
+			err = fmt.Errorf("unknown parameter (rate, count, delay)")
+		}
+		if err != nil {
+			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
+		}
+	}
+	return f, nil
+}
+
+// String returns the fault in the form Parse reads.
+func (f Fault) String() string {
+	d := defaultFor(f.Kind)
+	var ps []string
+	if f.Rate != d.Rate {
+		ps = append(ps, "rate="+strconv.FormatFloat(f.Rate, 'g', -1, 64))
+	}
+	if f.Count != d.Count {
+		ps = append(ps, "count="+strconv.Itoa(f.Count))
+	}
+	if f.Delay != d.Delay {
+		ps = append(ps, "delay="+f.Delay.String())
+	}
+	if len(ps) == 0 {
+		return string(f.Kind)
+	}
+	return string(f.Kind) + ":" + strings.Join(ps, ",")
+}
+
+func names() []string {
+	var ns []string
+	for k := range Kinds() {
+		ns = append(ns, string(k))
+	}
+	sort.Strings(ns)
+	return ns
+}

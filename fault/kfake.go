@@ -1,0 +1,168 @@
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Target is where faults are installed on an embedded kfake cluster.
+type Target struct {
+	Cluster        *kfake.Cluster
+	Topic          string
+	Partitions     int32
+	Seed           uint64
+	Trace          tracer.Sink   // nil: faults are not traced
+	RequestTimeout time.Duration // the client's request.timeout.ms, for TimeoutBeforeAppend
+}
+
+// ErrNeedsRealBroker is returned for a fault kfake cannot inject.
+var ErrNeedsRealBroker = errors.New("needs a real Kafka broker")
+
+// InstallKfake installs fs on t's cluster. Every time a fault acts it emits a
+// tracer.Fault event naming the spec action it forced.
+func InstallKfake(t Target, fs []Fault) error {
+	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b))}
+	for _, f := range fs {
+		switch f.Kind {
+		case SeedRace:
+			in.seedRace(f)
+		case NotEnoughReplicas:
+			in.perPartition(f, kerr.NotEnoughReplicas, "RejectBeforeAppend")
+		case NotLeader:
+			in.perPartition(f, kerr.NotLeaderForPartition, "RejectBeforeAppend")
+		case TimeoutAfterAppend:
+			in.perPartition(f, kerr.RequestTimedOut, "AppendThenFail")
+		case DropConnection:
+			in.cut(f, 0)
+		case TimeoutBeforeAppend:
+			in.cut(f, t.RequestTimeout+t.RequestTimeout/2)
+		case StateExpiry:
+			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
+		default:
+			return fmt.Errorf("fault %q: unknown kind", f.Kind)
+		}
+	}
+	return nil
+}
+
+type installer struct {
+	t   Target
+	mu  sync.Mutex // guards rng and the counts; controls may run concurrently after SleepControl
+	rng *rand.Rand
+}
+
+func (in *installer) emit(fault string, p int32, err *kerr.Error) {
+	if in.t.Trace == nil {
+		return
+	}
+	name := ""
+	if err != nil {
+		name = err.Message
+	}
+	in.t.Trace.Emit(&tracer.Event{Kind: tracer.Fault, Fault: fault, Partition: p, Node: in.t.Cluster.CurrentNode(), Err: name})
+}
+
+// take reports whether the fault fires now, drawing from the seeded rng.
+func (in *installer) take(f *Fault, used *int) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if f.Count >= 0 && *used >= f.Count {
+		return false
+	}
+	if in.rng.Float64() >= f.Rate {
+		return false
+	}
+	*used++
+	return true
+}
+
+// seedRace holds each partition's first produce for f.Delay and then fails it
+// with NOT_LEADER_OR_FOLLOWER before the append.
+func (in *installer) seedRace(f Fault) {
+	c := in.t.Cluster
+	seen := make(map[int32]bool)
+	used := 0
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.ProduceRequest)
+		var first []int32
+		in.mu.Lock()
+		for _, rt := range req.Topics {
+			if rt.Topic != in.t.Topic {
+				continue
+			}
+			for _, rp := range rt.Partitions {
+				if !seen[rp.Partition] && (f.Count < 0 || used < f.Count) {
+					seen[rp.Partition] = true
+					used++
+					first = append(first, rp.Partition)
+				}
+			}
+		}
+		in.mu.Unlock()
+		if len(first) == 0 {
+			return nil, nil, false
+		}
+		if f.Delay > 0 {
+			c.SleepControl(func() { time.Sleep(f.Delay) }) // the injected delay itself
+		}
+		for _, p := range first {
+			c.Fault(kfake.Fault{
+				Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
+				Err: kerr.NotLeaderForPartition, Count: 1,
+				When: func(kmsg.Request) bool {
+					in.emit("RejectBeforeAppend", p, kerr.NotLeaderForPartition)
+					return true
+				},
+			})
+		}
+		return nil, nil, false // the cluster handles it, with the faults above
+	})
+}
+
+// perPartition answers a partition's produce with err, with probability f.Rate.
+func (in *installer) perPartition(f Fault, err *kerr.Error, action string) {
+	used := 0
+	for p := int32(0); p < in.t.Partitions; p++ {
+		in.t.Cluster.Fault(kfake.Fault{
+			Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
+			Err: err, Count: -1,
+			When: func(kmsg.Request) bool {
+				if !in.take(&f, &used) {
+					return false
+				}
+				in.emit(action, p, err)
+				return true
+			},
+		})
+	}
+}
+
+// cut closes the connection instead of handling a produce, unapplied, after
+// holding it for hold (past the client's request timeout, for a timeout).
+func (in *installer) cut(f Fault, hold time.Duration) {
+	c := in.t.Cluster
+	used := 0
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !in.take(&f, &used) {
+			return nil, nil, false
+		}
+		name := "DropConnection"
+		if hold > 0 {
+			name = "TimeoutBeforeAppend"
+			c.SleepControl(func() { time.Sleep(hold) }) // the injected delay itself
+		}
+		in.emit(name, -1, nil)
+		return nil, errors.New("kcheck fault: " + name), true
+	})
+}
