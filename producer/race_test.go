@@ -125,4 +125,3 @@ func TestSeedRaceRuleOnDelivers(t *testing.T) {
 	}
 	checkOrder(t, o, recs)
 }
-
