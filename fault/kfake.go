@@ -27,9 +27,22 @@ type Target struct {
 // ErrNeedsRealBroker is returned for a fault kfake cannot inject.
 var ErrNeedsRealBroker = errors.New("needs a real Kafka broker")
 
+// CheckKfake reports the first of fs that kfake cannot inject.
+func CheckKfake(fs []Fault) error {
+	for _, f := range fs {
+		if f.Kind == StateExpiry {
+			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
+		}
+	}
+	return nil
+}
+
 // InstallKfake installs fs on t's cluster. Every time a fault acts it emits a
 // tracer.Fault event naming the spec action it forced.
 func InstallKfake(t Target, fs []Fault) error {
+	if err := CheckKfake(fs); err != nil {
+		return err
+	}
 	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b))}
 	for _, f := range fs {
 		switch f.Kind {
@@ -45,8 +58,6 @@ func InstallKfake(t Target, fs []Fault) error {
 			in.cut(f, 0)
 		case TimeoutBeforeAppend:
 			in.cut(f, t.RequestTimeout+t.RequestTimeout/2)
-		case StateExpiry:
-			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
 		default:
 			return fmt.Errorf("fault %q: unknown kind", f.Kind)
 		}

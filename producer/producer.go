@@ -55,6 +55,8 @@ type Producer struct {
 	nextB    atomic.Int64
 	rr       atomic.Uint32 // round robin for records without a key
 
+	stats stats
+
 	wake   chan struct{}
 	inbox  inbox
 	cancel context.CancelFunc

@@ -155,6 +155,7 @@ func (s *sender) step(now time.Time) time.Time {
 		}
 		if st.bumpReq && !st.outstanding() {
 			p.epoch++
+			p.stats.bumps.Add(1)
 			st.bump(p.epoch, p.pid)
 			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
 		}
@@ -389,6 +390,13 @@ func (s *sender) send(bc *brokerConn, batches []*batch, fresh []bool, now time.T
 		b.st = stSent
 	}
 	r := &request{conn: bc.conn, batches: batches, sent: now}
+	p.stats.requests.Add(1)
+	p.stats.batches.Add(int64(len(batches)))
+	for _, isNew := range fresh {
+		if !isNew {
+			p.stats.retries.Add(1)
+		}
+	}
 	emitted := false
 	onWrite := func(corr int32) {
 		r.corr, emitted = corr, true
@@ -461,6 +469,7 @@ func (s *sender) disconnect(bc *brokerConn, conn *wire.Conn, now time.Time) {
 	conn.Close()
 	bc.conn = nil
 	bc.dialAfter = now.Add(s.p.cfg.retryBackoff)
+	s.p.stats.disconnects.Add(1)
 	s.emit(&tracer.Event{Kind: tracer.Disconnect, Node: bc.node})
 	for _, r := range bc.outstanding {
 		for _, b := range r.batches {
@@ -564,6 +573,9 @@ func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time
 			s.p.finish(r, nil)
 		}
 		return false
+	}
+	if code == kerr.OutOfOrderSequenceNumber.Code {
+		s.p.stats.ooo.Add(1)
 	}
 	kerrv := kerr.ErrorForCode(code)
 	switch st.onError(b, code, lso, kerr.IsRetriable(kerrv)) {

@@ -1,0 +1,26 @@
+package producer
+
+import "sync/atomic"
+
+// Stats counts what the producer did.
+type Stats struct {
+	Requests          int64 // produce requests sent
+	Batches           int64 // batches sent, retries included
+	Retries           int64 // batches sent again
+	OutOfOrderAnswers int64 // OUT_OF_ORDER_SEQUENCE_NUMBER answers (the KAFKA-14359 stall shows here)
+	Bumps             int64 // KIP-360 epoch bumps
+	Disconnects       int64
+}
+
+type stats struct {
+	requests, batches, retries, ooo, bumps, disconnects atomic.Int64
+}
+
+// Stats returns the producer's counters so far.
+func (p *Producer) Stats() Stats {
+	s := &p.stats
+	return Stats{
+		Requests: s.requests.Load(), Batches: s.batches.Load(), Retries: s.retries.Load(),
+		OutOfOrderAnswers: s.ooo.Load(), Bumps: s.bumps.Load(), Disconnects: s.disconnects.Load(),
+	}
+}

@@ -1,0 +1,418 @@
+// Package workload is what kcheck run does: start (or reach) a broker, create
+// a topic, produce records with our producer under injected faults while
+// writing a trace, read every partition back into the trace, and summarise
+// what was lost, duplicated or reordered.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/readback"
+	"github.com/kcheck/kcheck/wire"
+)
+
+// Config is one run.
+type Config struct {
+	Brokers         []string // empty: an embedded kfake cluster of 3 brokers
+	KfakeVersion    string   // the Kafka version the embedded broker emulates (see Emulations)
+	Topic           string
+	Partitions      int32
+	Records         int
+	ValueBytes      int
+	Keys            int // distinct keys, spread with the Java client's partitioner
+	Codec           producer.Codec
+	FirstAck        bool
+	MaxInFlight     int
+	Linger          time.Duration
+	BatchBytes      int
+	DeliveryTimeout time.Duration
+	RequestTimeout  time.Duration
+	Faults          []fault.Fault
+	Seed            uint64
+	TracePath       string    // "" for no trace
+	Progress        io.Writer // a progress line on long runs; nil for none
+}
+
+// Summary is what a run saw.
+type Summary struct {
+	Sent, Acked, Failed int
+	ReadBack            int // records of this run found in the log
+	Lost                int // sent, never found in the log
+	Duplicated          int // found more than once
+	OutOfOrder          int // found after a record produced later to the same partition
+	Stalls              int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
+	FirstErrors         []string
+	Duration            time.Duration
+	TraceEvents         int64
+}
+
+// Clean reports whether every record was acknowledged and read back once and in order.
+func (s *Summary) Clean() bool {
+	return s.Failed == 0 && s.Lost == 0 && s.Duplicated == 0 && s.OutOfOrder == 0 && s.Acked == s.Sent
+}
+
+// Anomalies reports whether the read-back shows a loss, duplicate or reorder.
+func (s *Summary) Anomalies() bool { return s.Lost > 0 || s.Duplicated > 0 || s.OutOfOrder > 0 }
+
+// UsageError is a bad configuration or an unreachable broker: kcheck run exits 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(format string, args ...any) error { return &UsageError{fmt.Errorf(format, args...)} }
+
+// Emulations are the Kafka versions the embedded kfake broker can emulate,
+// with the spec's NoStateRule each implies.
+var Emulations = map[string]struct {
+	Versions *kversion.Versions // nil: uncapped
+	Rule     string
+}{
+	"2.4": {kversion.V2_4_0(), "pre25"},
+	"3.9": {kversion.V3_9_0(), "v25to44"},
+	"4.0": {kversion.V4_0_0(), "v25to44"},
+	"4.1": {kversion.V4_1_0(), "v25to44"},
+	"4.2": {kversion.V4_2_0(), "v25to44"},
+	"4.3": {kversion.V4_3_0(), "v25to44"},
+	"4.4": {kversion.V4_4_0(), "v25to44"},
+	"4.5": {nil, "v45"},
+}
+
+func (c *Config) validate() error {
+	var errs []string
+	if c.Partitions < 1 {
+		errs = append(errs, fmt.Sprintf("--partitions %d: must be at least 1", c.Partitions))
+	}
+	if c.Records < 1 {
+		errs = append(errs, fmt.Sprintf("--records %d: must be at least 1", c.Records))
+	}
+	if c.ValueBytes < 1 {
+		errs = append(errs, fmt.Sprintf("--value-bytes %d: must be at least 1", c.ValueBytes))
+	}
+	if c.Keys < 0 {
+		errs = append(errs, fmt.Sprintf("--keys %d: must not be negative (0: no keys)", c.Keys))
+	}
+	if c.MaxInFlight < 1 || c.MaxInFlight > 5 {
+		errs = append(errs, fmt.Sprintf("--max-in-flight %d: must be 1..5 (idempotence allows at most 5)", c.MaxInFlight))
+	}
+	if c.Topic == "" {
+		errs = append(errs, "--topic: must not be empty")
+	}
+	if len(c.Brokers) == 0 {
+		if _, ok := Emulations[c.KfakeVersion]; !ok {
+			var vs []string
+			for v := range Emulations {
+				vs = append(vs, v)
+			}
+			sort.Strings(vs)
+			errs = append(errs, fmt.Sprintf("--kfake-version %q: the embedded broker emulates %s", c.KfakeVersion, strings.Join(vs, ", ")))
+		}
+	}
+	if len(c.Brokers) == 0 {
+		if err := fault.CheckKfake(c.Faults); err != nil {
+			errs = append(errs, err.Error())
+		}
+	} else if len(c.Faults) > 0 {
+		errs = append(errs, "--fault with --brokers: injecting faults into a real broker needs kcheck proxy (not built yet); run without --brokers to use the embedded kfake")
+	}
+	if len(errs) > 0 {
+		return &UsageError{errors.New(strings.Join(errs, "; "))}
+	}
+	return nil
+}
+
+// Run runs the workload. A *UsageError means bad input or an unreachable
+// broker; any other error is a failure of the run itself.
+func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ok := false
+	start := time.Now()
+	brokers := cfg.Brokers
+	brokerInfo := tracer.Broker{Kind: "kafka", Version: "unknown", NoStateRule: "v25to44"}
+	var cluster *kfake.Cluster
+	if len(brokers) == 0 {
+		em := Emulations[cfg.KfakeVersion]
+		opts := []kfake.Opt{kfake.NumBrokers(3)}
+		if em.Versions != nil {
+			opts = append(opts, kfake.MaxVersions(em.Versions))
+		}
+		var err error
+		if cluster, err = kfake.NewCluster(opts...); err != nil {
+			return nil, fmt.Errorf("starting the embedded kfake cluster: %w", err)
+		}
+		defer cluster.Close()
+		brokers = cluster.ListenAddrs()
+		brokerInfo = tracer.Broker{Kind: "kfake", Version: cfg.KfakeVersion, NoStateRule: em.Rule}
+	}
+	if err := createTopic(ctx, brokers, cfg.Topic, cfg.Partitions, cfg.RequestTimeout); err != nil {
+		return nil, err
+	}
+
+	var trace *tracer.Writer
+	var sink tracer.Sink
+	if cfg.TracePath != "" {
+		f, err := os.Create(cfg.TracePath)
+		if err != nil {
+			return nil, usage("--trace: %v", err)
+		}
+		defer f.Close()
+		// A run that fails leaves no trace behind: a partial one would look
+		// like a run to the checker.
+		defer func() {
+			if !ok {
+				f.Close()
+				os.Remove(cfg.TracePath)
+			}
+		}()
+		var names []string
+		for _, fl := range cfg.Faults {
+			names = append(names, fl.String())
+		}
+		trace, err = tracer.NewWriter(f, tracer.Header{
+			Writer: "kcheck-producer", Client: "kcheck/producer", Topic: cfg.Topic, Partitions: cfg.Partitions,
+			FirstAck: cfg.FirstAck, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
+			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed),
+			Config: map[string]string{"compression": cfg.Codec.String(), "records": fmt.Sprint(cfg.Records),
+				"value_bytes": fmt.Sprint(cfg.ValueBytes), "keys": fmt.Sprint(cfg.Keys), "linger": cfg.Linger.String()},
+		})
+		if err != nil {
+			return nil, err
+		}
+		sink = trace
+	}
+	if cluster != nil {
+		if err := fault.InstallKfake(fault.Target{Cluster: cluster, Topic: cfg.Topic, Partitions: cfg.Partitions,
+			Seed: cfg.Seed, Trace: sink, RequestTimeout: cfg.RequestTimeout}, cfg.Faults); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
+
+	opts := []producer.Opt{
+		producer.Brokers(brokers...), producer.FirstAckRule(cfg.FirstAck), producer.MaxInFlight(cfg.MaxInFlight),
+		producer.Compression(cfg.Codec), producer.Linger(cfg.Linger), producer.BatchBytes(cfg.BatchBytes),
+		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
+		producer.RetryBackoff(20 * time.Millisecond),
+	}
+	if sink != nil {
+		opts = append(opts, producer.Trace(sink))
+	}
+	nctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	p, err := producer.New(nctx, opts...)
+	cancel()
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+
+	sum = &Summary{}
+	sent := produce(ctx, p, cfg, sum)
+	if err := p.Close(ctx); err != nil {
+		return nil, fmt.Errorf("closing the producer: %w", err)
+	}
+	parts, err := readback.Topic(ctx, brokers, cfg.Topic)
+	if err != nil {
+		return nil, err
+	}
+	if trace != nil {
+		for _, rp := range parts {
+			trace.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: rp.ID, Log: rp.Log})
+		}
+		if err := trace.Flush(); err != nil {
+			return nil, err
+		}
+		sum.TraceEvents = trace.Events()
+	}
+	summarise(sum, sent, parts, p)
+	sum.Duration = time.Since(start)
+	ok = true
+	return sum, nil
+}
+
+// sentRecord is what the run remembers of one record.
+type sentRecord struct {
+	partition int32
+	acked     bool
+}
+
+// produce sends cfg.Records records and waits for their outcomes.
+func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary) map[int64]*sentRecord {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
+	value := make([]byte, cfg.ValueBytes)
+	for i := range value {
+		value[i] = byte('a' + rng.IntN(26)) // compressible, like text
+	}
+	sent := make(map[int64]*sentRecord, cfg.Records)
+	var mu sync.Mutex
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	lastProgress := time.Now()
+	for i := 0; i < cfg.Records; i++ {
+		m := &producer.Message{Topic: cfg.Topic, Value: value}
+		if cfg.Keys > 0 {
+			m.Key = fmt.Appendf(nil, "key-%d", rng.IntN(cfg.Keys))
+		}
+		wg.Add(1)
+		p.Produce(ctx, m, func(m *producer.Message, err error) {
+			defer wg.Done()
+			done.Add(1)
+			mu.Lock()
+			defer mu.Unlock()
+			r := &sentRecord{partition: m.Partition, acked: err == nil}
+			sent[m.ID] = r
+			if err == nil {
+				sum.Acked++
+			} else {
+				sum.Failed++
+				if len(sum.FirstErrors) < 3 {
+					sum.FirstErrors = append(sum.FirstErrors, err.Error())
+				}
+			}
+		})
+		sum.Sent++
+		if cfg.Progress != nil && time.Since(lastProgress) > time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(cfg.Progress, "kcheck run: %d/%d produced, %d done\n", i+1, cfg.Records, done.Load())
+		}
+	}
+	_ = p.Flush(ctx)
+	wg.Wait()
+	return sent
+}
+
+// summarise compares what was sent with what was read back.
+func summarise(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partition, p *producer.Producer) {
+	pid, _ := p.ProducerID()
+	found := make(map[int64]int, len(sent))
+	for _, rp := range parts {
+		var last int64 = -1
+		for _, r := range rp.Log {
+			if r.PID != pid || r.ID < 0 {
+				continue
+			}
+			found[r.ID]++
+			if found[r.ID] > 1 {
+				sum.Duplicated++
+				continue
+			}
+			sum.ReadBack++
+			if r.ID < last {
+				sum.OutOfOrder++
+			}
+			last = max(last, r.ID)
+		}
+	}
+	for id := range sent {
+		if found[id] == 0 {
+			sum.Lost++
+		}
+	}
+	sum.Stalls = int(p.Stats().OutOfOrderAnswers)
+}
+
+// createTopic creates topic with n partitions on the controller and waits
+// until every partition has a leader.
+func createTopic(ctx context.Context, brokers []string, topic string, n int32, timeout time.Duration) error {
+	dctx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
+	defer cancel()
+	c, err := dialAny(dctx, brokers)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	meta, err := metadata(dctx, c, topic)
+	if err != nil {
+		return err
+	}
+	ctl := c
+	for _, b := range meta.Brokers {
+		if b.NodeID == meta.ControllerID {
+			if ctl, err = wire.Dial(dctx, fmt.Sprintf("%s:%d", b.Host, b.Port), "kcheck-admin"); err != nil {
+				return usage("reaching the controller: %v", err)
+			}
+			defer ctl.Close()
+		}
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, n, -1
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = int32(timeout / time.Millisecond)
+	kresp, err := ctl.Request(dctx, req)
+	if err != nil {
+		return usage("creating topic %q: %v", topic, err)
+	}
+	resp := kresp.(*kmsg.CreateTopicsResponse)
+	if len(resp.Topics) != 1 {
+		return usage("creating topic %q: unexpected response", topic)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			return usage("topic %q already exists: pick a new --topic, so the read-back sees only this run's records", topic)
+		}
+		return usage("creating topic %q: %v", topic, err)
+	}
+	// Wait, with a short backoff, until the metadata shows every partition led.
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		meta, err := metadata(dctx, c, topic)
+		if err == nil && len(meta.Topics) == 1 && len(meta.Topics[0].Partitions) == int(n) {
+			led := 0
+			for _, p := range meta.Topics[0].Partitions {
+				if p.ErrorCode == 0 && p.Leader >= 0 {
+					led++
+				}
+			}
+			if led == int(n) {
+				return nil
+			}
+		}
+		select {
+		case <-dctx.Done():
+			return usage("topic %q: partitions have no leaders after %v", topic, timeout+10*time.Second)
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func dialAny(ctx context.Context, brokers []string) (*wire.Conn, error) {
+	var errs []error
+	for _, addr := range brokers {
+		c, err := wire.Dial(ctx, addr, "kcheck-admin")
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, usage("no broker reachable at %s: %v", strings.Join(brokers, ","), errors.Join(errs...))
+}
+
+func metadata(ctx context.Context, c *wire.Conn, topic string) (*kmsg.MetadataResponse, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, mt)
+	req.AllowAutoTopicCreation = false
+	kresp, err := c.Request(ctx, req)
+	if err != nil {
+		return nil, usage("metadata from %s: %v", c.Addr(), err)
+	}
+	return kresp.(*kmsg.MetadataResponse), nil
+}
