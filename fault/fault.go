@@ -36,6 +36,9 @@ const (
 	// DropConnection closes the connection instead of handling a produce,
 	// unapplied (Disconnect), each with probability Rate.
 	DropConnection Kind = "drop-connection"
+	// Slow holds every produce for Delay before the broker handles it: a slow
+	// or distant broker, for pipelining.
+	Slow Kind = "slow"
 	// StateExpiry expires the producer's state on the broker
 	// (ExpireProducerState). kfake keeps idempotent producer state forever,
 	// so this needs a real broker.
@@ -51,6 +54,7 @@ func Kinds() map[Kind]string {
 		TimeoutBeforeAppend: "a produce is held past the request timeout and dropped unapplied",
 		TimeoutAfterAppend:  "a produce is applied and answered REQUEST_TIMED_OUT",
 		DropConnection:      "the connection is cut instead of handling a produce",
+		Slow:                "every produce is held for the delay before it is handled (a slow broker)",
 		StateExpiry:         "the broker expires the producer's state (real brokers only)",
 	}
 }
@@ -61,6 +65,23 @@ type Fault struct {
 	Rate  float64       // probability per produce of a partition, where the kind uses it
 	Count int           // at most this many times; -1 for no limit
 	Delay time.Duration // how long a held produce waits
+	// Partitions limits the fault to these partitions; nil means all.
+	// Used by the per-partition kinds (seed-race, not-enough-replicas,
+	// not-leader, timeout-after-append).
+	Partitions []int32
+}
+
+// hits reports whether the fault applies to partition p.
+func (f *Fault) hits(p int32) bool {
+	if f.Partitions == nil {
+		return true
+	}
+	for _, q := range f.Partitions {
+		if q == p {
+			return true
+		}
+	}
+	return false
 }
 
 // defaults per kind.
@@ -70,6 +91,8 @@ func defaultFor(k Kind) Fault {
 		return Fault{Kind: k, Count: -1, Delay: 50 * time.Millisecond}
 	case TimeoutBeforeAppend:
 		return Fault{Kind: k, Rate: 0.01, Count: 2, Delay: 0}
+	case Slow:
+		return Fault{Kind: k, Rate: 1, Count: -1, Delay: 20 * time.Millisecond}
 	default:
 		return Fault{Kind: k, Rate: 0.02, Count: 20}
 	}
@@ -110,8 +133,17 @@ func Parse(s string) (Fault, error) {
 			if err == nil && f.Delay < 0 {
 				err = fmt.Errorf("must not be negative")
 			}
+		case "partitions":
+			for _, p := range strings.Split(val, "+") {
+				var n int
+				if n, err = strconv.Atoi(p); err != nil || n < 0 {
+					err = fmt.Errorf("%q is not a partition number (use e.g. partitions=0+3)", p)
+					break
+				}
+				f.Partitions = append(f.Partitions, int32(n))
+			}
 		default:
-			err = fmt.Errorf("unknown parameter (rate, count, delay)")
+			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions)")
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
@@ -132,6 +164,13 @@ func (f Fault) String() string {
 	}
 	if f.Delay != d.Delay {
 		ps = append(ps, "delay="+f.Delay.String())
+	}
+	if f.Partitions != nil {
+		var s []string
+		for _, p := range f.Partitions {
+			s = append(s, strconv.Itoa(int(p)))
+		}
+		ps = append(ps, "partitions="+strings.Join(s, "+"))
 	}
 	if len(ps) == 0 {
 		return string(f.Kind)

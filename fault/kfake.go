@@ -58,6 +58,8 @@ func InstallKfake(t Target, fs []Fault) error {
 			in.cut(f, 0)
 		case TimeoutBeforeAppend:
 			in.cut(f, t.RequestTimeout+t.RequestTimeout/2)
+		case Slow:
+			in.slow(f)
 		default:
 			return fmt.Errorf("fault %q: unknown kind", f.Kind)
 		}
@@ -112,7 +114,7 @@ func (in *installer) seedRace(f Fault) {
 				continue
 			}
 			for _, rp := range rt.Partitions {
-				if !seen[rp.Partition] && (f.Count < 0 || used < f.Count) {
+				if f.hits(rp.Partition) && !seen[rp.Partition] && (f.Count < 0 || used < f.Count) {
 					seen[rp.Partition] = true
 					used++
 					first = append(first, rp.Partition)
@@ -144,6 +146,9 @@ func (in *installer) seedRace(f Fault) {
 func (in *installer) perPartition(f Fault, err *kerr.Error, action string) {
 	used := 0
 	for p := int32(0); p < in.t.Partitions; p++ {
+		if !f.hits(p) {
+			continue
+		}
 		in.t.Cluster.Fault(kfake.Fault{
 			Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
 			Err: err, Count: -1,
@@ -175,5 +180,20 @@ func (in *installer) cut(f Fault, hold time.Duration) {
 		}
 		in.emit(name, -1, nil)
 		return nil, errors.New("kcheck fault: " + name), true
+	})
+}
+
+// slow holds each produce (with probability f.Rate) for f.Delay, then lets the
+// cluster handle it. Requests on one connection are handled in order, so the
+// holds add up the way a slow broker's do.
+func (in *installer) slow(f Fault) {
+	c := in.t.Cluster
+	used := 0
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if in.take(&f, &used) {
+			c.SleepControl(func() { time.Sleep(f.Delay) }) // the injected delay itself
+		}
+		return nil, nil, false
 	})
 }

@@ -14,10 +14,12 @@ import (
 	"github.com/kcheck/kcheck/tracer"
 )
 
-// memSink keeps trace events in memory.
+// memSink keeps trace events in memory and can tell a test when an event of
+// some kind arrives.
 type memSink struct {
-	mu  sync.Mutex
-	evs []tracer.Event
+	mu      sync.Mutex
+	evs     []tracer.Event
+	waiters map[tracer.Kind][]chan struct{}
 }
 
 func (s *memSink) Emit(e *tracer.Event) {
@@ -25,6 +27,22 @@ func (s *memSink) Emit(e *tracer.Event) {
 	defer s.mu.Unlock()
 	e.I = int64(len(s.evs) + 1)
 	s.evs = append(s.evs, *e)
+	for _, ch := range s.waiters[e.Kind] {
+		close(ch)
+	}
+	delete(s.waiters, e.Kind)
+}
+
+// notify returns a channel closed at the next event of kind.
+func (s *memSink) notify(kind tracer.Kind) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiters == nil {
+		s.waiters = map[tracer.Kind][]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	s.waiters[kind] = append(s.waiters[kind], ch)
+	return ch
 }
 
 func (s *memSink) count(kind tracer.Kind, err string) int {

@@ -43,11 +43,12 @@ type Conn struct {
 	corr int32
 	wbuf []byte
 
-	pending chan *call
-	done    chan struct{}
-	errMu   sync.Mutex
-	err     error
-	close   sync.Once
+	pending  chan *call
+	done     chan struct{}
+	readDone chan struct{} // the reader goroutine has exited
+	errMu    sync.Mutex
+	err      error
+	close    sync.Once
 }
 
 type call struct {
@@ -67,11 +68,12 @@ func Dial(ctx context.Context, addr, clientID string) (*Conn, error) {
 		return nil, fmt.Errorf("wire: dialing %s: %w", addr, err)
 	}
 	c := &Conn{
-		addr:    addr,
-		nc:      nc,
-		format:  kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
-		pending: make(chan *call, maxPending),
-		done:    make(chan struct{}),
+		addr:     addr,
+		nc:       nc,
+		format:   kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
+		pending:  make(chan *call, maxPending),
+		done:     make(chan struct{}),
+		readDone: make(chan struct{}),
 	}
 	go c.readLoop()
 	if err := c.negotiate(ctx); err != nil {
@@ -199,8 +201,13 @@ func (c *Conn) Err() error {
 // Done is closed when the connection is closed or lost.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// Close closes the connection; outstanding requests fail with ErrClosed.
-func (c *Conn) Close() { c.fail(ErrClosed) }
+// Close closes the connection and waits for its reader goroutine to exit;
+// outstanding requests fail with ErrClosed. It must not be called from a
+// response callback.
+func (c *Conn) Close() {
+	c.fail(ErrClosed)
+	<-c.readDone
+}
 
 func (c *Conn) fail(err error) {
 	c.close.Do(func() {
@@ -216,6 +223,7 @@ func (c *Conn) fail(err error) {
 func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
 
 func (c *Conn) readLoop() {
+	defer close(c.readDone)
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	var buf []byte
 	for {
