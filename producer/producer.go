@@ -56,13 +56,15 @@ type Producer struct {
 	rr       atomic.Uint32 // round robin for records without a key
 
 	stats stats
+	bufs  *bufPool
 
-	wake   chan struct{}
-	inbox  inbox
-	cancel context.CancelFunc
-	done   chan struct{} // the sender has exited
-	mdone  chan struct{} // the metadata loop has exited
-	s      *sender
+	wake     chan struct{}
+	nextWake atomic.Int64 // the sender's next timer (unix ns); 0 while it is busy, -1 for none
+	inbox    inbox
+	cancel   context.CancelFunc
+	done     chan struct{} // the sender has exited
+	mdone    chan struct{} // the metadata loop has exited
+	s        *sender
 }
 
 // partition is one topic partition's buffer of batches being filled.
@@ -100,6 +102,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		mdone: make(chan struct{}),
+		bufs:  newBufPool(c.batchBytes + c.batchBytes/4 + BatchHeaderSize),
 	}
 	p.meta.Store(&snapshot{brokers: map[int32]string{}, topics: map[string]*topicInfo{}})
 	p.mloop = &metadataLoop{p: p, want: make(chan struct{}, 1), topics: map[string]bool{}, gen: make(chan struct{})}
@@ -242,10 +245,15 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 			epoch:   -1,
 			builder: NewBatchBuilder(BatchParams{ProducerID: p.pid, ProducerEpoch: -1, BaseSequence: -1, Codec: p.cfg.codec, BaseTimestamp: ms}),
 		}
+		b.builder.records = p.bufs.get()
 		rec.TimestampDelta = 0
 		b.builder.Append(rec)
 		part.open = b
-		wake = true // arm the linger timer
+		// Wake the sender to arm the linger timer, unless its timer already
+		// fires before this batch's linger ends.
+		if nw := p.nextWake.Load(); nw <= 0 || nw > b.created.Add(p.cfg.linger).UnixNano() {
+			wake = true
+		}
 	}
 	b.recs = append(b.recs, pendingRecord{m, done})
 	if p.trace != nil {

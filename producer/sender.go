@@ -136,18 +136,21 @@ func (s *sender) refreshPartitions() {
 }
 
 // step does everything that can be done now and returns when to look again.
+// It never schedules a wake-up for a batch that is ready but blocked (a full
+// connection, a dial, no leader): the event that unblocks it wakes the sender.
 func (s *sender) step(now time.Time) time.Time {
-	s.refreshPartitions()
 	p := s.p
+	p.nextWake.Store(0) // busy: Produce wakes us for any new batch meanwhile
+	s.refreshPartitions()
 	var next time.Time
 	later := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+		if next.IsZero() || t.Before(next) {
 			next = t
 		}
 	}
 	flushing := p.flushing.Load() > 0
 	for _, part := range s.parts {
-		s.expire(part, now)
+		s.expireRetries(part, now)
 		st := &part.seq
 		if st.unresolved && len(st.inflight) == 0 {
 			bumped := st.resolve()
@@ -164,6 +167,7 @@ func (s *sender) step(now time.Time) time.Time {
 		s.drainNode(node, parts, now, flushing)
 	}
 	// When to look again: retry backoffs, lingers, delivery and request timeouts.
+	var dead []*batch
 	for _, part := range s.parts {
 		st := &part.seq
 		for _, b := range st.inflight {
@@ -171,26 +175,37 @@ func (s *sender) step(now time.Time) time.Time {
 				later(b.created.Add(p.cfg.deliveryTimeout))
 			}
 		}
-		if r, hasRetry := st.nextRetry(); hasRetry {
-			if r != nil && !st.bumpReq {
-				later(r.retryAt)
-			}
-		} else if st.drainable(p.epoch, p.cfg.firstAck) {
-			part.mu.Lock()
-			if len(part.sealed) > 0 {
-				later(now)
-			} else if part.open != nil {
-				later(part.open.created.Add(p.cfg.linger))
-			}
-			part.mu.Unlock()
+		r, hasRetry := st.nextRetry()
+		if r != nil && !st.bumpReq && r.retryAt.After(now) {
+			later(r.retryAt)
 		}
+		lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.firstAck)
 		part.mu.Lock()
-		if len(part.sealed) > 0 {
+		// Batches never sent that reached the delivery timeout fail here.
+		for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
+			dead = append(dead, part.sealed[0])
+			part.sealed = part.sealed[1:]
+		}
+		if len(part.sealed) == 0 && part.open != nil && now.Sub(part.open.created) >= p.cfg.deliveryTimeout {
+			dead = append(dead, part.open)
+			part.open = nil
+		}
+		switch {
+		case len(part.sealed) > 0:
 			later(part.sealed[0].created.Add(p.cfg.deliveryTimeout))
-		} else if part.open != nil {
+		case part.open != nil:
 			later(part.open.created.Add(p.cfg.deliveryTimeout))
+			if d := part.open.created.Add(p.cfg.linger); lingering && d.After(now) {
+				later(d)
+			}
 		}
 		part.mu.Unlock()
+	}
+	for _, b := range dead {
+		s.failBatch(b, ErrDeliveryTimeout, "delivery timeout before the batch was sent")
+	}
+	if len(dead) > 0 {
+		later(now)
 	}
 	for _, bc := range s.conns {
 		if len(bc.outstanding) > 0 {
@@ -201,12 +216,14 @@ func (s *sender) step(now time.Time) time.Time {
 				later(deadline)
 			}
 		}
-		if bc.conn == nil && !bc.dialing && !bc.dialAfter.IsZero() {
+		if bc.conn == nil && !bc.dialing && bc.dialAfter.After(now) {
 			later(bc.dialAfter)
 		}
 	}
-	if next.Before(now) && !next.IsZero() {
-		next = now
+	if !next.IsZero() {
+		p.nextWake.Store(next.UnixNano())
+	} else {
+		p.nextWake.Store(-1) // nothing scheduled
 	}
 	return next
 }
@@ -222,14 +239,13 @@ func (st *seqState) drainable(producerEpoch int16, firstAck bool) bool {
 	return !(firstAck && st.lastAcked == -1 && len(st.inflight) > 0)
 }
 
-// expire fails batches that reached delivery.timeout.ms: batches waiting for a
-// retry (ExpireBatch; their sequence becomes unresolved) and batches never sent.
-func (s *sender) expire(part *partition, now time.Time) {
-	p := s.p
+// expireRetries fails batches waiting for a retry that reached
+// delivery.timeout.ms (ExpireBatch): their sequences become unresolved.
+func (s *sender) expireRetries(part *partition, now time.Time) {
 	st := &part.seq
 	for i := 0; i < len(st.inflight); i++ {
 		b := st.inflight[i]
-		if b.st != stRetry || now.Sub(b.created) < p.cfg.deliveryTimeout {
+		if b.st != stRetry || now.Sub(b.created) < s.p.cfg.deliveryTimeout {
 			continue
 		}
 		s.emit(s.batchEvent(tracer.ExpireBatch, b))
@@ -238,20 +254,6 @@ func (s *sender) expire(part *partition, now time.Time) {
 		i--
 		st.unresolved = true
 		s.failRecords(b, ErrDeliveryTimeout)
-	}
-	var dead []*batch
-	part.mu.Lock()
-	for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
-		dead = append(dead, part.sealed[0])
-		part.sealed = part.sealed[1:]
-	}
-	if len(part.sealed) == 0 && part.open != nil && now.Sub(part.open.created) >= p.cfg.deliveryTimeout {
-		dead = append(dead, part.open)
-		part.open = nil
-	}
-	part.mu.Unlock()
-	for _, b := range dead {
-		s.failBatch(b, ErrDeliveryTimeout, "delivery timeout before the batch was sent")
 	}
 }
 
@@ -269,6 +271,17 @@ func (s *sender) failRecords(b *batch, err error) {
 	for _, r := range b.recs {
 		s.p.finish(r, err)
 	}
+	s.release(b)
+}
+
+// release recycles a done batch's buffers.
+func (s *sender) release(b *batch) {
+	if b.builder != nil {
+		s.p.bufs.put(b.builder.records)
+		b.builder = nil
+	}
+	s.p.bufs.put(b.encoded)
+	b.encoded = nil
 }
 
 // drainNode sends produce requests to node while it has room: each request
@@ -357,12 +370,14 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	if b == nil {
 		return nil, false
 	}
-	enc, err := b.builder.AppendTo(nil)
+	enc, err := b.builder.AppendTo(p.bufs.get())
+	p.bufs.put(b.builder.records)
+	b.builder = nil
 	if err != nil {
 		s.failBatch(b, err, "encoding: "+err.Error())
 		return nil, false
 	}
-	b.encoded, b.builder = enc, nil
+	b.encoded = enc
 	st.canDrainNew(p.epoch, p.cfg.firstAck) // resets the sequence in a new epoch
 	st.assign(b, p.pid)
 	return b, true
@@ -572,6 +587,7 @@ func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time
 			}
 			s.p.finish(r, nil)
 		}
+		s.release(b)
 		return false
 	}
 	if code == kerr.OutOfOrderSequenceNumber.Code {
