@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func BenchmarkProduce(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(c.Close)
+		runtime.GC() // do not charge one run for the previous run's garbage
 		return c
 	}
 	ours := func(b *testing.B, opts ...Opt) {

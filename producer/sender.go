@@ -370,6 +370,9 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	if b == nil {
 		return nil, false
 	}
+	st.canDrainNew(p.epoch, p.cfg.firstAck) // resets the sequence in a new epoch
+	seq := st.next
+	b.builder.SetProducer(p.pid, st.epoch, seq)
 	enc, err := b.builder.AppendTo(p.bufs.get())
 	p.bufs.put(b.builder.records)
 	b.builder = nil
@@ -378,8 +381,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 		return nil, false
 	}
 	b.encoded = enc
-	st.canDrainNew(p.epoch, p.cfg.firstAck) // resets the sequence in a new epoch
-	st.assign(b, p.pid)
+	st.assign(b)
 	return b, true
 }
 

@@ -119,11 +119,11 @@ func (s *seqState) canDrainNew(producerEpoch int16, firstAck bool) bool {
 	return true
 }
 
-// assign gives b the partition's next sequence and puts it in flight.
-func (s *seqState) assign(b *batch, pid int64) {
+// assign gives b the partition's next sequence and puts it in flight; the
+// caller encodes b with it.
+func (s *seqState) assign(b *batch) {
 	b.seq, b.epoch = s.next, s.epoch
 	s.next = NextSequence(s.next, b.n())
-	SetBatchProducer(b.encoded, pid, b.epoch, b.seq)
 	b.st = stSent
 	s.inflight = append(s.inflight, b)
 }
