@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -222,4 +223,37 @@ func TestUnreachableBroker(t *testing.T) {
 	if want := "no broker reachable"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
+}
+
+// TestBufferBound: with the broker holding every produce, Produce blocks once
+// MaxBufferedRecords records are buffered, until its context ends: memory is
+// bounded by the buffer, not by the records sent.
+func TestBufferBound(t *testing.T) {
+	c := newCluster(t, 1, kfake.NumBrokers(1))
+	release := make(chan struct{})
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	p := newProducer(t, c, MaxBufferedRecords(50), Linger(0))
+	var wg sync.WaitGroup
+	wg.Add(50)
+	for i := 0; i < 50; i++ {
+		p.Produce(context.Background(), &Message{Topic: "t", Value: []byte("v")}, func(_ *Message, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			wg.Done()
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the 51st must not wait for room that never comes
+	var got error
+	p.Produce(ctx, &Message{Topic: "t", Value: []byte("v")}, func(_ *Message, err error) { got = err })
+	if !errors.Is(got, context.Canceled) {
+		t.Fatalf("the 51st record: %v, want it refused for lack of room", got)
+	}
+	close(release)
+	wg.Wait()
 }
