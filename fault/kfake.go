@@ -79,7 +79,7 @@ func (in *installer) emit(fault string, p int32, err *kerr.Error) {
 	}
 	name := ""
 	if err != nil {
-		name = err.Message
+		name = tracer.ErrorName(err.Code)
 	}
 	in.t.Trace.Emit(&tracer.Event{Kind: tracer.Fault, Fault: fault, Partition: p, Node: in.t.Cluster.CurrentNode(), Err: name})
 }

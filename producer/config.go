@@ -22,7 +22,7 @@ type cfg struct {
 	linger          time.Duration
 	batchBytes      int
 	codec           Codec
-	firstAck        bool
+	rules           rules
 	deliveryTimeout time.Duration
 	requestTimeout  time.Duration
 	retryBackoff    time.Duration
@@ -38,7 +38,7 @@ func defaults() cfg {
 		linger:          5 * time.Millisecond,
 		batchBytes:      16 << 10,
 		codec:           CodecNone,
-		firstAck:        true,
+		rules:           rules{firstAck: true, hold: true},
 		deliveryTimeout: 120 * time.Second,
 		requestTimeout:  30 * time.Second,
 		retryBackoff:    100 * time.Millisecond,
@@ -78,7 +78,17 @@ func Compression(codec Codec) Opt { return optFunc(func(c *cfg) { c.codec = code
 // with no state for the producer can never accept a later batch as the first.
 // It costs one round trip per partition per epoch. Off, the producer pipelines
 // from the first batch as the Java client 4.3.1 does.
-func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.firstAck = on }) }
+func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.rules.firstAck = on }) }
+
+// HoldWhileRetrying turns on (the default) or off kcheck's rule that a
+// partition gets no new sequence while one of its batches whose attempt failed
+// is unacknowledged. Without it a batch answered REQUEST_TIMED_OUT after the
+// append, twice, can be pushed out of the broker's five-batch dedup window by
+// new batches sent between its retries, and is then answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER though written (KAFKA-18905; spec config
+// DedupWindowKafka). It costs nothing until a batch fails. Off, with
+// FirstAckRule off, the producer behaves as the Java client 4.3.1 does.
+func HoldWhileRetrying(on bool) Opt { return optFunc(func(c *cfg) { c.rules.hold = on }) }
 
 // DeliveryTimeout bounds the time from Produce to the outcome
 // (delivery.timeout.ms), default 2m. A batch that reaches it while waiting to

@@ -3,8 +3,6 @@ package producer
 import (
 	"errors"
 	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 var (
@@ -30,17 +28,3 @@ func (e *BrokerError) Error() string {
 }
 
 func (e *BrokerError) Unwrap() error { return e.Err }
-
-// errName returns Kafka's name for an error code, "NONE" for 0.
-func errName(code int16) string {
-	if code == 0 {
-		return "NONE"
-	}
-	if err := kerr.ErrorForCode(code); err != nil {
-		if ke, ok := err.(*kerr.Error); ok {
-			return ke.Message
-		}
-		return err.Error()
-	}
-	return fmt.Sprintf("ERROR_%d", code)
-}

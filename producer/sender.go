@@ -179,7 +179,7 @@ func (s *sender) step(now time.Time) time.Time {
 		if r != nil && !st.bumpReq && r.retryAt.After(now) {
 			later(r.retryAt)
 		}
-		lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.firstAck)
+		lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.rules)
 		part.mu.Lock()
 		// Batches never sent that reached the delivery timeout fail here.
 		for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
@@ -226,17 +226,6 @@ func (s *sender) step(now time.Time) time.Time {
 		p.nextWake.Store(-1) // nothing scheduled
 	}
 	return next
-}
-
-// drainable reports, without changing anything, whether canDrainNew would.
-func (st *seqState) drainable(producerEpoch int16, firstAck bool) bool {
-	if st.bumpReq || st.unresolved {
-		return false
-	}
-	if st.epoch != producerEpoch {
-		return len(st.inflight) == 0
-	}
-	return !(firstAck && st.lastAcked == -1 && len(st.inflight) > 0)
 }
 
 // expireRetries fails batches waiting for a retry that reached
@@ -353,7 +342,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 		}
 		return r, false
 	}
-	if !st.drainable(p.epoch, p.cfg.firstAck) {
+	if !st.drainable(p.epoch, p.cfg.rules) {
 		return nil, false
 	}
 	part.mu.Lock()
@@ -370,7 +359,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	if b == nil {
 		return nil, false
 	}
-	st.canDrainNew(p.epoch, p.cfg.firstAck) // resets the sequence in a new epoch
+	st.canDrainNew(p.epoch, p.cfg.rules) // resets the sequence in a new epoch
 	seq := st.next
 	b.builder.SetProducer(p.pid, st.epoch, seq)
 	enc, err := b.builder.AppendTo(p.bufs.get())
@@ -556,7 +545,7 @@ func (s *sender) handleResponse(bc *brokerConn, r *request, resp *kmsg.ProduceRe
 		}
 		if s.p.trace != nil {
 			e := s.batchEvent(tracer.Receive, b)
-			e.Req, e.Node, e.Err, e.Offset, e.LogStart = r.corr, bc.node, errName(code), off, lso
+			e.Req, e.Node, e.Err, e.Offset, e.LogStart = r.corr, bc.node, tracer.ErrorName(code), off, lso
 			s.p.trace.Emit(e)
 		}
 		if b.st != stSent {
@@ -605,7 +594,7 @@ func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time
 	case vFail:
 		st.remove(b)
 		st.unresolved = true
-		s.failBatch(b, &BrokerError{Topic: b.part.topic, Partition: b.part.id, Err: kerrv}, errName(code))
+		s.failBatch(b, &BrokerError{Topic: b.part.topic, Partition: b.part.id, Err: kerrv}, tracer.ErrorName(code))
 	}
 	switch code {
 	case kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.LeaderNotAvailable.Code,

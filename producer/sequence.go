@@ -101,20 +101,45 @@ func (s *seqState) nextRetry() (b *batch, hasRetry bool) {
 // canDrainNew reports whether a new batch may get a sequence now, given the
 // producer's current epoch; it resets the partition to sequence 0 in a new
 // epoch once the partition is idle (maybeUpdateProducerIdAndEpoch, KAFKA-12152).
-func (s *seqState) canDrainNew(producerEpoch int16, firstAck bool) bool {
+func (s *seqState) canDrainNew(producerEpoch int16, r rules) bool {
+	if !s.drainable(producerEpoch, r) {
+		return false
+	}
+	if s.epoch != producerEpoch {
+		s.epoch, s.next, s.lastAcked = producerEpoch, 0, -1
+	}
+	return true
+}
+
+// rules are the producer's optional drain rules.
+type rules struct {
+	firstAck bool // KAFKA-14359
+	hold     bool // HoldWhileRetrying
+}
+
+// drainable reports, without changing anything, whether a new batch may get
+// a sequence now.
+func (s *seqState) drainable(producerEpoch int16, r rules) bool {
 	if s.bumpReq || s.unresolved {
 		return false
 	}
 	if s.epoch != producerEpoch {
-		if len(s.inflight) > 0 {
-			return false
-		}
-		s.epoch, s.next, s.lastAcked = producerEpoch, 0, -1
+		return len(s.inflight) == 0
 	}
 	// The first-ack rule (KAFKA-14359): the first batch of the epoch is in
 	// flight and unacknowledged, so no new sequence for this partition.
-	if firstAck && s.lastAcked == -1 && len(s.inflight) > 0 {
+	if r.firstAck && s.lastAcked == -1 && len(s.inflight) > 0 {
 		return false
+	}
+	// HoldWhileRetrying: a batch whose attempt failed is unacknowledged; new
+	// batches appended before its retry could push it out of the broker's
+	// five-batch dedup window (KAFKA-18905).
+	if r.hold {
+		for _, b := range s.inflight {
+			if b.attempts > 0 {
+				return false
+			}
+		}
 	}
 	return true
 }

@@ -31,6 +31,8 @@ CONSTANTS
     MaxInFlight,         \* max.in.flight.requests.per.connection (<= 5 with idempotence)
     DedupWindow,         \* ProducerStateEntry.NUM_BATCHES_TO_RETAIN (5 in Kafka)
     FirstAckRule,        \* TRUE: the KAFKA-14359 first-ack rule is on
+    HoldWhileRetrying,   \* TRUE: no new sequence while a retried batch of the partition is
+                         \*   unacknowledged (kcheck's producer; not in the Java client)
     NoStateRule,         \* the broker's answer to a producer it has no state for:
                          \*   "pre25"      before 2.5: seq # 0 gets UNKNOWN_PRODUCER_ID
                          \*   "v25to44"    2.5 to 4.4: any seq is accepted
@@ -72,6 +74,7 @@ VARIABLES
                  \*   st: "unsent" | "sent" (in an outstanding request) | "retry" (reenqueued)
                  \*       | "acked" | "failed" (to the application)
                  \*   reset: its sequence was rewritten by an epoch bump (sequenceHasBeenReset)
+                 \*   retried: an attempt of it failed (it has been reenqueued)
                  \*   ooo: it has been answered OUT_OF_ORDER_SEQUENCE_NUMBER
                  \*   off: the offset it was acknowledged with
     \* --- the connection ---
@@ -105,6 +108,10 @@ Lowest(S) == CHOOSE b \in S : \A c \in S : b <= c
 \* The first-ack rule: p's first batch of its current epoch is in flight and unacknowledged.
 \* (TransactionManager.isAwaitingFirstAck in PR #23853.)
 AwaitingFirstAck(p) == lastAcked[p] = NoSeq /\ InFlight(p) # {}
+
+\* kcheck's producer: a batch of p whose attempt failed is still unacknowledged.
+\* While it is, new batches could push it out of the broker's dedup window.
+Retrying(p) == \E b \in InFlight(p) : batch[p][b].retried
 
 \* Sent requests whose responses the client has not read yet.
 Pending == Len(reqs) + Len(resps)
@@ -159,7 +166,7 @@ Init ==
     /\ bumpReq = [p \in Partitions |-> FALSE]
     /\ unresolved = [p \in Partitions |-> FALSE]
     /\ batch = [p \in Partitions |-> [b \in Batches |->
-                  [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, ooo |-> FALSE, off |-> -1]]]
+                  [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE, ooo |-> FALSE, off |-> -1]]]
     /\ reqs = <<>>
     /\ resps = <<>>
     /\ log = [p \in Partitions |->
@@ -180,6 +187,9 @@ Init ==
 \* while a retry is queued ahead of it (the retry is at the head of the deque).
 \* With FirstAckRule, a partition awaiting its first ack of the epoch gets no new
 \* sequence (the drain skips it with `continue`, so other partitions still drain).
+\* With HoldWhileRetrying (kcheck's producer), neither does a partition with a
+\* retried batch unacknowledged, so that no more than MaxInFlight - 1 later batches
+\* are ever appended before the retry arrives (KAFKA-18905).
 SendNew(p) ==
     /\ Pending < MaxInFlight
     /\ Unsent(p) # {}
@@ -191,6 +201,7 @@ SendNew(p) ==
            acked == IF stale THEN NoSeq ELSE lastAcked[p]
            b     == Lowest(Unsent(p))
        IN /\ ~(FirstAckRule /\ acked = NoSeq /\ InFlight(p) # {})
+          /\ ~(HoldWhileRetrying /\ Retrying(p))
           /\ pEpoch' = [pEpoch EXCEPT ![p] = epoch]
           /\ lastAcked' = [lastAcked EXCEPT ![p] = acked]
           /\ nextSeq' = [nextSeq EXCEPT ![p] = seq + 1]
@@ -242,11 +253,11 @@ Receive ==
                     /\ lastAcked' = IF cur THEN [lastAcked EXCEPT ![p] = Max(@, r.seq)] ELSE lastAcked
                     /\ UNCHANGED bumpReq
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry"]
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ bumpReq' = IF bt.reset THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
                     /\ UNCHANGED lastAcked
                [] r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].ooo = TRUE]
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE, ![p][r.b].ooo = TRUE]
                     /\ bumpReq' =
                          IF ~unresolved[p] /\ (bt.reset \/ ~isNext) THEN bumpReq
                          ELSE IF ~unresolved[p] \/ isNext THEN [bumpReq EXCEPT ![p] = TRUE]
@@ -256,7 +267,7 @@ Receive ==
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] OTHER ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry"]
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, unresolved, reqs, broker, faults, expiries>>
 
@@ -349,23 +360,28 @@ RejectBeforeAppend ==
     /\ faults' = faults + 1
     /\ UNCHANGED <<client, broker, expiries>>
 
-\* Fault: the batch is appended but the client is told it failed: REQUEST_TIMED_OUT
-\* (DelayedProduce expired waiting for acks=all), NOT_LEADER_OR_FOLLOWER (leadership
-\* lost after the append, Partition.checkEnoughReplicasReachOffset), or
-\* NOT_ENOUGH_REPLICAS_AFTER_APPEND.  The client cannot tell whether it was written.
+\* Fault: the batch is appended (or found to be a duplicate of a batch in the log)
+\* but the client is told it failed: REQUEST_TIMED_OUT (DelayedProduce expired
+\* waiting for acks=all: a duplicate waits too while its original is not yet
+\* replicated), NOT_LEADER_OR_FOLLOWER (leadership lost after the append,
+\* Partition.checkEnoughReplicasReachOffset), or NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+\* The client cannot tell whether it was written.
 AppendThenFail ==
     /\ faults < MaxFaults
     /\ reqs # <<>>
     /\ LET r == Head(reqs)
            p == r.p
+           v == Verdict(p, r)
            off == Len(log[p])
-       IN /\ Verdict(p, r) = "APPEND"
+       IN /\ v \in {"APPEND", "DUPLICATE"}
           /\ \E err \in ErrorsAfterAppend :
                 /\ resps' = Append(resps, Respond(r, err, -1))
                 /\ event' = [act |-> "AppendThenFail", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> err]
           /\ reqs' = Tail(reqs)
-          /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
-          /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
+          /\ IF v = "APPEND"
+             THEN /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
+                  /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
+             ELSE UNCHANGED <<log, pstate>>
     /\ faults' = faults + 1
     /\ UNCHANGED <<client, expiries>>
 
@@ -380,7 +396,7 @@ Disconnect ==
     /\ reqs' = <<>>
     /\ resps' = <<>>
     /\ batch' = [p \in Partitions |-> [b \in Batches |->
-                   IF batch[p][b].st = "sent" THEN [batch[p][b] EXCEPT !.st = "retry"] ELSE batch[p][b]]]
+                   IF batch[p][b].st = "sent" THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE] ELSE batch[p][b]]]
     /\ faults' = faults + 1
     /\ event' = [act |-> "Disconnect"]
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, broker, expiries>>

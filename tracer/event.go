@@ -68,7 +68,8 @@ type Header struct {
 	Client            string            `json:"client"` // the client under test, e.g. "kcheck/producer"
 	Topic             string            `json:"topic"`
 	Partitions        int32             `json:"partitions"`
-	FirstAck          bool              `json:"first_ack"` // the first-ack rule (KAFKA-14359) was on
+	FirstAck          bool              `json:"first_ack"`           // the first-ack rule (KAFKA-14359) was on
+	HoldWhileRetrying bool              `json:"hold_while_retrying"` // no new sequence while a retried batch is unacknowledged
 	MaxInFlight       int               `json:"max_in_flight"`
 	DeliveryTimeoutMs int64             `json:"delivery_timeout_ms"`
 	Broker            Broker            `json:"broker"`

@@ -31,24 +31,25 @@ import (
 
 // Config is one run.
 type Config struct {
-	Brokers         []string // empty: an embedded kfake cluster of 3 brokers
-	KfakeVersion    string   // the Kafka version the embedded broker emulates (see Emulations)
-	Topic           string
-	Partitions      int32
-	Records         int
-	ValueBytes      int
-	Keys            int // distinct keys, spread with the Java client's partitioner
-	Codec           producer.Codec
-	FirstAck        bool
-	MaxInFlight     int
-	Linger          time.Duration
-	BatchBytes      int
-	DeliveryTimeout time.Duration
-	RequestTimeout  time.Duration
-	Faults          []fault.Fault
-	Seed            uint64
-	TracePath       string    // "" for no trace
-	Progress        io.Writer // a progress line on long runs; nil for none
+	Brokers           []string // empty: an embedded kfake cluster of 3 brokers
+	KfakeVersion      string   // the Kafka version the embedded broker emulates (see Emulations)
+	Topic             string
+	Partitions        int32
+	Records           int
+	ValueBytes        int
+	Keys              int // distinct keys, spread with the Java client's partitioner
+	Codec             producer.Codec
+	FirstAck          bool
+	HoldWhileRetrying bool // kcheck's rule: no new sequence while a retried batch is unacknowledged
+	MaxInFlight       int
+	Linger            time.Duration
+	BatchBytes        int
+	DeliveryTimeout   time.Duration
+	RequestTimeout    time.Duration
+	Faults            []fault.Fault
+	Seed              uint64
+	TracePath         string    // "" for no trace
+	Progress          io.Writer // a progress line on long runs; nil for none
 }
 
 // Summary is what a run saw.
@@ -190,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		}
 		trace, err = tracer.NewWriter(f, tracer.Header{
 			Writer: "kcheck-producer", Client: "kcheck/producer", Topic: cfg.Topic, Partitions: cfg.Partitions,
-			FirstAck: cfg.FirstAck, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
+			FirstAck: cfg.FirstAck, HoldWhileRetrying: cfg.HoldWhileRetrying, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
 			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed),
 			Config: map[string]string{"compression": cfg.Codec.String(), "records": fmt.Sprint(cfg.Records),
 				"value_bytes": fmt.Sprint(cfg.ValueBytes), "keys": fmt.Sprint(cfg.Keys), "linger": cfg.Linger.String()},
@@ -208,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 	}
 
 	opts := []producer.Opt{
-		producer.Brokers(brokers...), producer.FirstAckRule(cfg.FirstAck), producer.MaxInFlight(cfg.MaxInFlight),
+		producer.Brokers(brokers...), producer.FirstAckRule(cfg.FirstAck), producer.HoldWhileRetrying(cfg.HoldWhileRetrying), producer.MaxInFlight(cfg.MaxInFlight),
 		producer.Compression(cfg.Codec), producer.Linger(cfg.Linger), producer.BatchBytes(cfg.BatchBytes),
 		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
 		producer.RetryBackoff(20 * time.Millisecond),

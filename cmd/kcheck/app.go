@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit statuses of kcheck.
+const (
+	exitOK       = 0 // the command did what was asked, and found nothing wrong
+	exitMismatch = 1 // the command ran, and found something wrong
+	exitUsage    = 2 // bad usage, bad input, or a tool the command needs could not run
+)
+
+// commands returns kcheck's subcommands, one per file of this package.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		runCommand(),
+		tlcCommand(),
+	}
+}
+
+// newApp returns the kcheck application, writing to stdout and stderr. It
+// prints no error: run does.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "kcheck",
+		Usage: "check the Kafka idempotent producer against its TLA+ specification",
+		Description: "kcheck model-checks spec/IdempotentProducer.tla with TLC, and checks that\n" +
+			"each configuration in spec/ concludes as spec/expect.tsv says (kcheck tlc).\n\n" +
+			"Exit status: 0 when everything is as expected, 1 when a check failed,\n" +
+			"2 on bad usage or input, or when a tool such as TLC or java could not run.\n\n" +
+			"Run kcheck <command> --help for the flags of a command.",
+		UsageText:      "kcheck <command> [flags]",
+		HideVersion:    true,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {},
+		// --fault values hold commas; list flags split themselves (listFlag).
+		DisableSliceFlagSeparator: true,
+		OnUsageError:              onUsageError,
+		Commands:                  commands(),
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("unknown command %q (see kcheck --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsageError
+	}
+	return app
+}
+
+// run runs kcheck with the command line args and returns its exit status.
+// Errors are printed once, to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "kcheck: %s\n", msg)
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return exitUsage
+}
+
+// exitError is an error with an exit status. Its message may be empty when
+// the command already reported the failure.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode implements cli.ExitCoder.
+func (e *exitError) ExitCode() int { return e.code }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	name := "kcheck"
+	if c.Command != nil && c.Command.HelpName != "" {
+		name = c.Command.HelpName
+	}
+	return usageErrorf("%w (see %s --help)", err, name)
+}
+
+// listFlag returns the values of a repeatable flag, each also split on commas,
+// so that "--run a,b" and "--run a --run b" mean the same.
+func listFlag(c *cli.Context, name string) []string {
+	var out []string
+	for _, v := range c.StringSlice(name) {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

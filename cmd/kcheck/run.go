@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/workload"
+)
+
+func runDescription() string {
+	var kinds []string
+	for k, d := range fault.Kinds() {
+		kinds = append(kinds, fmt.Sprintf("   %-22s %s", k, d))
+	}
+	sort.Strings(kinds)
+	var versions []string
+	for v := range workload.Emulations {
+		versions = append(versions, v)
+	}
+	sort.Strings(versions)
+	return `Runs kcheck's idempotent producer against a broker, injecting faults, writes a
+trace of every protocol step (--trace), reads every partition back at the end,
+and prints a summary: records sent, acknowledged, failed, read back, lost,
+duplicated, out of order, OUT_OF_ORDER_SEQUENCE_NUMBER stalls, and time.
+
+Without --brokers the broker is an embedded kfake cluster of 3 brokers that
+emulates --kfake-version (` + strings.Join(versions, ", ") + `; 4.1 by default, the seed's
+broker: it accepts any first sequence from a producer it has no state for).
+
+Faults (--fault, repeatable; parameters after a colon, e.g.
+"not-enough-replicas:rate=0.05,count=10", "seed-race:delay=100ms,partitions=0+1"):
+` + strings.Join(kinds, "\n") + `
+
+Exit status: 0 when every record was acknowledged and read back once and in
+order; 1 when the read-back shows a loss, a duplicate or a reorder (or records
+failed); 2 on bad usage or a broker that cannot be reached.`
+}
+
+// runCommand returns the "kcheck run" command.
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "run",
+		Usage:       "run the producer under faults, write a trace, read back and summarise",
+		UsageText:   "kcheck run [--brokers HOST:PORT,...] [--fault KIND[:k=v,...]]... [--trace FILE] [flags]",
+		Description: runDescription(),
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "brokers", Usage: "bootstrap brokers `HOST:PORT`; none: an embedded kfake cluster of 3 brokers"},
+			&cli.StringFlag{Name: "kfake-version", Value: "4.1", Usage: "the Kafka `VERSION` the embedded broker emulates"},
+			&cli.StringFlag{Name: "topic", Value: "kcheck", Usage: "the `TOPIC` to create and produce to (it must not exist)"},
+			&cli.IntFlag{Name: "partitions", Value: 8, Usage: "partitions of the new topic"},
+			&cli.IntFlag{Name: "records", Value: 2000, Usage: "records to produce"},
+			&cli.IntFlag{Name: "value-bytes", Value: 1024, Usage: "bytes per record value"},
+			&cli.IntFlag{Name: "keys", Value: 1024, Usage: "distinct keys, partitioned as the Java client does (0: no keys)"},
+			&cli.StringFlag{Name: "compression", Value: "none", Usage: "`CODEC`: none, gzip, snappy, lz4 or zstd"},
+			&cli.StringFlag{Name: "first-ack", Value: "on", Usage: "the KAFKA-14359 first-ack rule: on or off"},
+			&cli.StringFlag{Name: "hold-while-retrying", Value: "on", Usage: "no new sequence while a retried batch is unacknowledged (KAFKA-18905): on or off"},
+			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
+			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
+			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
+			&cli.DurationFlag{Name: "delivery-timeout", Value: 3 * time.Second, Usage: "delivery.timeout.ms"},
+			&cli.DurationFlag{Name: "request-timeout", Value: time.Second, Usage: "request.timeout.ms"},
+			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see above)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for keys, values and fault choices"},
+			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`", TakesFile: true},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := runConfig(c)
+			if err != nil {
+				return err
+			}
+			return doRun(c, cfg)
+		},
+	}
+}
+
+// runConfig turns flags into a workload configuration.
+func runConfig(c *cli.Context) (workload.Config, error) {
+	if c.Args().Present() {
+		return workload.Config{}, usageErrorf("run takes no arguments, got %q", c.Args().First())
+	}
+	codec, err := producer.ParseCodec(c.String("compression"))
+	if err != nil {
+		return workload.Config{}, usageErrorf("--compression: %v", err)
+	}
+	firstAck, err := onOff(c, "first-ack")
+	if err != nil {
+		return workload.Config{}, err
+	}
+	hold, err := onOff(c, "hold-while-retrying")
+	if err != nil {
+		return workload.Config{}, err
+	}
+	var faults []fault.Fault
+	for _, s := range c.StringSlice("fault") {
+		f, err := fault.Parse(s)
+		if err != nil {
+			return workload.Config{}, usageErrorf("--fault: %v", err)
+		}
+		faults = append(faults, f)
+	}
+	for _, n := range []string{"linger", "delivery-timeout", "request-timeout"} {
+		if c.Duration(n) < 0 {
+			return workload.Config{}, usageErrorf("--%s %v: must not be negative", n, c.Duration(n))
+		}
+	}
+	if c.Int("batch-bytes") < 1 {
+		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))
+	}
+	if c.Duration("delivery-timeout") < c.Duration("linger")+c.Duration("request-timeout") {
+		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger + --request-timeout", c.Duration("delivery-timeout"))
+	}
+	return workload.Config{
+		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"),
+		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
+		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
+		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),
+		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
+		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
+	}, nil
+}
+
+// onOff reads a flag whose value is on or off.
+func onOff(c *cli.Context, name string) (bool, error) {
+	switch v := c.String(name); v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	default:
+		return false, usageErrorf("--%s %q: want on or off", name, v)
+	}
+}
+
+// doRun runs the workload and prints its summary.
+func doRun(c *cli.Context, cfg workload.Config) error {
+	sum, err := workload.Run(c.Context, cfg)
+	if err != nil {
+		if _, ok := err.(*workload.UsageError); ok {
+			return usageErrorf("%v", err)
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("run failed: %w", err)}
+	}
+	printSummary(c.App.Writer, cfg, sum)
+	if !sum.Clean() {
+		return &exitError{code: exitMismatch}
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
+	verdict := "clean: every record acknowledged and read back once, in order"
+	switch {
+	case s.Anomalies():
+		verdict = "NOT CLEAN: the read-back shows lost, duplicated or reordered records"
+	case !s.Clean():
+		verdict = "NOT CLEAN: records failed"
+	}
+	fmt.Fprintf(w, "kcheck run: %s\n", verdict)
+	fmt.Fprintf(w, "  sent %d, acknowledged %d, failed %d, read back %d\n", s.Sent, s.Acked, s.Failed, s.ReadBack)
+	fmt.Fprintf(w, "  lost %d, duplicated %d, out of order %d, stalls (OUT_OF_ORDER_SEQUENCE_NUMBER answers) %d\n", s.Lost, s.Duplicated, s.OutOfOrder, s.Stalls)
+	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
+	for _, e := range s.FirstErrors {
+		fmt.Fprintf(w, "  error: %s\n", e)
+	}
+	if cfg.TracePath != "" {
+		fmt.Fprintf(w, "  trace %s (%d events)\n", cfg.TracePath, s.TraceEvents)
+	}
+}
