@@ -1,0 +1,56 @@
+// Package checker holds what kcheck verify reports: violations of the spec,
+// of linearizability and of exactly-once ordering found in a trace. The checks
+// live in subpackages, one job each: replay (the spec's actions mirrored in
+// Go), linz (Porcupine), order (loss, duplicate, reorder, gap, stall), and
+// tlc (TLC itself).
+package checker
+
+import "fmt"
+
+// Kind names a violation. Where the concept is the same, the name is the one
+// Jepsen's Kafka checker uses (jepsen.tests.kafka).
+type Kind string
+
+const (
+	// Lost: a record acknowledged but absent from the log, or absent while a
+	// later sequence of the same producer epoch is present (Jepsen: lost-write).
+	Lost Kind = "lost-write"
+	// Duplicate: a record present at more than one offset (Jepsen: duplicate).
+	Duplicate Kind = "duplicate"
+	// Reorder: a producer's records in a partition are not in send order
+	// (Jepsen: nonmonotonic-send).
+	Reorder Kind = "nonmonotonic-send"
+	// Gap: a sequence of an epoch is in the log but a lower one of the same
+	// epoch is not (the spec's NoGap).
+	Gap Kind = "gap"
+	// InconsistentOffset: an acknowledged offset holds another record
+	// (Jepsen: inconsistent-offsets).
+	InconsistentOffset Kind = "inconsistent-offsets"
+	// FailedPresent: a record the application was told definitely failed is in
+	// the log (Jepsen: G1a). A delivery timeout is not definite.
+	FailedPresent Kind = "failed-but-present"
+	// Stall: a batch retried on OUT_OF_ORDER_SEQUENCE_NUMBER (the KAFKA-14359
+	// loop), with the retries and time it spent.
+	Stall Kind = "stall"
+	// NonConformance: an event no enabled action of the spec explains.
+	NonConformance Kind = "nonconformance"
+	// NotLinearizable: Porcupine found no linearization of a partition's history.
+	NotLinearizable Kind = "not-linearizable"
+)
+
+// Violation is one thing wrong with a trace.
+type Violation struct {
+	Kind       Kind
+	Partition  int32 // -1 when not about one partition
+	ProducerID int64
+	Epoch      int16
+	Seq        int32   // base sequence, -1 when not about one batch
+	Batch      int64   // the producer's batch id, 0 when none
+	Records    []int64 // record ids involved
+	Lines      []int   // trace lines that show it, in order: the shortest slice that does
+	Detail     string  // one or two sentences a Kafka engineer can read
+}
+
+func (v *Violation) Error() string {
+	return fmt.Sprintf("%s: partition %d: %s", v.Kind, v.Partition, v.Detail)
+}
