@@ -73,7 +73,8 @@ type installer struct {
 	rng *rand.Rand
 }
 
-func (in *installer) emit(fault string, p int32, err *kerr.Error) {
+// emit traces a fault that hit partition p's batch in req (nil: none).
+func (in *installer) emit(fault string, req kmsg.Request, p int32, err *kerr.Error) {
 	if in.t.Trace == nil {
 		return
 	}
@@ -81,7 +82,30 @@ func (in *installer) emit(fault string, p int32, err *kerr.Error) {
 	if err != nil {
 		name = tracer.ErrorName(err.Code)
 	}
-	in.t.Trace.Emit(&tracer.Event{Kind: tracer.Fault, Fault: fault, Partition: p, Node: in.t.Cluster.CurrentNode(), Err: name})
+	ep, seq := attempt(req, in.t.Topic, p)
+	in.t.Trace.Emit(&tracer.Event{Kind: tracer.Fault, Fault: fault, Partition: p, Epoch: ep, Seq: seq,
+		Node: in.t.Cluster.CurrentNode(), Err: name})
+}
+
+// attempt returns the producer epoch and base sequence of partition p's batch
+// in a produce request, or -1s: the attempt a fault hit.
+func attempt(req kmsg.Request, topic string, p int32) (int16, int32) {
+	preq, ok := req.(*kmsg.ProduceRequest)
+	if !ok {
+		return -1, -1
+	}
+	for _, rt := range preq.Topics {
+		if rt.Topic != topic {
+			continue
+		}
+		for _, rp := range rt.Partitions {
+			var b kmsg.RecordBatch
+			if rp.Partition == p && b.ReadFrom(rp.Records) == nil {
+				return b.ProducerEpoch, b.FirstSequence
+			}
+		}
+	}
+	return -1, -1
 }
 
 // take reports whether the fault fires now, drawing from the seeded rng.
@@ -132,8 +156,8 @@ func (in *installer) seedRace(f Fault) {
 			c.Fault(kfake.Fault{
 				Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
 				Err: kerr.NotLeaderForPartition, Count: 1,
-				When: func(kmsg.Request) bool {
-					in.emit("RejectBeforeAppend", p, kerr.NotLeaderForPartition)
+				When: func(req kmsg.Request) bool {
+					in.emit("RejectBeforeAppend", req, p, kerr.NotLeaderForPartition)
 					return true
 				},
 			})
@@ -152,11 +176,11 @@ func (in *installer) perPartition(f Fault, err *kerr.Error, action string) {
 		in.t.Cluster.Fault(kfake.Fault{
 			Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
 			Err: err, Count: -1,
-			When: func(kmsg.Request) bool {
+			When: func(req kmsg.Request) bool {
 				if !in.take(&f, &used) {
 					return false
 				}
-				in.emit(action, p, err)
+				in.emit(action, req, p, err)
 				return true
 			},
 		})
@@ -178,7 +202,7 @@ func (in *installer) cut(f Fault, hold time.Duration) {
 			name = "TimeoutBeforeAppend"
 			c.SleepControl(func() { time.Sleep(hold) }) // the injected delay itself
 		}
-		in.emit(name, -1, nil)
+		in.emit(name, nil, -1, nil)
 		return nil, errors.New("kcheck fault: " + name), true
 	})
 }

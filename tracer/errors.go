@@ -26,3 +26,20 @@ func ErrorName(code int16) string {
 	}
 	return fmt.Sprintf("UNKNOWN_ERROR_CODE_%d", code)
 }
+
+// errorsByName maps every name ErrorName returns back to its kerr error.
+var errorsByName = func() map[string]*kerr.Error {
+	m := make(map[string]*kerr.Error)
+	for code := int16(-1); code < 200; code++ {
+		if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok && (e.Code == code) {
+			m[ErrorName(code)] = e
+		}
+	}
+	return m
+}()
+
+// ErrorByName returns the Kafka error a trace names, and whether it knows it.
+func ErrorByName(name string) (*kerr.Error, bool) {
+	e, ok := errorsByName[name]
+	return e, ok
+}

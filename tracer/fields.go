@@ -46,7 +46,7 @@ var kindFields = map[Kind]field{
 	ResolveSequences: fPartition | fBumped,
 	Disconnect:       fNode,
 	InitProducerID:   fPID | fEpoch | fNode,
-	Fault:            fFault | fPartition | fNode | fErr,
+	Fault:            fFault | fPartition | fEpoch | fSeq | fNode | fErr,
 	Fail:             batchFields | fReason,
 	ReadBack:         fPartition | fLog,
 }

@@ -15,7 +15,7 @@ func sample() []*Event {
 	return []*Event{
 		{Kind: InitProducerID, PID: 1000, Epoch: 0, Node: 1},
 		{Kind: SendNew, Partition: 3, Batch: 7, PID: 1000, Epoch: 0, Seq: 0, N: 2, Req: 11, Node: 1, Records: []int64{4, 9}},
-		{Kind: Fault, Fault: "RejectBeforeAppend", Partition: 3, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER"},
+		{Kind: Fault, Fault: "RejectBeforeAppend", Partition: 3, Epoch: 0, Seq: 0, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER"},
 		{Kind: Receive, Partition: 3, Batch: 7, PID: 1000, Epoch: 0, Seq: 0, Req: 11, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER", Offset: -1, LogStart: -1},
 		{Kind: Resend, Partition: 3, Batch: 7, PID: 1000, Epoch: 0, Seq: 0, N: 2, Req: 12, Node: 1},
 		{Kind: Disconnect, Node: 1},

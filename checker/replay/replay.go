@@ -1,0 +1,787 @@
+// Package replay mirrors the actions of spec/IdempotentProducer.tla in Go and
+// feeds a trace through them one event at a time, like raft's Step: an event
+// that no enabled action explains is a conformance failure, reported with its
+// line, the action it was taken for, and the state it met.
+//
+// The client side of the spec is followed exactly: the trace says which action
+// the producer took, and Step checks that the spec enables it (the first-ack
+// rule when the header says it is on, HoldWhileRetrying, max in-flight, retry
+// order, sequence continuity, epoch bumps, TransactionManager.canRetry's
+// decisions). The broker is not observed directly: its answers are checked
+// against the spec's broker (de-duplication window, epoch and sequence rules,
+// the no-state rule the header names). Where the trace cannot tell what the
+// broker did — requests outstanding when a connection was lost may or may not
+// have been handled — Machine keeps every broker state still possible, as TLC
+// would, and lets later answers decide.
+//
+// Names follow the spec: epoch, pEpoch, nextSeq, lastAcked, bumpReq,
+// unresolved and batch on the client; pstate and the log's length on the
+// broker. Memory is bounded by the batches in flight, not by the trace.
+package replay
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Error is an event the spec does not explain.
+type Error struct {
+	Line   int
+	Action string // the spec action the event was taken for
+	Reason string // what did not hold
+	State  string // the spec state it met, for the partition concerned
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("line %d: %s not enabled: %s (state: %s)", e.Line, e.Action, e.Reason, e.State)
+}
+
+// state is a batch's state, as the spec's batch[p][b].st.
+type state uint8
+
+const (
+	stSent state = iota + 1
+	stRetry
+	stAcked
+	stFailed
+)
+
+func (s state) String() string {
+	return [...]string{"?", "sent", "retry", "acked", "failed"}[s]
+}
+
+// batch is the spec's batch[p][b] for one in-flight batch.
+type batch struct {
+	id      int64
+	st      state
+	seq     int32
+	n       int32
+	ep      int16
+	reset   bool // sequenceHasBeenReset
+	retried bool
+	node    int32
+	req     int32 // the request of its outstanding attempt
+	line    int   // where it was last sent
+}
+
+func (b *batch) last() int32 { return nextSeq(b.seq, b.n-1) }
+
+// window is one retained batch of the broker's producer entry.
+type window struct {
+	first, last int32
+	off         int64
+}
+
+// broker is one possible state of the broker for a partition: our
+// producer's entry (pstate) and how long the log is.
+type broker struct {
+	noState bool
+	ep      int16
+	win     []window // at most dedupWindow
+	logLen  int64
+}
+
+func (b broker) key() string {
+	return fmt.Sprint(b.noState, b.ep, b.win, b.logLen)
+}
+
+// pending is a fault the broker applied to an attempt (epoch, base sequence)
+// whose answer the client has not read yet.
+type pending struct {
+	fault string // RejectBeforeAppend, AppendThenFail
+	ep    int16
+	seq   int32
+	err   string
+	line  int
+}
+
+// partition is the spec's per-partition state.
+type partition struct {
+	pEpoch     int16
+	nextSeq    int32
+	lastAcked  int32 // -1: none in pEpoch
+	bumpReq    bool
+	unresolved bool
+	inflight   []*batch // sent or retry, the spec's InFlight(p)
+	brokers    []broker // every broker state still possible
+	faults     []pending
+	// uncertain are batches whose last attempt was outstanding when its
+	// connection was lost: the broker may have handled it or not.
+	uncertain []*batch
+}
+
+// Machine replays one trace.
+type Machine struct {
+	h           tracer.Header
+	pid         int64
+	epoch       int16
+	started     bool
+	parts       map[int32]*partition
+	outstanding map[int32]map[int32]int // node -> request -> batches not yet answered
+	done        map[int64]bool          // batches that are acked or failed
+	dedupWindow int
+	// maxSentEpoch is the highest epoch of any attempt sent so far: kfake
+	// keeps one epoch per producer id across partitions (kfake 00_produce.go,
+	// pidinfo.epoch), so it answers INVALID_PRODUCER_EPOCH to a partition
+	// still at an older epoch, where Kafka's per-partition producer state
+	// (ProducerStateManager) accepts it.
+	maxSentEpoch int16
+}
+
+// DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
+const DedupWindow = 5
+
+// New returns a Machine for a trace with header h.
+func New(h tracer.Header) (*Machine, error) {
+	switch h.Broker.NoStateRule {
+	case "pre25", "v25to44", "v45", "kafka19880":
+	default:
+		return nil, fmt.Errorf("replay: header names no_state_rule %q; want pre25, v25to44, v45 or kafka19880", h.Broker.NoStateRule)
+	}
+	if h.MaxInFlight < 1 {
+		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
+	}
+	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{},
+		done: map[int64]bool{}, dedupWindow: DedupWindow}, nil
+}
+
+func (m *Machine) part(p int32) *partition {
+	pt := m.parts[p]
+	if pt == nil {
+		pt = &partition{lastAcked: -1, brokers: []broker{{noState: true}}}
+		m.parts[p] = pt
+	}
+	return pt
+}
+
+// nextSeq is Kafka's DefaultRecordBatch.incrementSequence.
+func nextSeq(seq, n int32) int32 {
+	if seq > math.MaxInt32-n {
+		return n - (math.MaxInt32 - seq) - 1
+	}
+	return seq + n
+}
+
+func (m *Machine) fail(line int, action string, p int32, format string, args ...any) error {
+	st := ""
+	if pt := m.parts[p]; pt != nil {
+		st = pt.describe(m.epoch)
+	}
+	return &Error{Line: line, Action: action, Reason: fmt.Sprintf(format, args...), State: st}
+}
+
+func (pt *partition) describe(epoch int16) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "epoch=%d pEpoch=%d nextSeq=%d lastAcked=%d bumpReq=%v unresolved=%v inflight=[", epoch,
+		pt.pEpoch, pt.nextSeq, pt.lastAcked, pt.bumpReq, pt.unresolved)
+	for i, bt := range pt.inflight {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "b%d:%s@%d/%d", bt.id, bt.st, bt.ep, bt.seq)
+	}
+	b.WriteString("] broker=")
+	for i, br := range pt.brokers {
+		if i > 0 {
+			b.WriteString("|")
+		}
+		if br.noState {
+			fmt.Fprintf(&b, "{no state, log %d}", br.logLen)
+		} else {
+			fmt.Fprintf(&b, "{ep %d, last %v, log %d}", br.ep, br.win, br.logLen)
+		}
+	}
+	return b.String()
+}
+
+func (pt *partition) find(id int64) *batch {
+	for _, b := range pt.inflight {
+		if b.id == id {
+			return b
+		}
+	}
+	return nil
+}
+
+func (pt *partition) remove(b *batch) {
+	pt.inflight = slices.DeleteFunc(pt.inflight, func(c *batch) bool { return c == b })
+	pt.uncertain = slices.DeleteFunc(pt.uncertain, func(c *batch) bool { return c == b })
+}
+
+// retrying is the spec's Retrying(p).
+func (pt *partition) retrying() bool {
+	for _, b := range pt.inflight {
+		if b.retried {
+			return true
+		}
+	}
+	return false
+}
+
+func (pt *partition) hasRetry() bool {
+	for _, b := range pt.inflight {
+		if b.st == stRetry {
+			return true
+		}
+	}
+	return false
+}
+
+func (pt *partition) outstanding() bool {
+	for _, b := range pt.inflight {
+		if b.st == stSent {
+			return true
+		}
+	}
+	return false
+}
+
+// Step applies the event e at line to the machine.
+func (m *Machine) Step(line int, e *tracer.Event) error {
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences {
+		if !m.started {
+			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
+		}
+		if e.PID != m.pid {
+			return m.fail(line, string(e.Kind), e.Partition, "producer id %d, but InitProducerId gave %d", e.PID, m.pid)
+		}
+	}
+	switch e.Kind {
+	case tracer.InitProducerID:
+		if m.started {
+			return &Error{Line: line, Action: "Init", Reason: "a second InitProducerId (a new producer id is not modelled)"}
+		}
+		m.started, m.pid, m.epoch = true, e.PID, e.Epoch
+		return nil
+	case tracer.SendNew:
+		return m.sendNew(line, e)
+	case tracer.Resend:
+		return m.resend(line, e)
+	case tracer.Receive:
+		return m.receive(line, e)
+	case tracer.Bump:
+		return m.bump(line, e)
+	case tracer.ExpireBatch:
+		return m.expireBatch(line, e)
+	case tracer.ResolveSequences:
+		return m.resolve(line, e)
+	case tracer.Disconnect:
+		m.disconnect(e.Node)
+		return nil
+	case tracer.Fault:
+		return m.fault(line, e)
+	case tracer.Fail:
+		return m.failBatch(line, e)
+	case tracer.ReadBack:
+		return nil // the read-back is the ordering and linearizability checks' job
+	}
+	return &Error{Line: line, Action: string(e.Kind), Reason: "unknown event"}
+}
+
+// pendingRequests is the spec's Pending for the connection to node: requests
+// sent and not yet answered.
+func (m *Machine) pendingRequests(node int32) int { return len(m.outstanding[node]) }
+
+func (m *Machine) send(b *batch, node, req int32, line int) {
+	b.st, b.node, b.req, b.line = stSent, node, req, line
+	m.maxSentEpoch = max(m.maxSentEpoch, b.ep)
+	reqs := m.outstanding[node]
+	if reqs == nil {
+		reqs = map[int32]int{}
+		m.outstanding[node] = reqs
+	}
+	reqs[req]++
+}
+
+// enabledToSend checks what SendNew and Resend share: room on the connection.
+func (m *Machine) room(node, req int32) bool {
+	reqs := m.outstanding[node]
+	_, joining := reqs[req] // another batch of a request already counted
+	return joining || len(reqs) < m.h.MaxInFlight
+}
+
+// sendNew is the spec's SendNew(p).
+func (m *Machine) sendNew(line int, e *tracer.Event) error {
+	const act = "SendNew"
+	pt := m.part(e.Partition)
+	switch {
+	case !m.room(e.Node, e.Req):
+		return m.fail(line, act, e.Partition, "%d requests already outstanding to node %d (max.in.flight %d)", m.pendingRequests(e.Node), e.Node, m.h.MaxInFlight)
+	case pt.hasRetry():
+		return m.fail(line, act, e.Partition, "a batch of the partition is waiting to be retried: it must go first")
+	case pt.bumpReq:
+		return m.fail(line, act, e.Partition, "an epoch bump is pending for the partition")
+	case pt.unresolved:
+		return m.fail(line, act, e.Partition, "the partition has an unresolved sequence")
+	case pt.pEpoch != m.epoch && len(pt.inflight) > 0:
+		return m.fail(line, act, e.Partition, "the partition still has batches in flight from epoch %d", pt.pEpoch)
+	}
+	seq, acked := pt.nextSeq, pt.lastAcked
+	if pt.pEpoch != m.epoch {
+		seq, acked = 0, -1
+	}
+	if m.h.FirstAck && acked == -1 && len(pt.inflight) > 0 {
+		return m.fail(line, act, e.Partition, "first-ack rule: the partition awaits the first ack of epoch %d", m.epoch)
+	}
+	if m.h.HoldWhileRetrying && pt.retrying() {
+		return m.fail(line, act, e.Partition, "HoldWhileRetrying: a retried batch of the partition is unacknowledged")
+	}
+	if e.Epoch != m.epoch || e.Seq != seq {
+		return m.fail(line, act, e.Partition, "sent as epoch %d seq %d, but the next is epoch %d seq %d", e.Epoch, e.Seq, m.epoch, seq)
+	}
+	if e.N < 1 || int(e.N) != len(e.Records) {
+		return m.fail(line, act, e.Partition, "batch of n=%d with %d record ids", e.N, len(e.Records))
+	}
+	pt.pEpoch, pt.lastAcked = m.epoch, acked
+	pt.nextSeq = nextSeq(seq, e.N)
+	b := &batch{id: e.Batch, seq: seq, n: e.N, ep: m.epoch}
+	pt.inflight = append(pt.inflight, b)
+	m.send(b, e.Node, e.Req, line)
+	return nil
+}
+
+// resend is the spec's Resend(p).
+func (m *Machine) resend(line int, e *tracer.Event) error {
+	const act = "Resend"
+	pt := m.part(e.Partition)
+	b := pt.find(e.Batch)
+	switch {
+	case b == nil || b.st != stRetry:
+		return m.fail(line, act, e.Partition, "batch %d is not waiting to be retried", e.Batch)
+	case !m.room(e.Node, e.Req):
+		return m.fail(line, act, e.Partition, "%d requests already outstanding to node %d (max.in.flight %d)", m.pendingRequests(e.Node), e.Node, m.h.MaxInFlight)
+	case pt.bumpReq:
+		return m.fail(line, act, e.Partition, "an epoch bump is pending for the partition")
+	case e.Epoch != b.ep || e.Seq != b.seq || e.N != b.n:
+		return m.fail(line, act, e.Partition, "batch %d resent as epoch %d seq %d n %d, but it has epoch %d seq %d n %d", e.Batch, e.Epoch, e.Seq, e.N, b.ep, b.seq, b.n)
+	}
+	for _, c := range pt.inflight {
+		if c.ep == b.ep && c.seq < b.seq {
+			return m.fail(line, act, e.Partition, "batch %d (seq %d) is not the lowest sequence in flight: seq %d is", b.id, b.seq, c.seq)
+		}
+	}
+	m.send(b, e.Node, e.Req, line)
+	return nil
+}
+
+// answered removes one batch of request req from node's outstanding requests.
+func (m *Machine) answered(node, req int32) {
+	if reqs := m.outstanding[node]; reqs != nil {
+		if reqs[req]--; reqs[req] <= 0 {
+			delete(reqs, req)
+		}
+	}
+}
+
+// receive is the spec's Receive, preceded by the broker's handling of the
+// request (HandleProduce, RejectBeforeAppend or AppendThenFail), which the
+// trace shows only through the answer.
+func (m *Machine) receive(line int, e *tracer.Event) error {
+	const act = "Receive"
+	pt := m.part(e.Partition)
+	b := pt.find(e.Batch)
+	if b == nil || b.st != stSent || b.req != e.Req {
+		if m.done[e.Batch] {
+			return nil // a late answer for a batch that moved on: the spec ignores it
+		}
+		return m.fail(line, act, e.Partition, "no outstanding attempt of batch %d in request %d", e.Batch, e.Req)
+	}
+	if e.Epoch != b.ep || e.Seq != b.seq {
+		return m.fail(line, act, e.Partition, "answer names epoch %d seq %d, the attempt was epoch %d seq %d", e.Epoch, e.Seq, b.ep, b.seq)
+	}
+	m.answered(b.node, b.req)
+	if err := m.handle(line, pt, b, e); err != nil {
+		return err
+	}
+	// The client's side (Sender.completeBatch, TransactionManager.canRetry).
+	cur := b.ep == pt.pEpoch
+	isNext := b.seq == nextSeq(pt.lastAcked, 1)
+	switch e.Err {
+	case "NONE", "DUPLICATE_SEQUENCE_NUMBER":
+		b.st = stAcked
+		pt.remove(b)
+		m.done[b.id] = true
+		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
+			pt.lastAcked = b.last()
+		}
+	case "UNKNOWN_PRODUCER_ID":
+		b.st, b.retried = stRetry, true
+		if e.LogStart != -1 && !b.reset {
+			pt.bumpReq = true
+		}
+	case "OUT_OF_ORDER_SEQUENCE_NUMBER":
+		b.st, b.retried = stRetry, true
+		switch {
+		case !pt.unresolved && (b.reset || !isNext):
+			// retried without a bump: the KAFKA-14359 loop
+		case !pt.unresolved || isNext:
+			pt.bumpReq = true
+		}
+	case "INVALID_PRODUCER_EPOCH":
+		b.st = stFailed
+	default:
+		ke, ok := tracer.ErrorByName(e.Err)
+		if !ok {
+			return m.fail(line, act, e.Partition, "unknown error %q", e.Err)
+		}
+		if ke.Retriable || e.Err == "NETWORK_EXCEPTION" {
+			b.st, b.retried = stRetry, true
+		} else {
+			// Not retriable and not in the spec: kcheck's producer fails the
+			// batch and treats its sequence as unresolved.
+			b.st = stFailed
+		}
+	}
+	return nil
+}
+
+// handle checks the broker's answer for b against every broker state still
+// possible, keeping those that explain it.
+func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) error {
+	var fault *pending
+	for i, f := range pt.faults {
+		if f.ep == b.ep && f.seq == b.seq {
+			fault = &f
+			pt.faults = slices.Delete(pt.faults, i, i+1)
+			break
+		}
+	}
+	// A batch outstanding when its connection was lost, or an earlier
+	// uncertain batch of the partition, may have been handled before this
+	// attempt: each possibility is a broker state.
+	var next []broker
+	seen := map[string]bool{}
+	var reasons []string
+	for _, br := range m.expand(pt, b) {
+		out, ok, why := m.answer(br, b, fault, e)
+		if !ok {
+			reasons = append(reasons, why)
+			continue
+		}
+		if k := out.key(); !seen[k] {
+			seen[k] = true
+			next = append(next, out)
+		}
+	}
+	if len(next) == 0 {
+		action := "HandleProduce"
+		if fault != nil {
+			action = fault.fault
+		}
+		slices.Sort(reasons)
+		reasons = slices.Compact(reasons)
+		return m.fail(line, action, e.Partition, "the broker answered batch %d (epoch %d seq %d) with %s offset %d, but %s",
+			b.id, b.ep, b.seq, e.Err, e.Offset, strings.Join(reasons, "; or "))
+	}
+	pt.brokers = next
+	return nil
+}
+
+// expand returns the broker states possible just before b's attempt is
+// handled: for each uncertain batch sent before b, it may have been appended.
+// Requests on one connection are handled in order, so what was handled is a
+// prefix of the uncertain batches.
+func (m *Machine) expand(pt *partition, b *batch) []broker {
+	if len(pt.uncertain) == 0 {
+		return pt.brokers
+	}
+	// Uncertain batches are resolved now: b's attempt comes after all of them.
+	uncertain := pt.uncertain
+	pt.uncertain = nil
+	var out []broker
+	for _, br := range pt.brokers {
+		cur := br
+		out = append(out, cur)
+		for _, u := range uncertain {
+			nb, ok := m.apply(cur, u.ep, u.seq, u.n, -1)
+			if !ok {
+				break
+			}
+			cur = nb
+			out = append(out, cur)
+		}
+	}
+	return out
+}
+
+// verdict is the spec's Verdict for an attempt of batch b on broker state br:
+// "APPEND", "DUPLICATE" (with the original offset) or an error name.
+func (m *Machine) verdict(br broker, ep int16, seq, n int32) (string, int64) {
+	last := nextSeq(seq, n-1)
+	if !br.noState && br.ep == ep {
+		for _, w := range br.win {
+			if w.first == seq && w.last == last {
+				return "DUPLICATE", w.off
+			}
+		}
+	}
+	if br.noState {
+		switch {
+		case seq == 0, m.h.Broker.NoStateRule == "v25to44":
+			return "APPEND", -1
+		case m.h.Broker.NoStateRule == "v45" && br.logLen == 0:
+			return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
+		case m.h.Broker.NoStateRule == "v45":
+			return "APPEND", -1
+		default:
+			return "UNKNOWN_PRODUCER_ID", -1
+		}
+	}
+	switch {
+	case ep < br.ep:
+		return "INVALID_PRODUCER_EPOCH", -1
+	case ep > br.ep:
+		if seq == 0 {
+			return "APPEND", -1
+		}
+		return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
+	case seq == nextSeq(br.win[len(br.win)-1].last, 1):
+		return "APPEND", -1
+	}
+	return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
+}
+
+// apply appends an attempt to br if the broker would, at offset off (-1: at
+// the end of the log as the model knows it), and reports whether it did.
+func (m *Machine) apply(br broker, ep int16, seq, n int32, off int64) (broker, bool) {
+	v, _ := m.verdict(br, ep, seq, n)
+	if v != "APPEND" {
+		return br, false
+	}
+	if off < 0 {
+		off = br.logLen
+	}
+	w := window{first: seq, last: nextSeq(seq, n-1), off: off}
+	var win []window
+	if !br.noState && br.ep == ep {
+		win = append(slices.Clone(br.win), w)
+	} else {
+		win = []window{w}
+	}
+	if len(win) > m.dedupWindow {
+		win = win[len(win)-m.dedupWindow:]
+	}
+	return broker{ep: ep, win: win, logLen: off + int64(n)}, true
+}
+
+// answer checks the answer e for b's attempt on broker state br, given the
+// fault (if any) the broker applied to it, and returns the state after.
+func (m *Machine) answer(br broker, b *batch, fault *pending, e *tracer.Event) (broker, bool, string) {
+	v, dupOff := m.verdict(br, b.ep, b.seq, b.n)
+	switch {
+	case m.h.Broker.Kind == "kfake" && e.Err == "INVALID_PRODUCER_EPOCH" && b.ep < m.maxSentEpoch:
+		return br, true, "" // kfake's per-producer epoch (see maxSentEpoch)
+	case fault != nil && fault.fault == "RejectBeforeAppend":
+		if e.Err != fault.err {
+			return br, false, fmt.Sprintf("the injected fault answers %s", fault.err)
+		}
+		return br, true, ""
+	case fault != nil && fault.fault == "AppendThenFail":
+		if e.Err != fault.err {
+			return br, false, fmt.Sprintf("the injected fault answers %s", fault.err)
+		}
+		if v == "APPEND" {
+			nb, _ := m.apply(br, b.ep, b.seq, b.n, -1)
+			return nb, true, ""
+		}
+		return br, true, "" // a duplicate or a rejected batch, answered with the fault's error
+	}
+	switch v {
+	case "APPEND":
+		if e.Err != "NONE" {
+			return m.unmodelled(br, e, "the spec appends it")
+		}
+		if e.Offset < br.logLen {
+			return br, false, fmt.Sprintf("the spec appends it at offset %d or later", br.logLen)
+		}
+		nb, _ := m.apply(br, b.ep, b.seq, b.n, e.Offset) // later offsets: another producer wrote in between
+		return nb, true, ""
+	case "DUPLICATE":
+		if e.Err == "DUPLICATE_SEQUENCE_NUMBER" {
+			return br, true, ""
+		}
+		if e.Err != "NONE" || e.Offset != dupOff {
+			if e.Err != "NONE" {
+				return m.unmodelled(br, e, fmt.Sprintf("the spec answers the duplicate with its original offset %d", dupOff))
+			}
+			return br, false, fmt.Sprintf("the spec answers the duplicate with its original offset %d", dupOff)
+		}
+		return br, true, ""
+	default:
+		if e.Err != v {
+			return m.unmodelled(br, e, "the spec answers "+v)
+		}
+		return br, true, ""
+	}
+}
+
+// unmodelled accepts an error the spec does not model on the broker side
+// (a real broker's retriable errors with no injected fault: leader elections,
+// replicas out of sync) as handled before the append; any other answer is a
+// mismatch.
+func (m *Machine) unmodelled(br broker, e *tracer.Event, want string) (broker, bool, string) {
+	switch e.Err {
+	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
+		return br, false, want
+	}
+	if ke, ok := tracer.ErrorByName(e.Err); ok && ke.Retriable && m.h.Broker.Kind != "kfake" {
+		return br, true, ""
+	}
+	return br, false, want + fmt.Sprintf(" (and %s with no injected fault is not one of kfake's answers)", e.Err)
+}
+
+// bump is the spec's Bump(p).
+func (m *Machine) bump(line int, e *tracer.Event) error {
+	const act = "Bump"
+	pt := m.part(e.Partition)
+	switch {
+	case !pt.bumpReq:
+		return m.fail(line, act, e.Partition, "no epoch bump was requested for the partition")
+	case pt.outstanding():
+		return m.fail(line, act, e.Partition, "the partition still has a request outstanding")
+	case e.Epoch != m.epoch+1:
+		return m.fail(line, act, e.Partition, "bumped to epoch %d, want %d", e.Epoch, m.epoch+1)
+	}
+	m.epoch = e.Epoch
+	slices.SortFunc(pt.inflight, func(a, b *batch) int { return int(a.seq) - int(b.seq) })
+	var seq int32
+	for _, b := range pt.inflight {
+		b.seq, b.ep, b.reset = seq, m.epoch, true
+		seq = nextSeq(seq, b.n)
+	}
+	pt.pEpoch, pt.nextSeq, pt.lastAcked = m.epoch, seq, -1
+	pt.bumpReq, pt.unresolved = false, false
+	return nil
+}
+
+// expireBatch is the spec's ExpireBatch(p).
+func (m *Machine) expireBatch(line int, e *tracer.Event) error {
+	const act = "ExpireBatch"
+	pt := m.part(e.Partition)
+	b := pt.find(e.Batch)
+	switch {
+	case m.h.DeliveryTimeoutMs <= 0:
+		return m.fail(line, act, e.Partition, "the header has no delivery timeout")
+	case b == nil || b.st != stRetry:
+		return m.fail(line, act, e.Partition, "batch %d is not waiting to be retried", e.Batch)
+	}
+	b.st = stFailed
+	pt.remove(b)
+	m.done[b.id] = true
+	pt.unresolved = true
+	return nil
+}
+
+// resolve is the spec's ResolveSequences(p).
+func (m *Machine) resolve(line int, e *tracer.Event) error {
+	const act = "ResolveSequences"
+	pt := m.part(e.Partition)
+	switch {
+	case !pt.unresolved:
+		return m.fail(line, act, e.Partition, "no unresolved sequence")
+	case len(pt.inflight) > 0:
+		return m.fail(line, act, e.Partition, "batches are still in flight")
+	}
+	bump := pt.nextSeq != nextSeq(pt.lastAcked, 1)
+	if e.Bumped != bump {
+		return m.fail(line, act, e.Partition, "bump=%v, but nextSeq %d and lastAcked %d make it %v", e.Bumped, pt.nextSeq, pt.lastAcked, bump)
+	}
+	pt.unresolved = false
+	pt.bumpReq = pt.bumpReq || bump
+	return nil
+}
+
+// disconnect is the spec's Disconnect for the connection to node: every
+// batch outstanding on it goes back to be retried, and whether the broker
+// handled it first is unknown.
+func (m *Machine) disconnect(node int32) {
+	delete(m.outstanding, node)
+	ids := make([]int32, 0, len(m.parts))
+	for p := range m.parts {
+		ids = append(ids, p)
+	}
+	slices.Sort(ids)
+	for _, p := range ids {
+		pt := m.parts[p]
+		var lost []*batch
+		for _, b := range pt.inflight {
+			if b.st == stSent && b.node == node {
+				lost = append(lost, b)
+			}
+		}
+		// In the order they were sent, which is the order the broker would
+		// have handled them in.
+		slices.SortFunc(lost, func(a, b *batch) int { return a.line - b.line })
+		for _, b := range lost {
+			b.st, b.retried = stRetry, true
+			pt.uncertain = append(pt.uncertain, b)
+		}
+		// A fault for an attempt whose answer was lost leaves the attempt
+		// uncertain either way: forget it.
+		pt.faults = slices.DeleteFunc(pt.faults, func(f pending) bool {
+			return slices.ContainsFunc(lost, func(b *batch) bool { return b.ep == f.ep && b.seq == f.seq })
+		})
+	}
+}
+
+// fault queues a broker-side fault for the next request of its partition the
+// broker handles, or applies a producer-state expiry at once.
+func (m *Machine) fault(line int, e *tracer.Event) error {
+	switch e.Fault {
+	case "RejectBeforeAppend", "AppendThenFail":
+		pt := m.part(e.Partition)
+		pt.faults = append(pt.faults, pending{fault: e.Fault, ep: e.Epoch, seq: e.Seq, err: e.Err, line: line})
+	case "ExpireProducerState":
+		pt := m.part(e.Partition)
+		if len(pt.inflight) > 0 {
+			return m.fail(line, "ExpireProducerState", e.Partition, "the partition has batches in flight (the spec expires state only after producer.id.expiration.ms of idleness)")
+		}
+		for i := range pt.brokers {
+			pt.brokers[i] = broker{noState: true, logLen: pt.brokers[i].logLen}
+		}
+	case "DropConnection", "TimeoutBeforeAppend", "Delay":
+		// The Disconnect the client sees (or nothing) is what counts.
+	default:
+		return &Error{Line: line, Action: "Fault", Reason: fmt.Sprintf("unknown fault %q", e.Fault)}
+	}
+	return nil
+}
+
+// failBatch is a failure outside the spec's actions: a batch never sent (its
+// delivery timeout before the drain, or the producer closed), a batch failed
+// by a non-retriable answer, or a batch in flight when the producer closed.
+func (m *Machine) failBatch(line int, e *tracer.Event) error {
+	m.done[e.Batch] = true
+	if e.Seq == -1 {
+		return nil // never sent: never had a sequence
+	}
+	pt := m.part(e.Partition)
+	b := pt.find(e.Batch)
+	if b == nil {
+		return m.fail(line, "Fail", e.Partition, "batch %d is not in flight", e.Batch)
+	}
+	if b.st == stSent {
+		m.answered(b.node, b.req)
+	}
+	pt.remove(b)
+	if b.st != stFailed && b.st != stRetry && b.st != stSent {
+		return m.fail(line, "Fail", e.Partition, "batch %d is %s", e.Batch, b.st)
+	}
+	b.st = stFailed
+	pt.unresolved = true
+	return nil
+}
+
+// Retriable reports whether Kafka's error name is retriable, for callers
+// that classify outcomes the same way the replay does.
+func Retriable(name string) bool {
+	if name == "NETWORK_EXCEPTION" {
+		return true
+	}
+	ke, ok := tracer.ErrorByName(name)
+	return ok && ke.Retriable
+}
