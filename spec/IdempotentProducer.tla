@@ -4,13 +4,14 @@
 (* producer state, with the faults that make them disagree.                *)
 (*                                                                         *)
 (* One producer writes NumBatches batches to each partition in Partitions. *)
-(* Every partition is led by the same broker and the producer has one      *)
-(* connection to it, so requests are handled in the order they were sent   *)
-(* and responses come back in that order (SocketServer mutes a connection  *)
-(* while one of its requests is being handled).  A request carries one     *)
-(* batch and a batch holds one record, so a batch's sequence range is a    *)
-(* single number; the broker's de-duplication still matches (epoch,        *)
-(* first, last) exactly against the batches it retained.                   *)
+(* Partition p is led by the broker at the other end of connection         *)
+(* ConnOf[p] (the model-checking configurations put every partition on one *)
+(* connection); on a connection requests are handled in the order they     *)
+(* were sent and responses come back in that order (SocketServer mutes a   *)
+(* connection while one of its requests is being handled).  A request      *)
+(* carries one batch and a batch holds one record, so a batch's sequence   *)
+(* range is a single number; the broker's de-duplication still matches     *)
+(* (epoch, first, last) exactly against the batches it retained.           *)
 (*                                                                         *)
 (* Client rules are those of the Java client 4.x                           *)
 (*   clients/src/main/java/org/apache/kafka/clients/producer/internals/    *)
@@ -27,6 +28,7 @@ EXTENDS Integers, Sequences, FiniteSets, TLC
 
 CONSTANTS
     Partitions,          \* the topic's partitions (model values)
+    ConnOf,              \* ConnOf[p]: the connection to p's leader (OneConnection in the configs)
     NumBatches,          \* batches the application sends to each partition
     MaxInFlight,         \* max.in.flight.requests.per.connection (<= 5 with idempotence)
     DedupWindow,         \* ProducerStateEntry.NUM_BATCHES_TO_RETAIN (5 in Kafka)
@@ -58,6 +60,9 @@ RetriableAfter  == {"REQUEST_TIMED_OUT", "NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_R
 ASSUME ErrorsBeforeAppend \subseteq RetriableBefore /\ ErrorsAfterAppend \subseteq RetriableAfter
 
 Batches == 1..NumBatches
+Conns   == {ConnOf[p] : p \in Partitions}
+\* Every partition led by one broker, over one connection: ConnOf <- OneConnection.
+OneConnection == [p \in Partitions |-> 0]
 NoSeq   == -1          \* a batch not yet drained; also "no acknowledged sequence"
 Other   == 0           \* the batch id of another producer's record (PreWritten)
 NoState == [ep |-> -1, win |-> <<>>]   \* the broker holds nothing for our producer
@@ -78,8 +83,8 @@ VARIABLES
                  \*   ooo: it has been answered OUT_OF_ORDER_SEQUENCE_NUMBER
                  \*   off: the offset it was acknowledged with
     \* --- the connection ---
-    reqs,        \* requests sent and not yet handled by the broker, oldest first
-    resps,       \* responses produced and not yet read by the client, oldest first
+    reqs,        \* reqs[c]: requests sent on connection c, not yet handled by the broker, oldest first
+    resps,       \* resps[c]: responses produced on c and not yet read by the client, oldest first
     \* --- broker ---
     log,         \* log[p]: the partition's records, offset i-1 at index i
     pstate,      \* pstate[p]: our producer's entry: [ep, win], win the retained batches [seq, off]
@@ -113,8 +118,8 @@ AwaitingFirstAck(p) == lastAcked[p] = NoSeq /\ InFlight(p) # {}
 \* While it is, new batches could push it out of the broker's dedup window.
 Retrying(p) == \E b \in InFlight(p) : batch[p][b].retried
 
-\* Sent requests whose responses the client has not read yet.
-Pending == Len(reqs) + Len(resps)
+\* Requests sent on connection c whose responses the client has not read yet.
+Pending(c) == Len(reqs[c]) + Len(resps[c])
 
 -----------------------------------------------------------------------------
 (* Helpers over the broker's state. *)
@@ -167,8 +172,8 @@ Init ==
     /\ unresolved = [p \in Partitions |-> FALSE]
     /\ batch = [p \in Partitions |-> [b \in Batches |->
                   [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE, ooo |-> FALSE, off |-> -1]]]
-    /\ reqs = <<>>
-    /\ resps = <<>>
+    /\ reqs = [c \in Conns |-> <<>>]
+    /\ resps = [c \in Conns |-> <<>>]
     /\ log = [p \in Partitions |->
                 IF PreWritten THEN <<[b |-> Other, ep |-> -1, seq |-> 0]>> ELSE <<>>]
     /\ pstate = [p \in Partitions |-> NoState]
@@ -191,7 +196,7 @@ Init ==
 \* retried batch unacknowledged, so that no more than MaxInFlight - 1 later batches
 \* are ever appended before the retry arrives (KAFKA-18905).
 SendNew(p) ==
-    /\ Pending < MaxInFlight
+    /\ Pending(ConnOf[p]) < MaxInFlight
     /\ Unsent(p) # {}
     /\ \A b \in Batches : batch[p][b].st # "retry"
     /\ ~bumpReq[p] /\ ~unresolved[p]
@@ -206,7 +211,7 @@ SendNew(p) ==
           /\ lastAcked' = [lastAcked EXCEPT ![p] = acked]
           /\ nextSeq' = [nextSeq EXCEPT ![p] = seq + 1]
           /\ batch' = [batch EXCEPT ![p][b].st = "sent", ![p][b].seq = seq, ![p][b].ep = epoch]
-          /\ reqs' = Append(reqs, [p |-> p, b |-> b, ep |-> epoch, seq |-> seq])
+          /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> epoch, seq |-> seq])]
           /\ event' = [act |-> "SendNew", p |-> p, b |-> b, ep |-> epoch, seq |-> seq]
     /\ UNCHANGED <<epoch, bumpReq, unresolved, resps, broker, faults, expiries>>
 
@@ -215,13 +220,13 @@ SendNew(p) ==
 \* retry only when it is the lowest sequence in flight (one retry at a time).
 \* A partition waiting for an epoch bump sends nothing until the bump.
 Resend(p) ==
-    /\ Pending < MaxInFlight
+    /\ Pending(ConnOf[p]) < MaxInFlight
     /\ ~bumpReq[p]
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
         /\ \A c \in InFlight(p) : batch[p][c].ep = batch[p][b].ep => batch[p][b].seq <= batch[p][c].seq
         /\ batch' = [batch EXCEPT ![p][b].st = "sent"]
-        /\ reqs' = Append(reqs, [p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq])
+        /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq])]
         /\ event' = [act |-> "Resend", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, resps, broker, faults, expiries>>
 
@@ -236,14 +241,14 @@ Resend(p) ==
 \*    requests a bump and retries;
 \*  - INVALID_PRODUCER_EPOCH: not retriable, the batch fails;
 \*  - every other error here is retriable: the batch is reenqueued, sequence kept.
-Receive ==
-    /\ resps # <<>>
-    /\ LET r   == Head(resps)
+Receive(c) ==
+    /\ resps[c] # <<>>
+    /\ LET r   == Head(resps[c])
            p   == r.p
            bt  == batch[p][r.b]
            cur == r.ep = pEpoch[p]
            isNext == r.seq = lastAcked[p] + 1
-       IN /\ resps' = Tail(resps)
+       IN /\ resps' = [resps EXCEPT ![c] = Tail(@)]
           /\ event' = [act |-> "Receive", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err, off |-> r.off]
           /\ CASE bt.st # "sent" \/ bt.ep # r.ep \/ bt.seq # r.seq ->
                     \* A stale response for a batch that moved on: ignored.
@@ -324,23 +329,23 @@ ResolveSequences(p) ==
 
 \* The leader handles the oldest request on the connection (KafkaApis.handleProduceRequest,
 \* ReplicaManager.appendRecords, UnifiedLog.append) and answers it.
-HandleProduce ==
-    /\ reqs # <<>>
-    /\ LET r == Head(reqs)
+HandleProduce(c) ==
+    /\ reqs[c] # <<>>
+    /\ LET r == Head(reqs[c])
            p == r.p
            v == Verdict(p, r)
            off == Len(log[p])
-       IN /\ reqs' = Tail(reqs)
+       IN /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]
           /\ CASE v = "APPEND" ->
                     /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
                     /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
-                    /\ resps' = Append(resps, Respond(r, "NONE", off))
+                    /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, "NONE", off))]
                [] v = "DUPLICATE" ->
                     \* Answered as success with the original offset, not appended again.
-                    /\ resps' = Append(resps, Respond(r, "NONE", pstate[p].win[Lowest(DupOf(p, r))].off))
+                    /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, "NONE", pstate[p].win[Lowest(DupOf(p, r))].off))]
                     /\ UNCHANGED <<log, pstate>>
                [] OTHER ->
-                    /\ resps' = Append(resps, Respond(r, v, -1))
+                    /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, v, -1))]
                     /\ UNCHANGED <<log, pstate>>
           /\ event' = [act |-> "HandleProduce", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq,
                        err |-> IF v \in {"APPEND", "DUPLICATE"} THEN "NONE" ELSE v]
@@ -349,13 +354,13 @@ HandleProduce ==
 \* Fault: the produce fails before the append.  NOT_LEADER_OR_FOLLOWER comes from
 \* Partition.appendRecordsToLeader when the broker is not (or no longer) the leader;
 \* NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, checked before the append.
-RejectBeforeAppend ==
+RejectBeforeAppend(c) ==
     /\ faults < MaxFaults
-    /\ reqs # <<>>
+    /\ reqs[c] # <<>>
     /\ \E err \in ErrorsBeforeAppend :
-        LET r == Head(reqs) IN
-        /\ reqs' = Tail(reqs)
-        /\ resps' = Append(resps, Respond(r, err, -1))
+        LET r == Head(reqs[c]) IN
+        /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]
+        /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, err, -1))]
         /\ event' = [act |-> "RejectBeforeAppend", p |-> r.p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> err]
     /\ faults' = faults + 1
     /\ UNCHANGED <<client, broker, expiries>>
@@ -366,18 +371,18 @@ RejectBeforeAppend ==
 \* replicated), NOT_LEADER_OR_FOLLOWER (leadership lost after the append,
 \* Partition.checkEnoughReplicasReachOffset), or NOT_ENOUGH_REPLICAS_AFTER_APPEND.
 \* The client cannot tell whether it was written.
-AppendThenFail ==
+AppendThenFail(c) ==
     /\ faults < MaxFaults
-    /\ reqs # <<>>
-    /\ LET r == Head(reqs)
+    /\ reqs[c] # <<>>
+    /\ LET r == Head(reqs[c])
            p == r.p
            v == Verdict(p, r)
            off == Len(log[p])
        IN /\ v \in {"APPEND", "DUPLICATE"}
           /\ \E err \in ErrorsAfterAppend :
-                /\ resps' = Append(resps, Respond(r, err, -1))
+                /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, err, -1))]
                 /\ event' = [act |-> "AppendThenFail", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> err]
-          /\ reqs' = Tail(reqs)
+          /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]
           /\ IF v = "APPEND"
              THEN /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
                   /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
@@ -389,16 +394,16 @@ AppendThenFail ==
 \* broker has not handled are not written; responses not yet read are lost, so their
 \* batches may or may not be in the log.  NetworkClient fails every outstanding
 \* request and the Sender reenqueues their batches with their sequences.
-Disconnect ==
+Disconnect(c) ==
     /\ Disconnects
     /\ faults < MaxFaults
-    /\ Pending > 0
-    /\ reqs' = <<>>
-    /\ resps' = <<>>
+    /\ Pending(c) > 0
+    /\ reqs' = [reqs EXCEPT ![c] = <<>>]
+    /\ resps' = [resps EXCEPT ![c] = <<>>]
     /\ batch' = [p \in Partitions |-> [b \in Batches |->
-                   IF batch[p][b].st = "sent" THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE] ELSE batch[p][b]]]
+                   IF batch[p][b].st = "sent" /\ ConnOf[p] = c THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE] ELSE batch[p][b]]]
     /\ faults' = faults + 1
-    /\ event' = [act |-> "Disconnect"]
+    /\ event' = [act |-> "Disconnect", c |-> c]
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, broker, expiries>>
 
 \* The broker drops the producer's entry (ProducerStateManager.removeExpiredProducers)
@@ -419,9 +424,9 @@ Next ==
     \/ \E p \in Partitions :
         \/ SendNew(p) \/ Resend(p) \/ Bump(p) \/ ExpireBatch(p) \/ ResolveSequences(p)
         \/ ExpireProducerState(p)
-    \/ Receive
-    \/ HandleProduce
-    \/ RejectBeforeAppend \/ AppendThenFail \/ Disconnect
+    \/ \E c \in Conns :
+        \/ Receive(c) \/ HandleProduce(c)
+        \/ RejectBeforeAppend(c) \/ AppendThenFail(c) \/ Disconnect(c)
 
 \* Fairness: the Sender thread, the broker's request handlers and the network keep
 \* working, so every step they can take is eventually taken while it stays possible
@@ -434,8 +439,7 @@ Fairness ==
     /\ \A p \in Partitions :
         /\ WF_vars(SendNew(p)) /\ WF_vars(Resend(p))
         /\ WF_vars(Bump(p)) /\ WF_vars(ResolveSequences(p))
-    /\ WF_vars(Receive)
-    /\ WF_vars(HandleProduce)
+    /\ \A c \in Conns : WF_vars(Receive(c)) /\ WF_vars(HandleProduce(c))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -447,7 +451,7 @@ TypeOK ==
     /\ \A p \in Partitions :
         /\ nextSeq[p] \in Nat /\ lastAcked[p] \in Int /\ pEpoch[p] \in Nat
         /\ \A b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry", "acked", "failed"}
-    /\ Pending <= MaxInFlight
+    /\ \A c \in Conns : Pending(c) <= MaxInFlight
 
 \* Each batch is written at most once (Jepsen: duplicate).
 NoDuplicate ==
@@ -489,9 +493,9 @@ NoOutOfOrderLoss ==
 \* in its log: that answer is a false failure (KAFKA-18905), and an application that
 \* resends the batch writes it twice.
 NoFalseOutOfOrder ==
-    \A i \in 1..Len(resps) :
-        resps[i].err = "OUT_OF_ORDER_SEQUENCE_NUMBER" =>
-            ~\E j \in Ours(resps[i].p) : log[resps[i].p][j].b = resps[i].b
+    \A c \in Conns : \A i \in 1..Len(resps[c]) :
+        LET r == resps[c][i] IN
+        r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" => ~\E j \in Ours(r.p) : log[r.p][j].b = r.b
 
 \* Liveness (the stall): every batch is eventually acknowledged; none is retried
 \* forever on OUT_OF_ORDER_SEQUENCE_NUMBER.  Checked with DeliveryTimeout = FALSE,
