@@ -365,12 +365,13 @@ RejectBeforeAppend(c) ==
     /\ faults' = faults + 1
     /\ UNCHANGED <<client, broker, expiries>>
 
-\* Fault: the batch is appended (or found to be a duplicate of a batch in the log)
-\* but the client is told it failed: REQUEST_TIMED_OUT (DelayedProduce expired
-\* waiting for acks=all: a duplicate waits too while its original is not yet
-\* replicated), NOT_LEADER_OR_FOLLOWER (leadership lost after the append,
-\* Partition.checkEnoughReplicasReachOffset), or NOT_ENOUGH_REPLICAS_AFTER_APPEND.
-\* The client cannot tell whether it was written.
+\* Fault: the broker handles the request as usual (it may append it, find it a
+\* duplicate, or reject it) but the client is told it failed: REQUEST_TIMED_OUT
+\* (DelayedProduce expired waiting for acks=all: a duplicate waits too while its
+\* original is not yet replicated), NOT_LEADER_OR_FOLLOWER (leadership lost after
+\* the append, Partition.checkEnoughReplicasReachOffset), or
+\* NOT_ENOUGH_REPLICAS_AFTER_APPEND.  A rejected request answered this way stands
+\* for its answer being lost: the client cannot tell what the broker did.
 AppendThenFail(c) ==
     /\ faults < MaxFaults
     /\ reqs[c] # <<>>
@@ -378,8 +379,7 @@ AppendThenFail(c) ==
            p == r.p
            v == Verdict(p, r)
            off == Len(log[p])
-       IN /\ v \in {"APPEND", "DUPLICATE"}
-          /\ \E err \in ErrorsAfterAppend :
+       IN /\ \E err \in ErrorsAfterAppend :
                 /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, err, -1))]
                 /\ event' = [act |-> "AppendThenFail", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> err]
           /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]

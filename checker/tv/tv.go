@@ -1,0 +1,305 @@
+// Package tv is TLC trace validation: it turns a trace into a TLA+ module
+// (TraceData.tla) and a configuration for spec/TraceIdempotentProducer.tla,
+// the spec constrained to follow the trace, and has TLC check it. It is the
+// second opinion on what checker/replay decides in Go: the two must agree.
+//
+// The translation numbers batches per partition in the order they were first
+// sent, sequences per batch within their epoch (the spec has one record per
+// batch; a gap in the real sequences stays a gap), and epochs from the first.
+// It leaves out what the spec has no action for (the read-back, faults that
+// only cut connections) and refuses what it cannot express: a partition that
+// moved between brokers, a batch failed for a reason outside the spec. The
+// limit on requests in flight is the Go mirror's to check: the spec counts
+// batches, a real request carries many.
+package tv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kcheck/kcheck/checker/tlc"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// ErrUnsupported marks a trace the translation cannot express.
+var ErrUnsupported = errors.New("not expressible in the spec")
+
+// entry is one line of TraceLog and the trace line it came from.
+type entry struct {
+	line   int
+	fields []string // TLA+ record fields, "name |-> value"
+}
+
+// Module is a trace translated for TLC.
+type Module struct {
+	Data   string // TraceData.tla
+	Config string // TraceIdempotentProducer.cfg
+	Lines  []int  // Lines[i] is the trace line of TraceLog[i+1]
+}
+
+type key struct {
+	p  int32
+	ep int16
+}
+
+// Translate reads the whole trace from r and translates it.
+func Translate(r *tracer.Reader) (*Module, error) {
+	h := r.Header()
+	var evs []*tracer.Event
+	var lines []int
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, e)
+		lines = append(lines, r.Line())
+	}
+	unsupported := func(i int, format string, args ...any) error {
+		return fmt.Errorf("line %d: %s: %w", lines[i], fmt.Sprintf(format, args...), ErrUnsupported)
+	}
+
+	// First pass: batch numbers, leaders, epochs and sequences per epoch.
+	var baseEpoch int16
+	index := map[int64]int{}     // batch id -> number within its partition
+	count := map[int32]int{}     // batches per partition
+	conn := map[int32]int32{}    // partition -> node
+	seqs := map[key][][2]int32{} // (partition, epoch) -> (seq, n) sent
+	nOf := map[int64]int32{}
+	for i, e := range evs {
+		switch e.Kind {
+		case tracer.InitProducerID:
+			baseEpoch = e.Epoch
+		case tracer.SendNew, tracer.Resend:
+			if e.Kind == tracer.SendNew {
+				count[e.Partition]++
+				index[e.Batch] = count[e.Partition]
+				nOf[e.Batch] = e.N
+			}
+			if c, ok := conn[e.Partition]; ok && c != e.Node {
+				return nil, unsupported(i, "partition %d moved from broker %d to %d (a leader move)", e.Partition, c, e.Node)
+			}
+			conn[e.Partition] = e.Node
+			k := key{e.Partition, e.Epoch - baseEpoch}
+			seqs[k] = append(seqs[k], [2]int32{e.Seq, e.N})
+		}
+	}
+	rank := map[key]map[int32]int{}
+	for k, sn := range seqs {
+		slices.SortFunc(sn, func(a, b [2]int32) int { return int(a[0]) - int(b[0]) })
+		sn = slices.Compact(sn)
+		m := map[int32]int{}
+		r := 0
+		for j, s := range sn {
+			if j > 0 {
+				prev := sn[j-1]
+				if s[0] != prev[0]+prev[1] {
+					r++ // a gap in the real sequences stays a gap
+				}
+				r++
+			}
+			m[s[0]] = r
+		}
+		rank[k] = m
+	}
+
+	// Second pass: TraceLog.
+	var log []entry
+	errsBefore, errsAfter := map[string]bool{}, map[string]bool{}
+	faults, expiries, disconnects := 0, 0, 0
+	pending := map[int32]int{} // connection -> batches outstanding, for MaxInFlight
+	maxPending := 1
+	outstanding := map[int64]int32{}
+	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
+	str := strconv.Quote
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for i, e := range evs {
+		var f []string
+		switch e.Kind {
+		case tracer.SendNew, tracer.Resend:
+			f = []string{"ev |-> " + str(string(e.Kind)), "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch])),
+				"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq)))}
+			outstanding[e.Batch] = e.Node
+			pending[e.Node]++
+			maxPending = max(maxPending, pending[e.Node])
+		case tracer.Receive:
+			if node, ok := outstanding[e.Batch]; ok {
+				pending[node]--
+				delete(outstanding, e.Batch)
+			}
+			errName := e.Err
+			if errName == "DUPLICATE_SEQUENCE_NUMBER" {
+				errName = "NONE" // the spec answers a duplicate as a success
+			}
+			f = []string{`ev |-> "Receive"`, "c |-> " + num(int64(e.Node)), "p |-> " + num(int64(e.Partition)),
+				"b |-> " + num(int64(index[e.Batch])), "err |-> " + str(errName)}
+		case tracer.Bump:
+			f = []string{`ev |-> "Bump"`, "p |-> " + num(int64(e.Partition)), "ep |-> " + num(int64(e.Epoch-baseEpoch))}
+		case tracer.ExpireBatch:
+			f = []string{`ev |-> "ExpireBatch"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
+		case tracer.ResolveSequences:
+			f = []string{`ev |-> "ResolveSequences"`, "p |-> " + num(int64(e.Partition)), "bump |-> " + strings.ToUpper(strconv.FormatBool(e.Bumped))}
+		case tracer.Disconnect:
+			for b, node := range outstanding {
+				if node == e.Node {
+					pending[node]--
+					delete(outstanding, b)
+				}
+			}
+			disconnects++
+			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.Node))}
+		case tracer.Fault:
+			switch e.Fault {
+			case "RejectBeforeAppend", "AppendThenFail":
+				if e.Fault == "RejectBeforeAppend" {
+					errsBefore[e.Err] = true
+				} else {
+					errsAfter[e.Err] = true
+				}
+				faults++
+				f = []string{"ev |-> " + str(e.Fault), "c |-> " + num(int64(conn[e.Partition])), "p |-> " + num(int64(e.Partition)),
+					"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq))), "err |-> " + str(e.Err)}
+			case "ExpireProducerState":
+				expiries++
+				f = []string{`ev |-> "ExpireProducerState"`, "p |-> " + num(int64(e.Partition))}
+			}
+		case tracer.Fail:
+			if e.Seq != -1 {
+				return nil, unsupported(i, "batch %d failed (%s) for a reason the spec has no action for", e.Batch, e.Reason)
+			}
+		}
+		if f != nil {
+			log = append(log, entry{line: lines[i], fields: f})
+		}
+	}
+
+	m := &Module{}
+	var data strings.Builder
+	data.WriteString("---- MODULE TraceData ----\n\\* Generated by kcheck verify --tlc from a trace. DO NOT EDIT.\nEXTENDS Integers, Sequences, TLC\n\n")
+	parts := slices.Sorted(maps.Keys(count))
+	var pl, cl []string
+	for _, p := range parts {
+		pl = append(pl, num(int64(p)))
+		cl = append(cl, fmt.Sprintf("%d :> %d", p, conn[p]))
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("the trace sends no batch: %w", ErrUnsupported)
+	}
+	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceLog == <<\n", strings.Join(pl, ", "), strings.Join(cl, " @@ "))
+	for i, e := range log {
+		sep := ","
+		if i == len(log)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
+		m.Lines = append(m.Lines, e.line)
+	}
+	data.WriteString(">>\n====\n")
+	m.Data = data.String()
+
+	numBatches := 1
+	for _, n := range count {
+		numBatches = max(numBatches, n)
+	}
+	set := func(s map[string]bool) string {
+		var q []string
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			q = append(q, strconv.Quote(k))
+		}
+		return "{" + strings.Join(q, ", ") + "}"
+	}
+	tf := func(b bool) string { return strings.ToUpper(strconv.FormatBool(b)) }
+	m.Config = fmt.Sprintf(`\* Generated by kcheck verify --tlc from a trace. DO NOT EDIT.
+INIT TraceInit
+NEXT TraceNext
+CONSTANTS
+    Partitions <- TracePartitions
+    ConnOf <- TraceConnOf
+    NumBatches = %d
+    MaxInFlight = %d
+    DedupWindow = 5
+    HoldWhileRetrying = %s
+    FirstAckRule = %s
+    NoStateRule = %q
+    PreWritten = FALSE
+    ErrorsBeforeAppend = %s
+    ErrorsAfterAppend = %s
+    Disconnects = %s
+    MaxFaults = %d
+    DeliveryTimeout = %s
+    StateExpiry = %s
+    MaxExpiries = %d
+CONSTRAINT TraceFurthest
+`, numBatches, maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
+		set(errsBefore), set(errsAfter), tf(disconnects > 0), faults+disconnects,
+		tf(h.DeliveryTimeoutMs > 0), tf(expiries > 0), expiries)
+	return m, nil
+}
+
+// Verdict is what TLC concluded about a trace.
+type Verdict struct {
+	Accepted bool
+	Furthest int // the furthest trace line explained (when rejected)
+	States   int64
+	Duration time.Duration
+	TLC      *tlc.Result
+}
+
+var furthestRE = regexp.MustCompile(`<<"kcheck-furthest", (\d+)>>`)
+
+// Check has TLC validate m against the spec in specDir, with the jar given.
+func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Duration) (*Verdict, error) {
+	dir, err := os.MkdirTemp("", "kcheck-tv-")
+	if err != nil {
+		return nil, fmt.Errorf("tv: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for _, name := range []string{"IdempotentProducer.tla", "TraceIdempotentProducer.tla"} {
+		b, err := os.ReadFile(filepath.Join(specDir, name))
+		if err != nil {
+			return nil, fmt.Errorf("tv: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, fmt.Errorf("tv: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "TraceData.tla"), []byte(m.Data), 0o644); err != nil {
+		return nil, fmt.Errorf("tv: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "TraceIdempotentProducer.cfg"), []byte(m.Config), 0o644); err != nil {
+		return nil, fmt.Errorf("tv: %w", err)
+	}
+	res, err := tlc.Run(ctx, tlc.Options{Jar: jar, Dir: dir, Module: "TraceIdempotentProducer", Config: "TraceIdempotentProducer.cfg",
+		Workers: 1, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	v := &Verdict{States: res.States, Duration: res.Duration, TLC: res}
+	if res.Outcome.Kind != tlc.Pass {
+		return nil, fmt.Errorf("tv: TLC did not conclude: %s: %s", res.Outcome, strings.Join(res.Messages, "; "))
+	}
+	v.Accepted = strings.Contains(res.Output, `<<"kcheck-accepted", `)
+	furthest := 0
+	for _, mm := range furthestRE.FindAllStringSubmatch(res.Output, -1) {
+		n, _ := strconv.Atoi(mm[1])
+		furthest = max(furthest, n)
+	}
+	// TraceLog line k was explained when l reached k + 1.
+	if k := furthest - 1; k >= 1 && k <= len(m.Lines) {
+		v.Furthest = m.Lines[k-1]
+	}
+	return v, nil
+}

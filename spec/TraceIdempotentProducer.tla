@@ -1,0 +1,97 @@
+---------------------- MODULE TraceIdempotentProducer ----------------------
+(***************************************************************************)
+(* TLC trace validation: IdempotentProducer constrained to follow one     *)
+(* trace of a real run.                                                    *)
+(*                                                                         *)
+(* `kcheck verify --tlc` writes TraceData.tla next to this module: TraceLog *)
+(* is the trace's events as records, in order, with batches numbered per   *)
+(* partition, sequences numbered per batch within their epoch (the spec    *)
+(* has one record per batch), and epochs counted from the first; and       *)
+(* TraceConnOf maps each partition to the broker (connection) that led it. *)
+(* The constants come from the trace's header in the generated .cfg.       *)
+(*                                                                         *)
+(* Each line must be explained by the spec action of the same name with    *)
+(* the same parameters (l moves on by one).  What the broker does without  *)
+(* a fault is not in the trace: HandleProduce may happen at any time, as a *)
+(* silent step, and TLC tries every place it could go.                     *)
+(*                                                                         *)
+(* TLC 2.18 has no POSTCONDITION, so the state constraint TraceFurthest   *)
+(* prints "kcheck-accepted" when some behaviour of the spec explains the   *)
+(* whole trace, and stops TLC there; TLC ending without it means none      *)
+(* does, and the furthest line printed is where every explanation broke.   *)
+(* The runner uses one worker, breadth first, deadlock checking off.       *)
+(***************************************************************************)
+EXTENDS IdempotentProducer, TraceData, TLC
+
+VARIABLE l   \* the next line of TraceLog to explain
+
+traceVars == <<vars, l>>
+
+TraceInit == Init /\ l = 1
+
+Ev == TraceLog[l]
+
+\* A logged step: the spec action the line names, with its parameters.
+Logged ==
+    /\ l <= Len(TraceLog)
+    /\ l' = l + 1
+    /\ CASE Ev.ev = "SendNew" ->
+              SendNew(Ev.p) /\ event'.b = Ev.b /\ event'.ep = Ev.ep /\ event'.seq = Ev.seq
+         [] Ev.ev = "Resend" ->
+              Resend(Ev.p) /\ event'.b = Ev.b /\ event'.ep = Ev.ep /\ event'.seq = Ev.seq
+         [] Ev.ev = "Receive" ->
+              Receive(Ev.c) /\ event'.p = Ev.p /\ event'.b = Ev.b /\ event'.err = Ev.err
+         [] Ev.ev = "Bump" ->
+              Bump(Ev.p) /\ event'.ep = Ev.ep
+         [] Ev.ev = "ExpireBatch" ->
+              ExpireBatch(Ev.p) /\ event'.b = Ev.b
+         [] Ev.ev = "ResolveSequences" ->
+              ResolveSequences(Ev.p) /\ event'.bump = Ev.bump
+         [] Ev.ev = "Disconnect" ->
+              Disconnect(Ev.c)
+         [] Ev.ev = "RejectBeforeAppend" ->
+              RejectBeforeAppend(Ev.c) /\ event'.p = Ev.p /\ event'.ep = Ev.ep
+                /\ event'.seq = Ev.seq /\ event'.err = Ev.err
+         [] Ev.ev = "AppendThenFail" ->
+              AppendThenFail(Ev.c) /\ event'.p = Ev.p /\ event'.ep = Ev.ep
+                /\ event'.seq = Ev.seq /\ event'.err = Ev.err
+         [] Ev.ev = "ExpireProducerState" ->
+              ExpireProducerState(Ev.p)
+
+\* A broker step the trace does not show: an unfaulted produce being handled.
+\* It is taken only when the next line needs it (lazily): a Receive on c with
+\* no response waiting, a fault on c whose attempt is not at the head of c's
+\* requests, or a Disconnect of c (the broker may have handled any prefix of
+\* c's requests before the connection went).  Handling later rather than
+\* earlier changes nothing the spec can observe: the broker handles each
+\* connection's requests in order whenever it does, the client's rules never
+\* look at the broker, and ExpireProducerState needs an idle partition.
+NeedsHandling(c) ==
+    /\ l <= Len(TraceLog)
+    /\ Ev.ev \in {"Receive", "RejectBeforeAppend", "AppendThenFail", "Disconnect"}
+    /\ Ev.c = c
+    /\ CASE Ev.ev = "Receive" -> resps[c] = <<>>
+         [] Ev.ev = "Disconnect" -> TRUE
+         [] OTHER -> reqs[c] # <<>> /\ (Head(reqs[c]).p # Ev.p \/ Head(reqs[c]).ep # Ev.ep
+                                            \/ Head(reqs[c]).seq # Ev.seq)
+
+Silent == \E c \in Conns : NeedsHandling(c) /\ HandleProduce(c) /\ UNCHANGED l
+
+TraceNext == Logged \/ Silent
+
+TraceSpec == TraceInit /\ [][TraceNext]_traceVars
+
+\* The trace is accepted once every line is explained.
+TraceFinished == l > Len(TraceLog)
+
+\* A state constraint that only reports: each new furthest line reached
+\* (register 1 holds the furthest so far), and acceptance, on which TLC stops
+\* at once (TLCSet("exit")) rather than print a witness as long as the trace.
+TraceFurthest ==
+    /\ \/ l <= TLCGet(1)
+       \/ TLCSet(1, l) /\ PrintT(<<"kcheck-furthest", l>>)
+    /\ \/ ~TraceFinished
+       \/ PrintT(<<"kcheck-accepted", l>>) /\ TLCSet("exit", TRUE)
+
+ASSUME TLCSet(1, 0)
+=============================================================================
