@@ -21,6 +21,7 @@ const (
 func commands() []*cli.Command {
 	return []*cli.Command{
 		runCommand(),
+		verifyCommand(),
 		tlcCommand(),
 	}
 }

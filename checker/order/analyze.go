@@ -1,0 +1,693 @@
+package order
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// epKey names a producer epoch.
+type epKey struct {
+	pid int64
+	ep  int16
+}
+
+// epoch is what the read-back of one partition holds of one producer epoch:
+// the sequences of the records kcheck wrote.
+type epoch struct {
+	n        int
+	min, max int32
+	last     int32
+	inOrder  bool // every sequence higher than the one before it in the log
+
+	// Built only when the epoch has a hole (holey): the sequences present,
+	// with where each first is in the log, the same sorted, and the missing
+	// sequences that some sent batch was sent with.
+	present map[int32]int
+	seqs    []int32
+	owned   map[int32]struct{}
+}
+
+func (e *epoch) add(seq int32) {
+	if e.n == 0 {
+		e.min, e.max, e.inOrder = seq, seq, true
+	} else {
+		if seq <= e.last {
+			e.inOrder = false
+		}
+		e.min, e.max = min(e.min, seq), max(e.max, seq)
+	}
+	e.last = seq
+	e.n++
+}
+
+// holey reports whether some sequence below the highest is missing (or the
+// log is not simply 0, 1, 2, ...: then the sets tell).
+func (e *epoch) holey() bool {
+	return !(e.inOrder && e.min == 0 && int64(e.n) == int64(e.max)+1)
+}
+
+// hole reports whether sequence q is missing while a higher one is present.
+func (e *epoch) hole(q int32) bool {
+	if e == nil || e.present == nil || q < 0 || q >= e.max {
+		return false
+	}
+	_, ok := e.present[q]
+	return !ok
+}
+
+// above returns the lowest sequence present above q and its log position.
+func (e *epoch) above(q int32) (int32, int) {
+	i, _ := slices.BinarySearch(e.seqs, q+1)
+	if i == len(e.seqs) {
+		return e.max, e.present[e.max]
+	}
+	return e.seqs[i], e.present[e.seqs[i]]
+}
+
+// analysis is Finish's scratch state, shared by the partitions: per sent
+// record (index into Checker.ids), where it is in its partition's log.
+type analysis struct {
+	pos  []int   // first position in the log, -1 if absent
+	pos2 []int   // second position, if cnt > 1
+	cnt  []uint8 // occurrences, saturating
+}
+
+// partScan is what one pass over a partition's read-back finds.
+type partScan struct {
+	c     *Checker
+	pt    *part
+	log   []tracer.LogRecord
+	eps   map[epKey]*epoch
+	holey bool // some epoch has a hole
+	dense bool // offsets are log[0].Offset, +1, +2, ...
+	byOff map[int64]int
+}
+
+// at returns the log position of offset off, or -1.
+func (s *partScan) at(off int64) int {
+	if len(s.log) == 0 {
+		return -1
+	}
+	if s.dense {
+		k := off - s.log[0].Offset
+		if k < 0 || k >= int64(len(s.log)) {
+			return -1
+		}
+		return int(k)
+	}
+	if s.byOff == nil {
+		s.byOff = make(map[int64]int, len(s.log))
+		for k := len(s.log) - 1; k >= 0; k-- {
+			s.byOff[s.log[k].Offset] = k
+		}
+	}
+	if k, ok := s.byOff[off]; ok {
+		return k
+	}
+	return -1
+}
+
+// firstHole returns the index in b.sent of the first attempt whose sequence
+// for b's record i is a hole in the log, or -1; it marks every such hole as
+// owned by a sent batch.
+func (s *partScan) firstHole(b *batch, i int) int {
+	found := -1
+	for si, at := range b.sent {
+		e := s.eps[epKey{b.pid, at.ep}]
+		q := at.seq + int32(i)
+		if e.hole(q) {
+			e.owned[q] = struct{}{}
+			if found < 0 {
+				found = si
+			}
+		}
+	}
+	return found
+}
+
+// sentAs reports whether b's record i was sent as (pid, ep, seq) in some attempt.
+func (b *batch) sentAs(pid int64, ep int16, seq int32, i int) bool {
+	if pid != b.pid {
+		return false
+	}
+	for _, at := range b.sent {
+		if at.ep == ep && at.seq+int32(i) == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// run checks partition pt's read-back against what was sent to it and
+// appends what it finds to out.
+func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.Violation {
+	if a.pos == nil {
+		a.pos = make([]int, len(c.ids))
+		a.pos2 = make([]int, len(c.ids))
+		a.cnt = make([]uint8, len(c.ids))
+		for i := range a.pos {
+			a.pos[i], a.pos2[i] = -1, -1
+		}
+	}
+	s := &partScan{c: c, pt: pt, log: pt.log, eps: map[epKey]*epoch{}, dense: true}
+	log := pt.log
+
+	// One pass over the log: where each record is, each epoch's sequences,
+	// and whether each producer's records are in id order.
+	type sendOrder struct {
+		last int64
+		bad  bool
+	}
+	orders := map[int64]*sendOrder{}
+	var unknown []int            // positions of ids no SendNew listed
+	misplaced := map[int][]int{} // batch -> positions of its records in another partition
+	mismatch := map[int][]int{}  // batch -> positions where it is not as it was sent
+	var lastKey epKey
+	var lastEp *epoch
+	var lastPID int64
+	var lastOrd *sendOrder
+	for k := range log {
+		lr := &log[k]
+		if lr.Offset != log[0].Offset+int64(k) {
+			s.dense = false
+		}
+		if lr.ID < 0 {
+			c.stats.Foreign++
+			continue
+		}
+		c.stats.ReadBack++
+		if key := (epKey{lr.PID, lr.Epoch}); lastEp == nil || key != lastKey {
+			lastKey, lastEp = key, s.eps[key]
+			if lastEp == nil {
+				lastEp = &epoch{}
+				s.eps[key] = lastEp
+			}
+		}
+		lastEp.add(lr.Seq)
+		r, ok := c.rec[lr.ID]
+		if !ok {
+			unknown = append(unknown, k)
+			continue
+		}
+		bi := c.owner[r]
+		b := &c.batches[bi]
+		if b.part != pt.id {
+			misplaced[bi] = append(misplaced[bi], k)
+			continue
+		}
+		if !b.sentAs(lr.PID, lr.Epoch, lr.Seq, r-b.first) {
+			mismatch[bi] = append(mismatch[bi], k)
+		}
+		switch a.cnt[r] {
+		case 0:
+			a.pos[r] = k
+			if lastOrd == nil || b.pid != lastPID {
+				lastPID, lastOrd = b.pid, orders[b.pid]
+				if lastOrd == nil {
+					lastOrd = &sendOrder{last: lr.ID}
+					orders[b.pid] = lastOrd
+				}
+			}
+			if lr.ID < lastOrd.last {
+				lastOrd.bad = true
+			}
+			lastOrd.last = lr.ID
+		case 1:
+			a.pos2[r] = k
+		}
+		if a.cnt[r] < 255 {
+			a.cnt[r]++
+		}
+	}
+
+	// Epochs with a hole get their sets, from a second pass.
+	for _, e := range s.eps {
+		if e.holey() {
+			e.present, e.owned = map[int32]int{}, map[int32]struct{}{}
+			s.holey = true
+		}
+	}
+	if s.holey {
+		for k := range log {
+			lr := &log[k]
+			if lr.ID < 0 {
+				continue
+			}
+			e := s.eps[epKey{lr.PID, lr.Epoch}]
+			if e.present == nil {
+				continue
+			}
+			if _, ok := e.present[lr.Seq]; !ok {
+				e.present[lr.Seq] = k
+				e.seqs = append(e.seqs, lr.Seq)
+			}
+		}
+		for _, e := range s.eps {
+			if !slices.IsSorted(e.seqs) { // only when the log is out of order
+				slices.Sort(e.seqs)
+			}
+		}
+	}
+
+	for _, bi := range pt.batches {
+		out = a.batch(s, &c.batches[bi], out)
+	}
+	out = s.unowned(out)
+	for pid, o := range orders {
+		if o.bad {
+			out = a.reorder(s, pid, out)
+		}
+	}
+	out = s.strays(unknown, misplaced, mismatch, out)
+	return out
+}
+
+// batch checks one batch's records against the read-back.
+func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []checker.Violation {
+	c, pt, log := s.c, s.pt, s.log
+	var lost, dup, present, gap, wrong []int // indexes of b's records
+	lostAt, gapAt := -1, -1
+	for i := 0; i < b.n; i++ {
+		r := b.first + i
+		h := -1
+		if s.holey {
+			h = s.firstHole(b, i) // also for a reused id: its sequence was sent
+		}
+		if c.reused[r] {
+			continue
+		}
+		in := a.cnt[r] > 0
+		if a.cnt[r] > 1 {
+			dup = append(dup, i)
+		}
+		switch b.out {
+		case acked:
+			if !in {
+				lost = append(lost, i)
+			} else if b.ackOff >= 0 {
+				if k := s.at(b.ackOff + int64(i)); k < 0 || log[k].ID != c.ids[r] {
+					wrong = append(wrong, i)
+				}
+			}
+		case failed:
+			if in {
+				present = append(present, i)
+			} else if h >= 0 {
+				if gapAt < 0 {
+					gapAt = h
+				}
+				gap = append(gap, i)
+			}
+		default:
+			if !in && h >= 0 {
+				if lostAt < 0 {
+					lostAt = h
+				}
+				lost = append(lost, i)
+			}
+		}
+	}
+	ids := func(is []int) []int64 {
+		out := make([]int64, len(is))
+		for j, i := range is {
+			out[j] = c.ids[b.first+i]
+		}
+		return out
+	}
+	seqs := func(at attempt, is []int) []int64 {
+		out := make([]int64, len(is))
+		for j, i := range is {
+			out[j] = int64(at.seq) + int64(i)
+		}
+		return out
+	}
+	offs := func(pos []int, is []int) []int64 {
+		out := make([]int64, len(is))
+		for j, i := range is {
+			out[j] = log[pos[b.first+i]].Offset
+		}
+		return out
+	}
+	v := func(kind checker.Kind, at attempt, is []int, ls ...int) checker.Violation {
+		return checker.Violation{Kind: kind, Partition: pt.id, ProducerID: b.pid, Epoch: at.ep, Seq: at.seq,
+			Batch: b.id, Records: ids(is), Lines: lines(ls...)}
+	}
+	name := func(at attempt, is []int) string {
+		return fmt.Sprintf("%s (batch %d; epoch %d, %s)", recordList(ids(is)), b.id, at.ep, plural("sequence", seqs(at, is)))
+	}
+
+	if len(lost) > 0 {
+		if b.out == acked {
+			at := b.cur()
+			x := v(checker.Lost, at, lost, b.sent[0].line, b.ackLine, pt.readLine)
+			where := "with no offset (DUPLICATE_SEQUENCE_NUMBER)"
+			if b.ackOff >= 0 {
+				o := make([]int64, len(lost))
+				for j, i := range lost {
+					o[j] = b.ackOff + int64(i)
+				}
+				where = "at " + plural("offset", o)
+			}
+			x.Detail = fmt.Sprintf("%s %s acknowledged %s but %s not in the read-back of partition %d.",
+				upper(name(at, lost)), were(lost), where, are(lost), pt.id)
+			out = append(out, x)
+		} else {
+			at := b.sent[lostAt]
+			q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(lost[0]))
+			x := v(checker.Lost, at, lost, at.line, b.endLine, pt.readLine)
+			x.Detail = fmt.Sprintf("%s %s not in the log, yet sequence %d of epoch %d is (offset %d): the broker took a later sequence without them, so they can no longer be written in epoch %d (KAFKA-14359). The batch %s.",
+				upper(name(at, lost)), are(lost), q, at.ep, log[k].Offset, at.ep, c.fate(b))
+			out = append(out, x)
+		}
+	}
+	if len(dup) > 0 {
+		at := b.cur()
+		x := v(checker.Duplicate, at, dup, b.sent[0].line, pt.readLine)
+		x.Detail = fmt.Sprintf("%s %s in the log more than once: at %s and again at %s.",
+			upper(name(at, dup)), are(dup), plural("offset", offs(a.pos, dup)), plural("offset", offs(a.pos2, dup)))
+		out = append(out, x)
+	}
+	if len(wrong) > 0 {
+		at := b.cur()
+		x := v(checker.InconsistentOffset, at, wrong, b.sent[0].line, b.ackLine, pt.readLine)
+		acked := make([]int64, len(wrong))
+		for j, i := range wrong {
+			acked[j] = b.ackOff + int64(i)
+		}
+		holds := "nothing"
+		if k := s.at(acked[0]); k >= 0 {
+			if id := log[k].ID; id >= 0 {
+				holds = fmt.Sprintf("record %d", id)
+			} else {
+				holds = fmt.Sprintf("a record kcheck did not write (producer %d)", log[k].PID)
+			}
+		}
+		x.Detail = fmt.Sprintf("%s %s acknowledged at %s but %s at %s in the read-back; offset %d holds %s.",
+			upper(name(at, wrong)), were(wrong), plural("offset", acked), are(wrong), plural("offset", offs(a.pos, wrong)), acked[0], holds)
+		out = append(out, x)
+	}
+	if len(present) > 0 {
+		at := b.cur()
+		why := fmt.Sprintf("it was failed as never sent (%s)", b.reason)
+		if b.errLine > 0 {
+			why = fmt.Sprintf("the batch failed with %s, which is not retriable", b.reason)
+		}
+		x := v(checker.FailedPresent, at, present, b.sent[0].line, b.errLine, b.endLine, pt.readLine)
+		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet the application was told they definitely failed: %s.",
+			upper(name(at, present)), are(present), plural("offset", offs(a.pos, present)), why)
+		out = append(out, x)
+	}
+	if len(gap) > 0 {
+		at := b.sent[gapAt]
+		q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(gap[0]))
+		x := v(checker.Gap, at, gap, at.line, b.endLine, pt.readLine)
+		x.Detail = fmt.Sprintf("%s of epoch %d (%s of batch %d) %s missing from the log while sequence %d is at offset %d: the batch definitely failed (%s), yet the producer kept numbering after it without bumping its epoch.",
+			upper(plural("sequence", seqs(at, gap))), at.ep, recordList(ids(gap)), b.id, are(gap), q, log[k].Offset, b.reason)
+		out = append(out, x)
+	}
+	return out
+}
+
+// fate says how a batch with an unknown outcome ended.
+func (c *Checker) fate(b *batch) string {
+	switch b.out {
+	case expired:
+		return "ended in a delivery timeout, its outcome unknown"
+	case closed:
+		return fmt.Sprintf("was failed (%s) with its outcome unknown", b.reason)
+	}
+	return "had no outcome by the end of the trace"
+}
+
+func were(is []int) string {
+	if len(is) == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func are(is []int) string {
+	if len(is) == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// unowned reports holes in an epoch that no sent batch had the sequence of:
+// the producer skipped sequences, or the log holds what the trace never sent.
+func (s *partScan) unowned(out []checker.Violation) []checker.Violation {
+	keys := make([]epKey, 0, len(s.eps))
+	for k, e := range s.eps {
+		if e.present != nil {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b epKey) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.ep, b.ep))
+	})
+	for _, k := range keys {
+		e := s.eps[k]
+		i, _ := slices.BinarySearch(e.seqs, 0)
+		seqs := e.seqs[i:] // the sequences present, from 0
+		if int64(len(seqs))+int64(len(e.owned)) >= int64(e.max)+1 {
+			continue // every hole is a sent batch's, reported with it
+		}
+		owned := make([]int32, 0, len(e.owned))
+		for q := range e.owned {
+			owned = append(owned, q)
+		}
+		slices.Sort(owned)
+		// Walk the holes between present sequences, minus the owned ones.
+		var free []int64 // unowned sequences, as range ends: [a0, b0, a1, b1, ...]
+		next, o := int32(0), 0
+		add := func(lo, hi int32) { // [lo, hi] is missing
+			for lo <= hi {
+				for o < len(owned) && owned[o] < lo {
+					o++
+				}
+				if o < len(owned) && owned[o] <= hi {
+					if owned[o] > lo {
+						free = append(free, int64(lo), int64(owned[o])-1)
+					}
+					lo = owned[o] + 1
+					continue
+				}
+				free = append(free, int64(lo), int64(hi))
+				return
+			}
+		}
+		for _, q := range seqs {
+			if q > next {
+				add(next, q-1)
+			}
+			next = q + 1
+		}
+		if len(free) == 0 {
+			continue
+		}
+		var desc []string
+		for j := 0; j < len(free) && len(desc) < maxListed; j += 2 {
+			if free[j] == free[j+1] {
+				desc = append(desc, fmt.Sprint(free[j]))
+			} else {
+				desc = append(desc, fmt.Sprintf("%d-%d", free[j], free[j+1]))
+			}
+		}
+		word, verb := "Sequences", "are"
+		if len(free) == 2 && free[0] == free[1] {
+			word, verb = "Sequence", "is"
+		}
+		q, at := e.above(int32(free[0]))
+		out = append(out, checker.Violation{
+			Kind: checker.Gap, Partition: s.pt.id, ProducerID: k.pid, Epoch: k.ep, Seq: int32(free[0]),
+			Lines: []int{s.pt.readLine},
+			Detail: fmt.Sprintf("%s %s of epoch %d (producer %d) %s missing from the log while sequence %d is at offset %d, and no batch the trace sent had them.",
+				word, joinAnd(desc), k.ep, k.pid, verb, q, s.log[at].Offset),
+		})
+	}
+	return out
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return fmt.Sprintf("%s and %s", joinComma(xs[:len(xs)-1]), xs[len(xs)-1])
+}
+
+func joinComma(xs []string) string {
+	s := xs[0]
+	for _, x := range xs[1:] {
+		s += ", " + x
+	}
+	return s
+}
+
+// reorder reports where producer pid's records are not in the log in the
+// order they were produced (Jepsen's nonmonotonic-send). Taken in id order,
+// a record whose first occurrence comes before the previous record's is out
+// of order; one violation per such pair of batches (a produced before b),
+// naming a's records that come after one of b's and b's that come before one
+// of a's.
+func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []checker.Violation {
+	c, pt, log := s.c, s.pt, s.log
+	var firsts []int // record indexes, first occurrences of pid's records
+	for k := range log {
+		if log[k].ID < 0 {
+			continue
+		}
+		r, ok := c.rec[log[k].ID]
+		if !ok || a.pos[r] != k {
+			continue
+		}
+		if b := &c.batches[c.owner[r]]; b.part == pt.id && b.pid == pid {
+			firsts = append(firsts, r)
+		}
+	}
+	slices.SortFunc(firsts, func(x, y int) int { return cmp.Compare(c.ids[x], c.ids[y]) })
+	type pair struct{ a, b int } // batch indexes: a produced first
+	seen := map[pair]bool{}
+	listedA, listedB := map[int]bool{}, map[int]bool{}
+	for j := 1; j < len(firsts); j++ {
+		ra, rb := firsts[j-1], firsts[j]
+		p := pair{c.owner[ra], c.owner[rb]}
+		if a.pos[rb] > a.pos[ra] || seen[p] {
+			continue
+		}
+		seen[p] = true
+		ba, bb := &c.batches[p.a], &c.batches[p.b]
+		la := log[a.pos[ra]]
+		v := checker.Violation{Kind: checker.Reorder, Partition: pt.id, ProducerID: pid, Batch: ba.id,
+			Lines: lines(ba.sent[0].line, bb.sent[0].line, pt.readLine)}
+		if p.a == p.b {
+			lb := log[a.pos[rb]]
+			v.Epoch, v.Seq = la.Epoch, la.Seq-int32(ra-ba.first)
+			v.Records = []int64{c.ids[ra], c.ids[rb]}
+			v.Detail = fmt.Sprintf("Batch %d is out of order in the log: record %d (epoch %d, sequence %d) at offset %d comes after record %d (epoch %d, sequence %d) at offset %d, which was produced after it.",
+				ba.id, c.ids[ra], la.Epoch, la.Seq, la.Offset, c.ids[rb], lb.Epoch, lb.Seq, lb.Offset)
+			out = append(out, v)
+			continue
+		}
+		// a's records after b's first, and b's before a's last. Only the
+		// first time each batch is on its side of a pair: with ids
+		// interleaved across batches, the pair alone, so that the work
+		// stays linear.
+		late, early := []int{ra}, []int{rb}
+		if !listedA[p.a] && !listedB[p.b] {
+			listedA[p.a], listedB[p.b] = true, true
+			firstB, lastA := len(log), -1
+			for r := bb.first; r < bb.first+bb.n; r++ {
+				if k := a.pos[r]; k >= 0 {
+					firstB = min(firstB, k)
+				}
+			}
+			for r := ba.first; r < ba.first+ba.n; r++ {
+				lastA = max(lastA, a.pos[r])
+			}
+			late = s.involved(a, ba, func(k int) bool { return k > firstB })
+			early = s.involved(a, bb, func(k int) bool { return k < lastA })
+		}
+		first := log[a.pos[late[0]]]
+		v.Epoch, v.Seq = first.Epoch, first.Seq-int32(late[0]-ba.first)
+		for _, r := range late {
+			v.Records = append(v.Records, c.ids[r])
+		}
+		for _, r := range early {
+			v.Records = append(v.Records, c.ids[r])
+		}
+		v.Detail = fmt.Sprintf("Batch %d overtook batch %d, produced before it: %s at %s, after %s at %s.",
+			bb.id, ba.id, s.describe(a, ba, late), s.where(a, late), s.describe(a, bb, early), s.where(a, early))
+		out = append(out, v)
+	}
+	return out
+}
+
+// involved returns the indexes of b's records present in the log at a
+// position for which in holds, in id order.
+func (s *partScan) involved(a *analysis, b *batch, in func(k int) bool) []int {
+	var rs []int
+	for r := b.first; r < b.first+b.n; r++ {
+		if k := a.pos[r]; k >= 0 && in(k) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// describe names records rs of b with the epoch and sequences they have in
+// the log: "batch 2's records 4, 5 and 6 (epoch 1, sequences 0-2)".
+func (s *partScan) describe(a *analysis, b *batch, rs []int) string {
+	ids, seqs := make([]int64, len(rs)), make([]int64, len(rs))
+	for j, r := range rs {
+		ids[j], seqs[j] = s.c.ids[r], int64(s.log[a.pos[r]].Seq)
+	}
+	return fmt.Sprintf("batch %d's %s (epoch %d, %s)", b.id, recordList(ids), s.log[a.pos[rs[0]]].Epoch, plural("sequence", seqs))
+}
+
+// where is the offsets of records rs: "offsets 6-8".
+func (s *partScan) where(a *analysis, rs []int) string {
+	offs := make([]int64, len(rs))
+	for j, r := range rs {
+		offs[j] = s.log[a.pos[r]].Offset
+	}
+	return plural("offset", offs)
+}
+
+// strays reports records in the read-back that do not match what was sent:
+// ids no SendNew listed, records of another partition, and records whose
+// producer, epoch or sequence no attempt of their batch had.
+func (s *partScan) strays(unknown []int, misplaced, mismatch map[int][]int, out []checker.Violation) []checker.Violation {
+	c, pt, log := s.c, s.pt, s.log
+	if len(unknown) > 0 {
+		ids := make([]int64, len(unknown))
+		offs := make([]int64, len(unknown))
+		for j, k := range unknown {
+			ids[j], offs[j] = log[k].ID, log[k].Offset
+		}
+		first := log[unknown[0]]
+		out = append(out, checker.Violation{
+			Kind: checker.NonConformance, Partition: pt.id, ProducerID: first.PID, Epoch: first.Epoch, Seq: -1,
+			Records: ids, Lines: []int{pt.readLine},
+			Detail: fmt.Sprintf("The read-back of partition %d holds %s at %s, which no SendNew of the trace listed.",
+				pt.id, recordList(ids), plural("offset", offs)),
+		})
+	}
+	for bi, ks := range misplaced {
+		b := &c.batches[bi]
+		ids, offs := s.idsAt(ks)
+		at := b.cur()
+		out = append(out, checker.Violation{
+			Kind: checker.NonConformance, Partition: pt.id, ProducerID: b.pid, Epoch: at.ep, Seq: at.seq, Batch: b.id,
+			Records: ids, Lines: lines(b.sent[0].line, pt.readLine),
+			Detail: fmt.Sprintf("%s of batch %d, sent to partition %d, %s in the read-back of partition %d at %s.",
+				upper(recordList(ids)), b.id, b.part, are(ks), pt.id, plural("offset", offs)),
+		})
+	}
+	for bi, ks := range mismatch {
+		b := &c.batches[bi]
+		ids, offs := s.idsAt(ks)
+		lr := log[ks[0]]
+		out = append(out, checker.Violation{
+			Kind: checker.NonConformance, Partition: pt.id, ProducerID: b.pid, Epoch: lr.Epoch, Seq: lr.Seq, Batch: b.id,
+			Records: ids, Lines: lines(b.sent[0].line, pt.readLine),
+			Detail: fmt.Sprintf("%s of batch %d %s in the log at %s with producer %d, epoch %d, sequence %d (first of them), which no attempt of the batch had (it was sent as epoch %d, %s).",
+				upper(recordList(ids)), b.id, are(ks), plural("offset", offs), lr.PID, lr.Epoch, lr.Seq, b.sent[0].ep, seqRange(b.sent[0].seq, b.n)),
+		})
+	}
+	return out
+}
+
+func (s *partScan) idsAt(ks []int) (ids, offs []int64) {
+	ids, offs = make([]int64, len(ks)), make([]int64, len(ks))
+	for j, k := range ks {
+		ids[j], offs[j] = s.log[k].ID, s.log[k].Offset
+	}
+	return ids, offs
+}

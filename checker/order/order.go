@@ -1,0 +1,397 @@
+package order
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Result is what Finish found.
+type Result struct {
+	Violations []checker.Violation // sorted by partition, then first line
+	Stats      Stats
+}
+
+// Stats counts what the trace shows, for a report. Record counts are over
+// records of sent batches (SendNew); Acked + Failed + Unknown = Records.
+type Stats struct {
+	Batches  int // batches sent (SendNew events)
+	Records  int // records in those batches
+	Acked    int // records acknowledged: NONE or DUPLICATE_SEQUENCE_NUMBER
+	Failed   int // records definitely failed: a non-retriable error, or a Fail with sequence -1
+	Unknown  int // records with an indefinite outcome: delivery timeout, producer closed, or none at the end
+	Unsent   int // batches failed before they were ever sent (Fail with no SendNew); their records are not in the trace
+	Retries  int // Resend events
+	ReadBack int // records kcheck wrote found in the read-back, each occurrence counted
+	Foreign  int // records in the read-back that kcheck did not write (id -1)
+
+	// OutOfOrderAnswers counts every OUT_OF_ORDER_SEQUENCE_NUMBER answer;
+	// OutOfOrderAcked the part of them to batches acknowledged in the end,
+	// which are harmless retries and not violations.
+	OutOfOrderAnswers int
+	OutOfOrderAcked   int
+	Stalls            int           // batches reported as Stall
+	StallTime         time.Duration // summed over stalled batches: first OUT_OF_ORDER_SEQUENCE_NUMBER answer to the batch's end
+}
+
+// outcome is a batch's outcome as the application saw it.
+type outcome uint8
+
+const (
+	pending outcome = iota // no outcome yet; unknown if still so at the end
+	acked                  // NONE or DUPLICATE_SEQUENCE_NUMBER
+	failed                 // definitely failed: not written
+	expired                // delivery.timeout.ms: unknown
+	closed                 // failed for a reason that does not say it was not written: unknown
+)
+
+// definite reports whether the outcome says whether the records were written.
+func (o outcome) definite() bool { return o == acked || o == failed }
+
+// attempt is an epoch and base sequence a batch was sent with, and the line
+// of the SendNew or Resend that first used it.
+type attempt struct {
+	ep   int16
+	seq  int32
+	line int
+}
+
+// batch is one sent batch and what became of it.
+type batch struct {
+	id    int64
+	part  int32
+	pid   int64
+	first int       // index of its first record in Checker.ids
+	n     int       // its records are ids[first : first+n]
+	sent  []attempt // distinct (epoch, sequence) it was sent with, first the SendNew's; more only after a Bump
+
+	out     outcome
+	ackLine int   // the Receive that acknowledged it
+	ackOff  int64 // its base offset, -1 if unknown (DUPLICATE_SEQUENCE_NUMBER)
+	endLine int   // the ExpireBatch or Fail that ended it
+	endT    int64
+	reason  string // the Fail's reason
+	errLine int    // for a batch failed by a non-retriable error, the Receive with it
+
+	// The last Receive since the batch was last sent, for telling a Fail
+	// caused by a non-retriable error from one for another reason.
+	lastErr  string
+	lastRecv int
+
+	ooo      int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
+	oooLine  int // the first of them
+	oooFirst int64
+}
+
+func (b *batch) cur() attempt { return b.sent[len(b.sent)-1] }
+
+// part is one partition: the batches sent to it and its read-back.
+type part struct {
+	id        int32
+	sendLine  int   // the first SendNew to it
+	batches   []int // indexes into Checker.batches, in SendNew order
+	records   int
+	readLine  int // the ReadBack line, 0 if none
+	log       []tracer.LogRecord
+	readTwice []int // lines of further ReadBack events for it
+}
+
+// Checker checks one trace. It is not safe for concurrent use.
+type Checker struct {
+	h       tracer.Header
+	batches []batch
+	byID    map[int64]int // batch id -> index in batches
+	ids     []int64       // every sent record's id, batch after batch
+	owner   []int         // index in ids -> index in batches
+	rec     map[int64]int // record id -> index in ids
+	parts   map[int32]*part
+	reused  map[int]bool        // indexes in ids of records a batch listed again: not checked
+	found   []checker.Violation // NonConformance seen while adding
+	stats   Stats
+	lastT   int64 // the time of the last event before the read-back: the end of the run
+	done    bool
+}
+
+// New returns a Checker for a trace with header h.
+func New(h tracer.Header) *Checker {
+	return &Checker{h: h, byID: map[int64]int{}, rec: map[int64]int{}, parts: map[int32]*part{}}
+}
+
+func (c *Checker) part(p int32) *part {
+	pt := c.parts[p]
+	if pt == nil {
+		pt = &part{id: p}
+		c.parts[p] = pt
+	}
+	return pt
+}
+
+// Add takes the trace's next event, at line. Events must come in trace
+// order. A ReadBack's Log is kept, not copied, until Finish.
+func (c *Checker) Add(line int, e *tracer.Event) {
+	if c.done {
+		panic("order: Add after Finish")
+	}
+	if e.Kind != tracer.ReadBack {
+		c.lastT = max(c.lastT, e.T)
+	}
+	switch e.Kind {
+	case tracer.SendNew:
+		c.sendNew(line, e)
+	case tracer.Resend:
+		b := c.batch(e.Batch)
+		if b == nil {
+			return
+		}
+		c.stats.Retries++
+		if cur := b.cur(); cur.ep != e.Epoch || cur.seq != e.Seq {
+			b.sent = append(b.sent, attempt{ep: e.Epoch, seq: e.Seq, line: line})
+		}
+		b.lastErr, b.lastRecv = "", 0
+	case tracer.Receive:
+		c.receive(line, e)
+	case tracer.ExpireBatch:
+		if b := c.batch(e.Batch); b != nil && b.out == pending {
+			b.out, b.endLine, b.endT = expired, line, e.T
+		}
+	case tracer.Fail:
+		c.fail(line, e)
+	case tracer.ReadBack:
+		pt := c.part(e.Partition)
+		if pt.readLine != 0 {
+			pt.readTwice = append(pt.readTwice, line)
+			return
+		}
+		pt.readLine, pt.log = line, e.Log
+	}
+}
+
+func (c *Checker) batch(id int64) *batch {
+	i, ok := c.byID[id]
+	if !ok {
+		return nil
+	}
+	return &c.batches[i]
+}
+
+func (c *Checker) sendNew(line int, e *tracer.Event) {
+	if i, ok := c.byID[e.Batch]; ok {
+		c.found = append(c.found, checker.Violation{
+			Kind: checker.NonConformance, Partition: e.Partition, ProducerID: e.PID, Epoch: e.Epoch, Seq: e.Seq,
+			Batch: e.Batch, Lines: []int{c.batches[i].sent[0].line, line},
+			Detail: fmt.Sprintf("Batch %d was sent new twice: this SendNew (epoch %d, sequence %d) is ignored.", e.Batch, e.Epoch, e.Seq),
+		})
+		return
+	}
+	pt := c.part(e.Partition)
+	if pt.sendLine == 0 {
+		pt.sendLine = line
+	}
+	bi := len(c.batches)
+	c.byID[e.Batch] = bi
+	pt.batches = append(pt.batches, bi)
+	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: len(c.ids), ackOff: -1,
+		sent: []attempt{{ep: e.Epoch, seq: e.Seq, line: line}}}
+	var twice []int64
+	for _, id := range e.Records {
+		if _, ok := c.rec[id]; ok {
+			// The id stays with the batch that sent it first; this
+			// slot keeps the sequence numbering but is not checked.
+			twice = append(twice, id)
+			if c.reused == nil {
+				c.reused = map[int]bool{}
+			}
+			c.reused[len(c.ids)] = true
+		} else {
+			c.rec[id] = len(c.ids)
+		}
+		c.ids = append(c.ids, id)
+		c.owner = append(c.owner, bi)
+	}
+	b.n = len(c.ids) - b.first
+	c.batches = append(c.batches, b)
+	pt.records += b.n
+	c.stats.Batches++
+	c.stats.Records += b.n
+	if len(twice) > 0 {
+		first := c.batches[c.owner[c.rec[twice[0]]]].sent[0].line
+		c.found = append(c.found, checker.Violation{
+			Kind: checker.NonConformance, Partition: e.Partition, ProducerID: e.PID, Epoch: e.Epoch, Seq: e.Seq,
+			Batch: e.Batch, Records: twice, Lines: []int{first, line},
+			Detail: fmt.Sprintf("Batch %d lists %s, already sent in an earlier batch: record ids must be unique in a run.", e.Batch, recordList(twice)),
+		})
+	}
+}
+
+func (c *Checker) receive(line int, e *tracer.Event) {
+	b := c.batch(e.Batch)
+	if b == nil {
+		return
+	}
+	if e.Err == "OUT_OF_ORDER_SEQUENCE_NUMBER" {
+		c.stats.OutOfOrderAnswers++
+		if b.ooo == 0 {
+			b.oooLine, b.oooFirst = line, e.T
+		}
+		b.ooo++
+	}
+	if b.out != pending {
+		return // a late answer: the application already has its outcome
+	}
+	switch e.Err {
+	case "NONE", "DUPLICATE_SEQUENCE_NUMBER":
+		b.out, b.ackLine, b.ackOff = acked, line, e.Offset
+		if e.Err != "NONE" {
+			b.ackOff = -1 // acknowledged with no offset
+		}
+	default:
+		b.lastErr, b.lastRecv = e.Err, line
+	}
+}
+
+// fail applies a Fail event. A batch never sent (sequence -1) was never
+// written; a Fail whose reason is the non-retriable error the batch was just
+// answered with is definite; any other Fail of a sent batch (the producer
+// closed with it in flight, or a reason this checker does not know) leaves its
+// records possibly written.
+func (c *Checker) fail(line int, e *tracer.Event) {
+	b := c.batch(e.Batch)
+	if b == nil {
+		c.stats.Unsent++
+		return
+	}
+	if b.out != pending {
+		return
+	}
+	b.endLine, b.endT, b.reason = line, e.T, e.Reason
+	switch {
+	case e.Seq == -1:
+		b.out = failed
+	case b.lastErr != "" && e.Reason == b.lastErr && !retriable(b.lastErr):
+		b.out, b.errLine = failed, b.lastRecv
+	default:
+		b.out = closed
+	}
+}
+
+// retriable reports whether Kafka's error is retriable, which is to say that
+// the request may have been written; NETWORK_EXCEPTION is the client's own.
+func retriable(name string) bool {
+	if name == "NETWORK_EXCEPTION" {
+		return true
+	}
+	ke, ok := tracer.ErrorByName(name)
+	return !ok || ke.Retriable // an unknown error could be anything
+}
+
+// Finish matches every sent record against the read-back and returns what it
+// found. The Checker is done after it.
+func (c *Checker) Finish() Result {
+	c.done = true
+	out := c.found
+	for i := range c.batches {
+		b := &c.batches[i]
+		switch b.out {
+		case acked:
+			c.stats.Acked += b.n
+			c.stats.OutOfOrderAcked += b.ooo
+		case failed:
+			c.stats.Failed += b.n
+		default:
+			c.stats.Unknown += b.n
+			if b.ooo > 0 {
+				out = append(out, c.stall(b))
+			}
+		}
+	}
+	ps := make([]int32, 0, len(c.parts))
+	for p := range c.parts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	var a analysis
+	for _, p := range ps {
+		pt := c.parts[p]
+		for _, l := range pt.readTwice {
+			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
+				Lines:  []int{pt.readLine, l},
+				Detail: fmt.Sprintf("Partition %d was read back twice; only the first ReadBack is checked.", p)})
+		}
+		if pt.readLine == 0 {
+			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
+				Lines: []int{pt.sendLine},
+				Detail: fmt.Sprintf("The read-back is missing: the trace has no ReadBack for partition %d, so its %d records in %d batches cannot be checked for loss, duplicates or order.",
+					p, pt.records, len(pt.batches))})
+			continue
+		}
+		out = a.run(c, pt, out)
+	}
+	sortViolations(out)
+	return Result{Violations: out, Stats: c.stats}
+}
+
+// stall reports b, which was answered OUT_OF_ORDER_SEQUENCE_NUMBER and ended
+// without an acknowledgement.
+func (c *Checker) stall(b *batch) checker.Violation {
+	end, how := c.lastT, "had no outcome by the end of the trace"
+	switch b.out {
+	case expired:
+		end, how = b.endT, "ended in a delivery timeout"
+	case closed:
+		end, how = b.endT, fmt.Sprintf("ended failed (%s) with its outcome unknown", b.reason)
+	}
+	d := time.Duration(end - b.oooFirst)
+	c.stats.Stalls++
+	c.stats.StallTime += d
+	cur := b.cur()
+	times := "once"
+	if b.ooo > 1 {
+		times = fmt.Sprintf("%d times", b.ooo)
+	}
+	return checker.Violation{
+		Kind: checker.Stall, Partition: b.part, ProducerID: b.pid, Epoch: cur.ep, Seq: cur.seq, Batch: b.id,
+		Records: slices.Clone(c.recordsOf(b)),
+		Lines:   lines(b.sent[0].line, b.oooLine, b.endLine),
+		Detail: fmt.Sprintf("Batch %d (%s; epoch %d, %s) was answered OUT_OF_ORDER_SEQUENCE_NUMBER %s over %s and never acknowledged: it %s (the KAFKA-14359 retry loop).",
+			b.id, recordList(c.recordsOf(b)), cur.ep, seqRange(cur.seq, b.n), times, roundDuration(d), how),
+	}
+}
+
+func (c *Checker) recordsOf(b *batch) []int64 { return c.ids[b.first : b.first+b.n] }
+
+// lines returns the non-zero lines, sorted and without repeats.
+func lines(ls ...int) []int {
+	out := make([]int, 0, len(ls))
+	for _, l := range ls {
+		if l > 0 {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sortViolations orders vs by partition, then first line, then kind, batch,
+// sequence and detail, so that a report is the same on every run.
+func sortViolations(vs []checker.Violation) {
+	first := func(v *checker.Violation) int {
+		if len(v.Lines) == 0 {
+			return 0
+		}
+		return v.Lines[0]
+	}
+	slices.SortFunc(vs, func(a, b checker.Violation) int {
+		return cmp.Or(
+			cmp.Compare(a.Partition, b.Partition),
+			cmp.Compare(first(&a), first(&b)),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Batch, b.Batch),
+			cmp.Compare(a.Seq, b.Seq),
+			cmp.Compare(a.Detail, b.Detail),
+		)
+	})
+}

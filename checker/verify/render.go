@@ -1,0 +1,215 @@
+package verify
+
+import (
+	"bufio"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// collectSlices reads the trace lines the violations name, in one pass.
+func (r *Report) collectSlices() error {
+	want := map[int]bool{}
+	for _, v := range r.Violations {
+		for _, l := range v.Lines {
+			want[l] = true
+		}
+	}
+	r.Slices = map[int]string{}
+	if len(want) == 0 {
+		return nil
+	}
+	f, err := os.Open(r.File)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	for n := 1; sc.Scan(); n++ {
+		if want[n] {
+			line := sc.Text()
+			if len(line) > 300 {
+				line = line[:300] + " ..."
+			}
+			r.Slices[n] = line
+		}
+	}
+	return sc.Err()
+}
+
+// Text writes the report for a person: the verdict first, then each
+// violation with the trace lines that show it.
+func (r *Report) Text(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	h := r.Header
+	fmt.Fprintf(bw, "kcheck verify %s: %s\n", r.File, strings.ToUpper(string(r.Verdict)))
+	rule := "off"
+	if h.FirstAck {
+		rule = "on"
+	}
+	fmt.Fprintf(bw, "  trace: %d events by %s (%s), topic %q, %d partitions, first-ack rule %s, broker %s %s (%s)\n",
+		r.Events, h.Writer, h.Client, h.Topic, h.Partitions, rule, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
+	conf := "follows the spec"
+	if r.Conformance != "" {
+		conf = "DOES NOT follow the spec"
+	}
+	fmt.Fprintf(bw, "  spec replay: %s\n", conf)
+	if r.TLC != nil {
+		switch {
+		case r.TLC.Skipped != "":
+			fmt.Fprintf(bw, "  TLC trace validation: not run: %s\n", r.TLC.Skipped)
+		case r.TLC.Accepted:
+			fmt.Fprintf(bw, "  TLC trace validation: accepted (%d states, %v)\n", r.TLC.States, r.TLC.Duration.Round(1e6))
+		default:
+			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6))
+		}
+	}
+	fmt.Fprintf(bw, "  linearizability (Porcupine): %s\n", r.Linz)
+	for _, n := range r.LinzNotes {
+		fmt.Fprintf(bw, "    %s\n", n)
+	}
+	o := r.Order
+	fmt.Fprintf(bw, "  records: %d sent, %d acknowledged, %d failed, %d unknown; %d read back\n", o.Records, o.Acked, o.Failed, o.Unknown, o.ReadBack)
+	fmt.Fprintf(bw, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers: %d (%d to batches acknowledged in the end); stalls: %d (%v)\n",
+		o.OutOfOrderAnswers, o.OutOfOrderAcked, o.Stalls, o.StallTime.Round(1e6))
+	if len(r.Violations) > 0 {
+		fmt.Fprintf(bw, "\n%d violation(s):\n", len(r.Violations))
+	}
+	for i, v := range r.Violations {
+		where := ""
+		if v.Partition >= 0 {
+			where = fmt.Sprintf(" partition %d", v.Partition)
+		}
+		fmt.Fprintf(bw, "\n%d. %s%s\n   %s\n", i+1, v.Kind, where, v.Detail)
+		for _, l := range v.Lines {
+			if s, ok := r.Slices[l]; ok {
+				fmt.Fprintf(bw, "   %s:%d  %s\n", r.File, l, s)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// jsonReport is the machine-readable form.
+type jsonReport struct {
+	File        string          `json:"file"`
+	Verdict     Verdict         `json:"verdict"`
+	Events      int             `json:"events"`
+	Header      tracer.Header   `json:"header"`
+	Conformance string          `json:"conformance,omitempty"`
+	Linz        string          `json:"linearizability"`
+	LinzNotes   []string        `json:"linearizability_notes,omitempty"`
+	Order       any             `json:"order"`
+	TLC         *TLCResult      `json:"tlc,omitempty"`
+	Violations  []jsonViolation `json:"violations"`
+	DurationMs  int64           `json:"duration_ms"`
+}
+
+type jsonViolation struct {
+	Kind       checker.Kind `json:"kind"`
+	Partition  int32        `json:"partition"`
+	ProducerID int64        `json:"producer_id,omitempty"`
+	Epoch      int16        `json:"epoch"`
+	Seq        int32        `json:"seq"`
+	Batch      int64        `json:"batch,omitempty"`
+	Records    []int64      `json:"records,omitempty"`
+	Lines      []int        `json:"lines"`
+	Detail     string       `json:"detail"`
+}
+
+// JSON writes the report as one JSON object.
+func (r *Report) JSON(w io.Writer) error {
+	jr := jsonReport{File: r.File, Verdict: r.Verdict, Events: r.Events, Header: r.Header, Conformance: r.Conformance,
+		Linz: string(r.Linz), LinzNotes: r.LinzNotes, Order: r.Order, TLC: r.TLC, DurationMs: r.Duration.Milliseconds(),
+		Violations: []jsonViolation{}}
+	for _, v := range r.Violations {
+		jr.Violations = append(jr.Violations, jsonViolation{v.Kind, v.Partition, v.ProducerID, v.Epoch, v.Seq, v.Batch, v.Records, v.Lines, v.Detail})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(jr)
+}
+
+// JUnit writes the report as JUnit XML: one test case per check, failing
+// with its violations, so CI systems show what broke.
+func (r *Report) JUnit(w io.Writer) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name    string    `xml:"name,attr"`
+		Class   string    `xml:"classname,attr"`
+		Failure *failure  `xml:"failure,omitempty"`
+		Skipped *struct{} `xml:"skipped,omitempty"`
+	}
+	type suite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	byCheck := map[string][]checker.Violation{}
+	for _, v := range r.Violations {
+		check := "order"
+		switch v.Kind {
+		case checker.NonConformance:
+			check = "spec-replay"
+		case checker.NotLinearizable:
+			check = "linearizability"
+		}
+		byCheck[check] = append(byCheck[check], v)
+	}
+	s := suite{Name: "kcheck verify " + r.File}
+	checks := []string{"spec-replay", "order", "linearizability"}
+	if r.TLC != nil {
+		checks = append(checks, "tlc")
+	}
+	for _, c := range checks {
+		tc := testcase{Name: c, Class: "kcheck.verify"}
+		vs := byCheck[c]
+		if c == "linearizability" && len(vs) == 0 && r.Linz == "inconclusive" {
+			tc.Failure = &failure{Message: "inconclusive", Type: "inconclusive", Text: strings.Join(r.LinzNotes, "\n")}
+		}
+		if c == "tlc" && r.TLC.Skipped != "" {
+			tc.Skipped = &struct{}{}
+		}
+		if len(vs) > 0 {
+			var text []string
+			for _, v := range vs {
+				text = append(text, fmt.Sprintf("%s partition %d lines %v: %s", v.Kind, v.Partition, v.Lines, v.Detail))
+			}
+			kinds := []string{}
+			for _, v := range vs {
+				kinds = append(kinds, string(v.Kind))
+			}
+			slices.Sort(kinds)
+			tc.Failure = &failure{Message: strings.Join(slices.Compact(kinds), ", "), Type: "violation", Text: strings.Join(text, "\n")}
+		}
+		if tc.Failure != nil {
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Tests = len(s.Cases)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

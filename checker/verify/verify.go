@@ -1,0 +1,218 @@
+// Package verify is kcheck verify: it reads a trace once and feeds every event
+// to the spec mirror (checker/replay), the exactly-once ordering check
+// (checker/order) and the linearizability check (checker/linz), optionally
+// has TLC validate the trace too (checker/tv), and gathers one Report with
+// the verdict first. Render turns a Report into text, JSON or JUnit XML.
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/linz"
+	"github.com/kcheck/kcheck/checker/order"
+	"github.com/kcheck/kcheck/checker/replay"
+	"github.com/kcheck/kcheck/checker/tv"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Verdict is the outcome of verifying a trace.
+type Verdict string
+
+const (
+	Valid        Verdict = "valid"        // every check passed
+	Violations   Verdict = "violations"   // some check found something wrong
+	Inconclusive Verdict = "inconclusive" // nothing wrong found, but a check could not finish: never a pass
+)
+
+// Options tune a verification.
+type Options struct {
+	LinzTimeout time.Duration // Porcupine's time limit; 0: 30s
+	TLC         bool          // also validate with TLC
+	Jar         string        // tla2tools.jar, for TLC
+	SpecDir     string        // where IdempotentProducer.tla is, for TLC
+	TLCTimeout  time.Duration
+	Progress    io.Writer // a progress line on long traces; nil for none
+}
+
+// TLCResult is TLC's trace validation.
+type TLCResult struct {
+	Accepted bool
+	Furthest int // the furthest line explained, when rejected
+	States   int64
+	Duration time.Duration
+	Skipped  string // why TLC could not express the trace, if it could not
+}
+
+// Report is everything kcheck verify found.
+type Report struct {
+	File        string
+	Header      tracer.Header
+	Events      int
+	Verdict     Verdict
+	Conformance string // "" when the trace follows the spec
+	Linz        linz.Verdict
+	LinzNotes   []string
+	Order       order.Stats
+	TLC         *TLCResult
+	Violations  []checker.Violation
+	// Slices holds the text of every trace line a violation names.
+	Slices   map[int]string
+	Duration time.Duration
+
+	linz *linz.Result
+}
+
+// LinzResult returns Porcupine's result, for its visualization.
+func (r *Report) LinzResult() *linz.Result { return r.linz }
+
+// File verifies the trace at path. A bad trace (unreadable, malformed) is an
+// error naming file:line; findings are in the Report.
+func File(ctx context.Context, path string, opts Options) (*Report, error) {
+	start := time.Now()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := tracer.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	h := r.Header()
+	rep := &Report{File: path, Header: h}
+	m, err := replay.New(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", path, err)
+	}
+	oc := order.New(h)
+	lc := linz.New(h)
+	var conformance *replay.Error
+	last := time.Now()
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		rep.Events++
+		line := r.Line()
+		if conformance == nil {
+			if err := m.Step(line, e); err != nil {
+				if !errors.As(err, &conformance) {
+					return nil, err
+				}
+			}
+		}
+		oc.Add(line, e)
+		lc.Add(line, e)
+		if opts.Progress != nil && rep.Events%65536 == 0 && time.Since(last) > time.Second {
+			last = time.Now()
+			fmt.Fprintf(opts.Progress, "kcheck verify: %d events read\n", rep.Events)
+		}
+	}
+	if conformance != nil {
+		rep.Conformance = conformance.Error()
+		rep.Violations = append(rep.Violations, checker.Violation{
+			Kind: checker.NonConformance, Partition: -1, Seq: -1, Lines: []int{conformance.Line},
+			Detail: fmt.Sprintf("%s is not enabled: %s. The spec's state: %s.", conformance.Action, conformance.Reason, conformance.State),
+		})
+	}
+	ores := oc.Finish()
+	rep.Order = ores.Stats
+	rep.Violations = append(rep.Violations, ores.Violations...)
+
+	timeout := opts.LinzTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	lres := lc.Check(timeout)
+	rep.linz = &lres
+	rep.Linz = lres.Verdict
+	// A partition the ordering check already faulted is not reported twice:
+	// Porcupine's verdict there is the same finding seen as a history.
+	faulted := map[int32]bool{}
+	for _, v := range ores.Violations {
+		faulted[v.Partition] = true
+	}
+	for _, v := range lres.Violations {
+		if !faulted[v.Partition] {
+			rep.Violations = append(rep.Violations, v)
+		}
+	}
+	for _, pr := range lres.Partitions {
+		if pr.Verdict == linz.Inconclusive && pr.Reason != "" {
+			rep.LinzNotes = append(rep.LinzNotes, fmt.Sprintf("partition %d: %s", pr.Partition, pr.Reason))
+		}
+	}
+
+	if opts.TLC {
+		t, err := runTLC(ctx, path, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.TLC = t
+		if t.Skipped == "" && !t.Accepted && conformance == nil {
+			rep.Violations = append(rep.Violations, checker.Violation{
+				Kind: checker.NonConformance, Partition: -1, Seq: -1, Lines: []int{t.Furthest + 1},
+				Detail: fmt.Sprintf("TLC found no behaviour of the spec that explains the trace past line %d (the Go mirror accepted it: a disagreement to report)", t.Furthest),
+			})
+		}
+	}
+
+	slices.SortStableFunc(rep.Violations, func(a, b checker.Violation) int {
+		return firstLine(a) - firstLine(b)
+	})
+	switch {
+	case len(rep.Violations) > 0:
+		rep.Verdict = Violations
+	case lres.Verdict == linz.Inconclusive:
+		rep.Verdict = Inconclusive
+	default:
+		rep.Verdict = Valid
+	}
+	if err := rep.collectSlices(); err != nil {
+		return nil, err
+	}
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+func firstLine(v checker.Violation) int {
+	if len(v.Lines) == 0 {
+		return 0
+	}
+	return v.Lines[0]
+}
+
+func runTLC(ctx context.Context, path string, opts Options) (*TLCResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := tracer.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := tv.Translate(r)
+	if errors.Is(err, tv.ErrUnsupported) {
+		return &TLCResult{Skipped: err.Error()}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := tv.Check(ctx, m, opts.SpecDir, opts.Jar, opts.TLCTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration}, nil
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kcheck/kcheck/checker/tlc"
+	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+const verifyDescription = `Checks a trace (written by kcheck run, or later by kcheck proxy) in one pass:
+
+   spec replay      every event is explained by an action of
+                    spec/IdempotentProducer.tla mirrored in Go (the client's
+                    rules, the first-ack rule if the header says it is on, and
+                    the broker's answers for the broker version it names)
+   order            exactly-once ordering per producer and partition against
+                    the read-back: lost-write, duplicate, nonmonotonic-send,
+                    gap, inconsistent-offsets, failed-but-present, stall
+   linearizability  each partition's history checked by Porcupine (a check
+                    that runs out of time is inconclusive, never a pass)
+   --tlc            TLC itself validates the trace against the spec
+                    (spec/TraceIdempotentProducer.tla); needs java and the
+                    tla2tools jar (--jar or KCHECK_TLA2TOOLS)
+
+The report starts with the verdict, then each violation with the trace lines
+that show it. --format json prints the same as JSON; --junit FILE writes JUnit
+XML for CI; --html DIR writes an index and Porcupine's view of each partition
+it found illegal.
+
+Exit status: 0 valid; 1 violations, or inconclusive; 2 bad input (a malformed
+or truncated trace, an unknown event, a newer format), bad usage, or --tlc
+without TLC.`
+
+// verifyCommand returns the "kcheck verify" command.
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "verify",
+		Usage:       "check a trace against the spec, for linearizability and for exactly-once ordering",
+		UsageText:   "kcheck verify [--format text|json] [--junit FILE] [--html DIR] [--tlc] TRACE.jsonl",
+		Description: verifyDescription,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text or json"},
+			&cli.StringFlag{Name: "junit", Usage: "also write JUnit XML to `FILE`", TakesFile: true},
+			&cli.StringFlag{Name: "html", Usage: "also write an HTML report into `DIR`", TakesFile: true},
+			&cli.DurationFlag{Name: "linz-timeout", Value: 30 * time.Second, Usage: "time limit for Porcupine"},
+			&cli.BoolFlag{Name: "tlc", Usage: "also validate the trace with TLC"},
+			&cli.StringFlag{Name: "jar", Usage: "`PATH` of tla2tools.jar (for --tlc)", EnvVars: []string{"KCHECK_TLA2TOOLS"}, TakesFile: true},
+			&cli.StringFlag{Name: "spec-dir", Value: "spec", Usage: "`DIR` holding IdempotentProducer.tla (for --tlc)"},
+			&cli.DurationFlag{Name: "tlc-timeout", Value: 5 * time.Minute, Usage: "time limit for TLC"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("verify takes one trace file, got %d arguments (see kcheck verify --help)", c.NArg())
+			}
+			format := c.String("format")
+			if format != "text" && format != "json" {
+				return usageErrorf("--format %q: want text or json", format)
+			}
+			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
+				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter}
+			if opts.TLC {
+				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
+					return usageErrorf("--tlc: %v (without TLC kcheck verify still runs every Go check: drop --tlc)", err)
+				}
+				if _, err := os.Stat(filepath.Join(opts.SpecDir, "TraceIdempotentProducer.tla")); err != nil {
+					return usageErrorf("--tlc: --spec-dir %s: %v", opts.SpecDir, err)
+				}
+			}
+			return doVerify(c, c.Args().First(), format, opts)
+		},
+	}
+}
+
+func doVerify(c *cli.Context, path, format string, opts verify.Options) error {
+	rep, err := verify.File(c.Context, path, opts)
+	if err != nil {
+		var se *tracer.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, os.ErrNotExist) {
+			return usageErrorf("%v", err)
+		}
+		return usageErrorf("verify %s: %v", path, err)
+	}
+	w := c.App.Writer
+	if format == "json" {
+		err = rep.JSON(w)
+	} else {
+		err = rep.Text(w)
+	}
+	if err != nil {
+		return err
+	}
+	if f := c.String("junit"); f != "" {
+		if err := writeFileAtomic(f, rep.JUnit); err != nil {
+			return usageErrorf("--junit: %v", err)
+		}
+	}
+	if dir := c.String("html"); dir != "" {
+		if err := writeHTML(dir, rep); err != nil {
+			return usageErrorf("--html: %v", err)
+		}
+	}
+	if rep.Verdict != verify.Valid {
+		return &exitError{code: exitMismatch}
+	}
+	return nil
+}
+
+// writeFileAtomic writes a file through a temporary one, so a failure leaves
+// no half-written output.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kcheck-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+var indexHTML = template.Must(template.New("index").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>kcheck verify {{.File}}</title>
+<style>body{font-family:sans-serif;margin:2em;max-width:70em}pre{background:#f4f4f4;padding:.5em;overflow-x:auto}
+.valid{color:#080}.violations,.inconclusive{color:#b00}</style></head>
+<body><h1>kcheck verify</h1>
+<p>{{.File}}: <strong class="{{.Verdict}}">{{.Verdict}}</strong> ({{.Events}} events)</p>
+<ul><li>spec replay: {{if .Conformance}}does not follow the spec{{else}}follows the spec{{end}}</li>
+<li>linearizability (Porcupine): {{.Linz}}</li></ul>
+{{range $i, $v := .Violations}}<h2>{{$v.Kind}}{{if ge $v.Partition 0}}, partition {{$v.Partition}}{{end}}</h2>
+<p>{{$v.Detail}}</p><pre>{{range $v.Lines}}{{.}}: {{index $.Slices .}}
+{{end}}</pre>{{end}}
+{{if .Views}}<h2>Porcupine</h2><ul>{{range .Views}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+</body></html>
+`))
+
+// writeHTML writes index.html and Porcupine's view of each illegal partition.
+func writeHTML(dir string, rep *verify.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var views []string
+	if lr := rep.LinzResult(); lr != nil {
+		files, err := lr.WriteIllegal(dir)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			views = append(views, filepath.Base(f))
+		}
+	}
+	data := struct {
+		*verify.Report
+		Views []string
+	}{rep, views}
+	return writeFileAtomic(filepath.Join(dir, "index.html"), func(w io.Writer) error {
+		if err := indexHTML.Execute(w, data); err != nil {
+			return fmt.Errorf("rendering: %w", err)
+		}
+		return nil
+	})
+}
