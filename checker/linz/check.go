@@ -36,7 +36,7 @@ type Result struct {
 	Violations []checker.Violation // one per Illegal partition, in partition order
 
 	Events     int           // events added
-	Operations int           // operations Porcupine was given, reads included
+	Operations int           // operations Porcupine was given: batches, and per segment a read (and a start)
 	Timeout    time.Duration // the budget Check was given (0: none)
 	Elapsed    time.Duration // Check's wall time
 
@@ -65,8 +65,8 @@ type PartitionResult struct {
 // partRun is one partition's Porcupine history and what the check found.
 type partRun struct {
 	p       *partition
-	ops     []porcupine.Operation // produce operations in call order, then the read
-	mine    []*op                 // ops[i]'s op
+	ops     []porcupine.Operation // every segment's operations (start, batches, read), in call order
+	mine    []*op                 // ops[i]'s op (a segment's read is the ReadBack's op)
 	segs    [][]int               // per segment, its operations' indices in ops
 	segFrom []int64               // per segment, the offset it starts at
 	segTo   []int64               // per segment, the offset it ends before
@@ -100,11 +100,10 @@ func (c *Checker) Check(timeout time.Duration) Result {
 			pr.Verdict, pr.Reason = Inconclusive, reason
 			continue
 		}
-		pr.run = c.history(p)
-		res.Operations += len(pr.run.ops)
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			pr.run = c.history(p)
 			pr.check(res.model, timeout, deadline)
 		})
 	}
@@ -115,6 +114,9 @@ func (c *Checker) Check(timeout time.Duration) Result {
 	}
 	for i := range res.Partitions {
 		pr := &res.Partitions[i]
+		if pr.run != nil {
+			res.Operations += len(pr.run.ops)
+		}
 		switch pr.Verdict {
 		case Illegal:
 			res.Verdict = Illegal

@@ -180,6 +180,10 @@ func (r *partRun) whyNot(id int, partial []int, lines *[]int) string {
 		if f.out.offset >= int64(len(log)) {
 			return fmt.Sprintf("the read-back holds it at offset %d and ends at offset %d", at, len(log))
 		}
+		if r.p.readBack.holds(f.out.offset, f.in.recs) {
+			return fmt.Sprintf("the read-back holds it twice, at offsets %d and %d, and nothing else can fill offsets %d to %d",
+				at, f.out.offset, at, at+int64(len(f.in.recs))-1)
+		}
 		text := fmt.Sprintf("the read-back holds it at offset %d and record %d at offset %d", at, log[f.out.offset], f.out.offset)
 		if j, ok := r.owners()[log[f.out.offset]]; ok {
 			o := r.mine[j]

@@ -41,8 +41,8 @@ type op struct {
 	start    bool        // opens a segment from the read-back (check.go)
 	in       *batchInput // produce operations only: nil for reads and starts
 	out      outcome
-	call     int64  // t of SendNew (read: set by Check)
-	ret      int64  // t of the outcome; unknown and pending: set by Check
+	call     int64  // t of SendNew (reads and starts: history sets their times)
+	ret      int64  // t of the outcome (unknown and pending: history returns them at the end)
 	callLine int    // SendNew's line, or ReadBack's
 	outLine  int    // the line that settled it, 0 if none
 	cause    string // what settled it: the Receive's error, the Fail's reason, or "" (see how)
@@ -168,8 +168,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 	}
 }
 
-// settle records the operation's outcome. Unknown outcomes return at the end
-// of the history, which Check sets.
+// settle records the operation's outcome.
 func (o *op) settle(line int, t int64, out outcome, cause string) {
 	o.out, o.outLine, o.ret, o.cause = out, line, t, cause
 }

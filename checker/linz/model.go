@@ -48,7 +48,7 @@ func hashIDs(ids []int64) (h1, h2, pow1, pow2 uint64) {
 	return h1, h2, pow1, pow2
 }
 
-// logState is the state whose log is exactly log's records, in offset order.
+// logState is the state of the log that holds exactly ids, in offset order.
 func logState(ids []int64) state {
 	h1, h2, _, _ := hashIDs(ids)
 	return state{n: int64(len(ids)), h1: h1, h2: h2}
