@@ -115,62 +115,38 @@ func (r *Reader) errorf(field, format string, args ...any) error {
 	return &SyntaxError{File: r.name, Line: r.line, Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// wire is an event line as decoded; pointers tell which fields were present.
-type wire struct {
-	I      *int64      `json:"i"`
-	T      *int64      `json:"t"`
-	Kind   *Kind       `json:"ev"`
-	P      *int32      `json:"p"`
-	B      *int64      `json:"b"`
-	PID    *int64      `json:"pid"`
-	Ep     *int16      `json:"ep"`
-	Seq    *int32      `json:"seq"`
-	N      *int32      `json:"n"`
-	Req    *int32      `json:"req"`
-	Node   *int32      `json:"node"`
-	Err    *string     `json:"err"`
-	Off    *int64      `json:"off"`
-	LSO    *int64      `json:"lso"`
-	Recs   *[]int64    `json:"recs"`
-	Bump   *bool       `json:"bump"`
-	Fault  *string     `json:"fault"`
-	Reason *string     `json:"reason"`
-	Log    *[][5]int64 `json:"log"`
-}
-
 // Next returns the next event, or io.EOF after the last one.
 func (r *Reader) Next() (*Event, error) {
 	line, err := r.readLine()
 	if err != nil {
 		return nil, err
 	}
-	var w wire
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
+	e := &Event{}
+	var present field
+	if key, err := parseEvent(line, e, &present); err != nil {
+		if key != "" {
+			return nil, r.errorf(key, "%v", err)
+		}
 		return nil, r.errorf("", "not a valid event: %v", err)
 	}
-	if w.I == nil {
-		return nil, r.errorf("i", "missing")
+	for _, must := range []struct {
+		f    field
+		name string
+	}{{fI, "i"}, {fT, "t"}, {fKind, "ev"}} {
+		if present&must.f == 0 {
+			return nil, r.errorf(must.name, "missing")
+		}
 	}
-	if w.T == nil {
-		return nil, r.errorf("t", "missing")
-	}
-	if w.Kind == nil {
-		return nil, r.errorf("ev", "missing")
-	}
-	want, ok := kindFields[*w.Kind]
+	want, ok := kindFields[e.Kind]
 	if !ok {
-		return nil, r.errorf("ev", "unknown event %q (known: %v)", *w.Kind, Kinds())
+		return nil, r.errorf("ev", "unknown event %q (known: %v)", e.Kind, Kinds())
 	}
-	if *w.I != r.last+1 {
-		return nil, r.errorf("i", "event %d out of order: expected %d", *w.I, r.last+1)
+	if e.I != r.last+1 {
+		return nil, r.errorf("i", "event %d out of order: expected %d", e.I, r.last+1)
 	}
-	if *w.T < r.lastT {
-		return nil, r.errorf("t", "time %d goes backwards (previous event at %d)", *w.T, r.lastT)
+	if e.T < r.lastT {
+		return nil, r.errorf("t", "time %d goes backwards (previous event at %d)", e.T, r.lastT)
 	}
-	e := &Event{I: *w.I, T: *w.T, Kind: *w.Kind}
-	present := w.fields(e)
 	for _, fn := range fieldNames {
 		switch {
 		case want&fn.f != 0 && present&fn.f == 0:
@@ -181,66 +157,4 @@ func (r *Reader) Next() (*Event, error) {
 	}
 	r.last, r.lastT = e.I, e.T
 	return e, nil
-}
-
-// fields copies the present fields into e and reports which were present.
-func (w *wire) fields(e *Event) field {
-	var f field
-	set := func(ok bool, bit field) {
-		if ok {
-			f |= bit
-		}
-	}
-	if set(w.P != nil, fPartition); w.P != nil {
-		e.Partition = *w.P
-	}
-	if set(w.B != nil, fBatch); w.B != nil {
-		e.Batch = *w.B
-	}
-	if set(w.PID != nil, fPID); w.PID != nil {
-		e.PID = *w.PID
-	}
-	if set(w.Ep != nil, fEpoch); w.Ep != nil {
-		e.Epoch = *w.Ep
-	}
-	if set(w.Seq != nil, fSeq); w.Seq != nil {
-		e.Seq = *w.Seq
-	}
-	if set(w.N != nil, fN); w.N != nil {
-		e.N = *w.N
-	}
-	if set(w.Req != nil, fReq); w.Req != nil {
-		e.Req = *w.Req
-	}
-	if set(w.Node != nil, fNode); w.Node != nil {
-		e.Node = *w.Node
-	}
-	if set(w.Err != nil, fErr); w.Err != nil {
-		e.Err = *w.Err
-	}
-	if set(w.Off != nil, fOffset); w.Off != nil {
-		e.Offset = *w.Off
-	}
-	if set(w.LSO != nil, fLogStart); w.LSO != nil {
-		e.LogStart = *w.LSO
-	}
-	if set(w.Recs != nil, fRecords); w.Recs != nil {
-		e.Records = *w.Recs
-	}
-	if set(w.Bump != nil, fBumped); w.Bump != nil {
-		e.Bumped = *w.Bump
-	}
-	if set(w.Fault != nil, fFault); w.Fault != nil {
-		e.Fault = *w.Fault
-	}
-	if set(w.Reason != nil, fReason); w.Reason != nil {
-		e.Reason = *w.Reason
-	}
-	if set(w.Log != nil, fLog); w.Log != nil {
-		e.Log = make([]LogRecord, len(*w.Log))
-		for i, r := range *w.Log {
-			e.Log[i] = LogRecord{Offset: r[0], PID: r[1], Epoch: int16(r[2]), Seq: int32(r[3]), ID: r[4]}
-		}
-	}
-	return f
 }

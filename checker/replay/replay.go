@@ -85,8 +85,8 @@ type broker struct {
 	logLen  int64
 }
 
-func (b broker) key() string {
-	return fmt.Sprint(b.noState, b.ep, b.win, b.logLen)
+func (b broker) equal(o broker) bool {
+	return b.noState == o.noState && b.ep == o.ep && b.logLen == o.logLen && slices.Equal(b.win, o.win)
 }
 
 // pending is a fault the broker applied to an attempt (epoch, base sequence)
@@ -453,8 +453,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 	// A batch outstanding when its connection was lost, or an earlier
 	// uncertain batch of the partition, may have been handled before this
 	// attempt: each possibility is a broker state.
-	var next []broker
-	seen := map[string]bool{}
+	next := make([]broker, 0, 1)
 	var reasons []string
 	for _, br := range m.expand(pt, b) {
 		out, ok, why := m.answer(br, b, fault, e)
@@ -462,8 +461,8 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 			reasons = append(reasons, why)
 			continue
 		}
-		if k := out.key(); !seen[k] {
-			seen[k] = true
+		// Candidates are few (one, or a handful after a lost connection).
+		if !slices.ContainsFunc(next, out.equal) {
 			next = append(next, out)
 		}
 	}
