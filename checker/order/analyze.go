@@ -23,12 +23,50 @@ type epoch struct {
 	last     int32
 	inOrder  bool // every sequence higher than the one before it in the log
 
-	// Built only when the epoch has a hole (holey): the sequences present,
-	// with where each first is in the log, the same sorted, and the missing
-	// sequences that some sent batch was sent with.
-	present map[int32]int
-	seqs    []int32
+	// Built only when the epoch has a hole (holey): the sequences present
+	// (from 0), the same in order with where each first is in the log, and
+	// the missing sequences that some sent batch was sent with.
+	holes   bool
+	present seqSet
+	seqs    []seqAt
 	owned   map[int32]struct{}
+}
+
+// seqAt is a sequence present in the log and its first position there.
+type seqAt struct{ seq, pos int32 }
+
+// seqSet is a set of sequences from 0: a bitset while they are dense (as a
+// producer's are), a map otherwise, so that its size follows what it holds.
+type seqSet struct {
+	bits []uint64
+	m    map[int32]struct{}
+}
+
+func newSeqSet(top int32, n int) seqSet {
+	if top < 0 {
+		return seqSet{} // nothing from 0 to hold
+	}
+	if int64(top) < 64*int64(n)+4096 {
+		return seqSet{bits: make([]uint64, top/64+1)}
+	}
+	return seqSet{m: map[int32]struct{}{}}
+}
+
+func (s *seqSet) has(q int32) bool {
+	if s.m != nil {
+		_, ok := s.m[q]
+		return ok
+	}
+	return int(q/64) < len(s.bits) && s.bits[q/64]&(1<<(q%64)) != 0
+}
+
+// add puts q, which is not negative, in the set.
+func (s *seqSet) add(q int32) {
+	if s.m != nil {
+		s.m[q] = struct{}{}
+		return
+	}
+	s.bits[q/64] |= 1 << (q % 64)
 }
 
 func (e *epoch) add(seq int32) {
@@ -52,27 +90,22 @@ func (e *epoch) holey() bool {
 
 // hole reports whether sequence q is missing while a higher one is present.
 func (e *epoch) hole(q int32) bool {
-	if e == nil || e.present == nil || q < 0 || q >= e.max {
-		return false
-	}
-	_, ok := e.present[q]
-	return !ok
+	return e != nil && e.holes && q >= 0 && q < e.max && !e.present.has(q)
 }
 
 // above returns the lowest sequence present above q and its log position.
 func (e *epoch) above(q int32) (int32, int) {
-	i, _ := slices.BinarySearch(e.seqs, q+1)
-	if i == len(e.seqs) {
-		return e.max, e.present[e.max]
-	}
-	return e.seqs[i], e.present[e.seqs[i]]
+	i, _ := slices.BinarySearchFunc(e.seqs, q+1, func(s seqAt, q int32) int { return cmp.Compare(s.seq, q) })
+	i = min(i, len(e.seqs)-1) // the highest is present
+	return e.seqs[i].seq, int(e.seqs[i].pos)
 }
 
-// analysis is Finish's scratch state, shared by the partitions: per sent
-// record (index into Checker.ids), where it is in its partition's log.
+// analysis is Finish's scratch state, reused from partition to partition:
+// per record sent to the partition (index into part.ids), where it is in
+// the partition's log.
 type analysis struct {
-	pos  []int   // first position in the log, -1 if absent
-	pos2 []int   // second position, if cnt > 1
+	pos  []int32 // first position in the log, -1 if absent
+	pos2 []int32 // second position, if cnt > 1
 	cnt  []uint8 // occurrences, saturating
 }
 
@@ -111,14 +144,13 @@ func (s *partScan) at(off int64) int {
 	return -1
 }
 
-// firstHole returns the index in b.sent of the first attempt whose sequence
+// firstHole returns the index in b's attempts of the first whose sequence
 // for b's record i is a hole in the log, or -1; it marks every such hole as
-// owned by a sent batch.
-func (s *partScan) firstHole(b *batch, i int) int {
+// owned by a sent batch. eps are the epochs of b's attempts.
+func (s *partScan) firstHole(b *batch, eps []*epoch, i int) int {
 	found := -1
-	for si, at := range b.sent {
-		e := s.eps[epKey{b.pid, at.ep}]
-		q := at.seq + int32(i)
+	for si, e := range eps {
+		q := b.attempt(si).seq + int32(i)
 		if e.hole(q) {
 			e.owned[q] = struct{}{}
 			if found < 0 {
@@ -134,8 +166,8 @@ func (b *batch) sentAs(pid int64, ep int16, seq int32, i int) bool {
 	if pid != b.pid {
 		return false
 	}
-	for _, at := range b.sent {
-		if at.ep == ep && at.seq+int32(i) == seq {
+	for si := range b.attempts() {
+		if at := b.attempt(si); at.ep == ep && at.seq+int32(i) == seq {
 			return true
 		}
 	}
@@ -145,13 +177,10 @@ func (b *batch) sentAs(pid int64, ep int16, seq int32, i int) bool {
 // run checks partition pt's read-back against what was sent to it and
 // appends what it finds to out.
 func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.Violation {
-	if a.pos == nil {
-		a.pos = make([]int, len(c.ids))
-		a.pos2 = make([]int, len(c.ids))
-		a.cnt = make([]uint8, len(c.ids))
-		for i := range a.pos {
-			a.pos[i], a.pos2[i] = -1, -1
-		}
+	n := len(pt.ids)
+	a.pos, a.pos2, a.cnt = slices.Grow(a.pos[:0], n)[:n], slices.Grow(a.pos2[:0], n)[:n], slices.Grow(a.cnt[:0], n)[:n]
+	for i := range n {
+		a.pos[i], a.pos2[i], a.cnt[i] = -1, -1, 0
 	}
 	s := &partScan{c: c, pt: pt, log: pt.log, eps: map[epKey]*epoch{}, dense: true}
 	log := pt.log
@@ -163,9 +192,9 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 		bad  bool
 	}
 	orders := map[int64]*sendOrder{}
-	var unknown []int            // positions of ids no SendNew listed
-	misplaced := map[int][]int{} // batch -> positions of its records in another partition
-	mismatch := map[int][]int{}  // batch -> positions where it is not as it was sent
+	var unknown []int               // positions of ids no SendNew listed
+	misplaced := map[*batch][]int{} // another partition's batch -> positions of its records
+	mismatch := map[*batch][]int{}  // batch -> positions where it is not as it was sent
 	var lastKey epKey
 	var lastEp *epoch
 	var lastPID int64
@@ -188,23 +217,24 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 			}
 		}
 		lastEp.add(lr.Seq)
-		r, ok := c.rec[lr.ID]
+		rf, ok := c.rec.get(lr.ID)
 		if !ok {
 			unknown = append(unknown, k)
 			continue
 		}
-		bi := c.owner[r]
-		b := &c.batches[bi]
-		if b.part != pt.id {
-			misplaced[bi] = append(misplaced[bi], k)
+		if rf.part() != pt.num {
+			b := c.owner(rf)
+			misplaced[b] = append(misplaced[b], k)
 			continue
 		}
+		r := rf.i()
+		b := pt.bs.at(int(pt.owner[r]))
 		if !b.sentAs(lr.PID, lr.Epoch, lr.Seq, r-b.first) {
-			mismatch[bi] = append(mismatch[bi], k)
+			mismatch[b] = append(mismatch[b], k)
 		}
 		switch a.cnt[r] {
 		case 0:
-			a.pos[r] = k
+			a.pos[r] = int32(k)
 			if lastOrd == nil || b.pid != lastPID {
 				lastPID, lastOrd = b.pid, orders[b.pid]
 				if lastOrd == nil {
@@ -217,7 +247,7 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 			}
 			lastOrd.last = lr.ID
 		case 1:
-			a.pos2[r] = k
+			a.pos2[r] = int32(k)
 		}
 		if a.cnt[r] < 255 {
 			a.cnt[r]++
@@ -227,7 +257,7 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 	// Epochs with a hole get their sets, from a second pass.
 	for _, e := range s.eps {
 		if e.holey() {
-			e.present, e.owned = map[int32]int{}, map[int32]struct{}{}
+			e.holes, e.present, e.owned = true, newSeqSet(e.max, e.n), map[int32]struct{}{}
 			s.holey = true
 		}
 	}
@@ -238,23 +268,23 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 				continue
 			}
 			e := s.eps[epKey{lr.PID, lr.Epoch}]
-			if e.present == nil {
+			if !e.holes || lr.Seq < 0 || e.present.has(lr.Seq) {
 				continue
 			}
-			if _, ok := e.present[lr.Seq]; !ok {
-				e.present[lr.Seq] = k
-				e.seqs = append(e.seqs, lr.Seq)
-			}
+			e.present.add(lr.Seq)
+			e.seqs = append(e.seqs, seqAt{lr.Seq, int32(k)})
 		}
 		for _, e := range s.eps {
-			if !slices.IsSorted(e.seqs) { // only when the log is out of order
-				slices.Sort(e.seqs)
+			// Sorted already unless the log is out of order.
+			byseq := func(a, b seqAt) int { return cmp.Compare(a.seq, b.seq) }
+			if !slices.IsSortedFunc(e.seqs, byseq) {
+				slices.SortFunc(e.seqs, byseq)
 			}
 		}
 	}
 
-	for _, bi := range pt.batches {
-		out = a.batch(s, &c.batches[bi], out)
+	for i := range pt.bs.n {
+		out = a.batch(s, pt.bs.at(i), out)
 	}
 	out = s.unowned(out)
 	for pid, o := range orders {
@@ -271,13 +301,19 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	c, pt, log := s.c, s.pt, s.log
 	var lost, dup, present, gap, wrong []int // indexes of b's records
 	lostAt, gapAt := -1, -1
+	var eps []*epoch // the epochs of b's attempts in the log
+	if s.holey {
+		for si := range b.attempts() {
+			eps = append(eps, s.eps[epKey{b.pid, b.attempt(si).ep}])
+		}
+	}
 	for i := 0; i < b.n; i++ {
 		r := b.first + i
 		h := -1
 		if s.holey {
-			h = s.firstHole(b, i) // also for a reused id: its sequence was sent
+			h = s.firstHole(b, eps, i) // also for a reused id: its sequence was sent
 		}
-		if c.reused[r] {
+		if pt.reused[r] {
 			continue
 		}
 		in := a.cnt[r] > 0
@@ -289,7 +325,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 			if !in {
 				lost = append(lost, i)
 			} else if b.ackOff >= 0 {
-				if k := s.at(b.ackOff + int64(i)); k < 0 || log[k].ID != c.ids[r] {
+				if k := s.at(b.ackOff + int64(i)); k < 0 || log[k].ID != pt.ids[r] {
 					wrong = append(wrong, i)
 				}
 			}
@@ -314,7 +350,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	ids := func(is []int) []int64 {
 		out := make([]int64, len(is))
 		for j, i := range is {
-			out[j] = c.ids[b.first+i]
+			out[j] = pt.ids[b.first+i]
 		}
 		return out
 	}
@@ -325,7 +361,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		}
 		return out
 	}
-	offs := func(pos []int, is []int) []int64 {
+	offs := func(pos []int32, is []int) []int64 {
 		out := make([]int64, len(is))
 		for j, i := range is {
 			out[j] = log[pos[b.first+i]].Offset
@@ -343,7 +379,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	if len(lost) > 0 {
 		if b.out == acked {
 			at := b.cur()
-			x := v(checker.Lost, at, lost, b.sent[0].line, b.ackLine, pt.readLine)
+			x := v(checker.Lost, at, lost, b.sent0.line, b.ackLine, pt.readLine)
 			where := "with no offset (DUPLICATE_SEQUENCE_NUMBER)"
 			if b.ackOff >= 0 {
 				o := make([]int64, len(lost))
@@ -356,7 +392,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 				upper(name(at, lost)), were(lost), where, are(lost), pt.id)
 			out = append(out, x)
 		} else {
-			at := b.sent[lostAt]
+			at := b.attempt(lostAt)
 			q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(lost[0]))
 			x := v(checker.Lost, at, lost, at.line, b.endLine, pt.readLine)
 			x.Detail = fmt.Sprintf("%s %s not in the log, yet sequence %d of epoch %d is (offset %d): the broker took a later sequence without them, so they can no longer be written in epoch %d (KAFKA-14359). The batch %s.",
@@ -366,14 +402,14 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	}
 	if len(dup) > 0 {
 		at := b.cur()
-		x := v(checker.Duplicate, at, dup, b.sent[0].line, pt.readLine)
+		x := v(checker.Duplicate, at, dup, b.sent0.line, pt.readLine)
 		x.Detail = fmt.Sprintf("%s %s in the log more than once: at %s and again at %s.",
 			upper(name(at, dup)), are(dup), plural("offset", offs(a.pos, dup)), plural("offset", offs(a.pos2, dup)))
 		out = append(out, x)
 	}
 	if len(wrong) > 0 {
 		at := b.cur()
-		x := v(checker.InconsistentOffset, at, wrong, b.sent[0].line, b.ackLine, pt.readLine)
+		x := v(checker.InconsistentOffset, at, wrong, b.sent0.line, b.ackLine, pt.readLine)
 		acked := make([]int64, len(wrong))
 		for j, i := range wrong {
 			acked[j] = b.ackOff + int64(i)
@@ -396,13 +432,13 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		if b.errLine > 0 {
 			why = fmt.Sprintf("the batch failed with %s, which is not retriable", b.reason)
 		}
-		x := v(checker.FailedPresent, at, present, b.sent[0].line, b.errLine, b.endLine, pt.readLine)
+		x := v(checker.FailedPresent, at, present, b.sent0.line, b.errLine, b.endLine, pt.readLine)
 		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet the application was told they definitely failed: %s.",
 			upper(name(at, present)), are(present), plural("offset", offs(a.pos, present)), why)
 		out = append(out, x)
 	}
 	if len(gap) > 0 {
-		at := b.sent[gapAt]
+		at := b.attempt(gapAt)
 		q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(gap[0]))
 		x := v(checker.Gap, at, gap, at.line, b.endLine, pt.readLine)
 		x.Detail = fmt.Sprintf("%s of epoch %d (%s of batch %d) %s missing from the log while sequence %d is at offset %d: the batch definitely failed (%s), yet the producer kept numbering after it without bumping its epoch.",
@@ -442,7 +478,7 @@ func are(is []int) string {
 func (s *partScan) unowned(out []checker.Violation) []checker.Violation {
 	keys := make([]epKey, 0, len(s.eps))
 	for k, e := range s.eps {
-		if e.present != nil {
+		if e.holes {
 			keys = append(keys, k)
 		}
 	}
@@ -451,9 +487,7 @@ func (s *partScan) unowned(out []checker.Violation) []checker.Violation {
 	})
 	for _, k := range keys {
 		e := s.eps[k]
-		i, _ := slices.BinarySearch(e.seqs, 0)
-		seqs := e.seqs[i:] // the sequences present, from 0
-		if int64(len(seqs))+int64(len(e.owned)) >= int64(e.max)+1 {
+		if int64(len(e.seqs))+int64(len(e.owned)) >= int64(e.max)+1 {
 			continue // every hole is a sent batch's, reported with it
 		}
 		owned := make([]int32, 0, len(e.owned))
@@ -480,17 +514,21 @@ func (s *partScan) unowned(out []checker.Violation) []checker.Violation {
 				return
 			}
 		}
-		for _, q := range seqs {
-			if q > next {
-				add(next, q-1)
+		for _, sa := range e.seqs {
+			if sa.seq > next {
+				add(next, sa.seq-1)
 			}
-			next = q + 1
+			next = sa.seq + 1
 		}
 		if len(free) == 0 {
 			continue
 		}
 		var desc []string
-		for j := 0; j < len(free) && len(desc) < maxListed; j += 2 {
+		for j := 0; j < len(free); j += 2 {
+			if len(desc) == maxListed {
+				desc = append(desc, "...")
+				break
+			}
 			if free[j] == free[j+1] {
 				desc = append(desc, fmt.Sprint(free[j]))
 			} else {
@@ -512,24 +550,6 @@ func (s *partScan) unowned(out []checker.Violation) []checker.Violation {
 	return out
 }
 
-func joinAnd(xs []string) string {
-	switch len(xs) {
-	case 0:
-		return ""
-	case 1:
-		return xs[0]
-	}
-	return fmt.Sprintf("%s and %s", joinComma(xs[:len(xs)-1]), xs[len(xs)-1])
-}
-
-func joinComma(xs []string) string {
-	s := xs[0]
-	for _, x := range xs[1:] {
-		s += ", " + x
-	}
-	return s
-}
-
 // reorder reports where producer pid's records are not in the log in the
 // order they were produced (Jepsen's nonmonotonic-send). Taken in id order,
 // a record whose first occurrence comes before the previous record's is out
@@ -538,40 +558,40 @@ func joinComma(xs []string) string {
 // of a's.
 func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []checker.Violation {
 	c, pt, log := s.c, s.pt, s.log
-	var firsts []int // record indexes, first occurrences of pid's records
+	var firsts []int // indexes in pt.ids: first occurrences of pid's records
 	for k := range log {
 		if log[k].ID < 0 {
 			continue
 		}
-		r, ok := c.rec[log[k].ID]
-		if !ok || a.pos[r] != k {
+		rf, ok := c.rec.get(log[k].ID)
+		if !ok || rf.part() != pt.num || int(a.pos[rf.i()]) != k {
 			continue
 		}
-		if b := &c.batches[c.owner[r]]; b.part == pt.id && b.pid == pid {
+		if r := rf.i(); pt.bs.at(int(pt.owner[r])).pid == pid {
 			firsts = append(firsts, r)
 		}
 	}
-	slices.SortFunc(firsts, func(x, y int) int { return cmp.Compare(c.ids[x], c.ids[y]) })
-	type pair struct{ a, b int } // batch indexes: a produced first
+	slices.SortFunc(firsts, func(x, y int) int { return cmp.Compare(pt.ids[x], pt.ids[y]) })
+	type pair struct{ a, b *batch } // a produced first
 	seen := map[pair]bool{}
-	listedA, listedB := map[int]bool{}, map[int]bool{}
+	listedA, listedB := map[*batch]bool{}, map[*batch]bool{}
 	for j := 1; j < len(firsts); j++ {
 		ra, rb := firsts[j-1], firsts[j]
-		p := pair{c.owner[ra], c.owner[rb]}
+		ba, bb := pt.bs.at(int(pt.owner[ra])), pt.bs.at(int(pt.owner[rb]))
+		p := pair{ba, bb}
 		if a.pos[rb] > a.pos[ra] || seen[p] {
 			continue
 		}
 		seen[p] = true
-		ba, bb := &c.batches[p.a], &c.batches[p.b]
 		la := log[a.pos[ra]]
 		v := checker.Violation{Kind: checker.Reorder, Partition: pt.id, ProducerID: pid, Batch: ba.id,
-			Lines: lines(ba.sent[0].line, bb.sent[0].line, pt.readLine)}
-		if p.a == p.b {
+			Lines: lines(ba.sent0.line, bb.sent0.line, pt.readLine)}
+		if ba == bb {
 			lb := log[a.pos[rb]]
 			v.Epoch, v.Seq = la.Epoch, la.Seq-int32(ra-ba.first)
-			v.Records = []int64{c.ids[ra], c.ids[rb]}
+			v.Records = []int64{pt.ids[ra], pt.ids[rb]}
 			v.Detail = fmt.Sprintf("Batch %d is out of order in the log: record %d (epoch %d, sequence %d) at offset %d comes after record %d (epoch %d, sequence %d) at offset %d, which was produced after it.",
-				ba.id, c.ids[ra], la.Epoch, la.Seq, la.Offset, c.ids[rb], lb.Epoch, lb.Seq, lb.Offset)
+				ba.id, pt.ids[ra], la.Epoch, la.Seq, la.Offset, pt.ids[rb], lb.Epoch, lb.Seq, lb.Offset)
 			out = append(out, v)
 			continue
 		}
@@ -580,9 +600,9 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 		// interleaved across batches, the pair alone, so that the work
 		// stays linear.
 		late, early := []int{ra}, []int{rb}
-		if !listedA[p.a] && !listedB[p.b] {
-			listedA[p.a], listedB[p.b] = true, true
-			firstB, lastA := len(log), -1
+		if !listedA[ba] && !listedB[bb] {
+			listedA[ba], listedB[bb] = true, true
+			firstB, lastA := int32(len(log)), int32(-1)
 			for r := bb.first; r < bb.first+bb.n; r++ {
 				if k := a.pos[r]; k >= 0 {
 					firstB = min(firstB, k)
@@ -591,16 +611,16 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 			for r := ba.first; r < ba.first+ba.n; r++ {
 				lastA = max(lastA, a.pos[r])
 			}
-			late = s.involved(a, ba, func(k int) bool { return k > firstB })
-			early = s.involved(a, bb, func(k int) bool { return k < lastA })
+			late = a.involved(ba, func(k int32) bool { return k > firstB })
+			early = a.involved(bb, func(k int32) bool { return k < lastA })
 		}
 		first := log[a.pos[late[0]]]
 		v.Epoch, v.Seq = first.Epoch, first.Seq-int32(late[0]-ba.first)
 		for _, r := range late {
-			v.Records = append(v.Records, c.ids[r])
+			v.Records = append(v.Records, pt.ids[r])
 		}
 		for _, r := range early {
-			v.Records = append(v.Records, c.ids[r])
+			v.Records = append(v.Records, pt.ids[r])
 		}
 		v.Detail = fmt.Sprintf("Batch %d overtook batch %d, produced before it: %s at %s, after %s at %s.",
 			bb.id, ba.id, s.describe(a, ba, late), s.where(a, late), s.describe(a, bb, early), s.where(a, early))
@@ -611,7 +631,7 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 
 // involved returns the indexes of b's records present in the log at a
 // position for which in holds, in id order.
-func (s *partScan) involved(a *analysis, b *batch, in func(k int) bool) []int {
+func (a *analysis) involved(b *batch, in func(k int32) bool) []int {
 	var rs []int
 	for r := b.first; r < b.first+b.n; r++ {
 		if k := a.pos[r]; k >= 0 && in(k) {
@@ -626,7 +646,7 @@ func (s *partScan) involved(a *analysis, b *batch, in func(k int) bool) []int {
 func (s *partScan) describe(a *analysis, b *batch, rs []int) string {
 	ids, seqs := make([]int64, len(rs)), make([]int64, len(rs))
 	for j, r := range rs {
-		ids[j], seqs[j] = s.c.ids[r], int64(s.log[a.pos[r]].Seq)
+		ids[j], seqs[j] = s.pt.ids[r], int64(s.log[a.pos[r]].Seq)
 	}
 	return fmt.Sprintf("batch %d's %s (epoch %d, %s)", b.id, recordList(ids), s.log[a.pos[rs[0]]].Epoch, plural("sequence", seqs))
 }
@@ -643,14 +663,10 @@ func (s *partScan) where(a *analysis, rs []int) string {
 // strays reports records in the read-back that do not match what was sent:
 // ids no SendNew listed, records of another partition, and records whose
 // producer, epoch or sequence no attempt of their batch had.
-func (s *partScan) strays(unknown []int, misplaced, mismatch map[int][]int, out []checker.Violation) []checker.Violation {
-	c, pt, log := s.c, s.pt, s.log
+func (s *partScan) strays(unknown []int, misplaced, mismatch map[*batch][]int, out []checker.Violation) []checker.Violation {
+	pt, log := s.pt, s.log
 	if len(unknown) > 0 {
-		ids := make([]int64, len(unknown))
-		offs := make([]int64, len(unknown))
-		for j, k := range unknown {
-			ids[j], offs[j] = log[k].ID, log[k].Offset
-		}
+		ids, offs := s.idsAt(unknown)
 		first := log[unknown[0]]
 		out = append(out, checker.Violation{
 			Kind: checker.NonConformance, Partition: pt.id, ProducerID: first.PID, Epoch: first.Epoch, Seq: -1,
@@ -659,26 +675,24 @@ func (s *partScan) strays(unknown []int, misplaced, mismatch map[int][]int, out 
 				pt.id, recordList(ids), plural("offset", offs)),
 		})
 	}
-	for bi, ks := range misplaced {
-		b := &c.batches[bi]
+	for b, ks := range misplaced {
 		ids, offs := s.idsAt(ks)
 		at := b.cur()
 		out = append(out, checker.Violation{
 			Kind: checker.NonConformance, Partition: pt.id, ProducerID: b.pid, Epoch: at.ep, Seq: at.seq, Batch: b.id,
-			Records: ids, Lines: lines(b.sent[0].line, pt.readLine),
+			Records: ids, Lines: lines(b.sent0.line, pt.readLine),
 			Detail: fmt.Sprintf("%s of batch %d, sent to partition %d, %s in the read-back of partition %d at %s.",
 				upper(recordList(ids)), b.id, b.part, are(ks), pt.id, plural("offset", offs)),
 		})
 	}
-	for bi, ks := range mismatch {
-		b := &c.batches[bi]
+	for b, ks := range mismatch {
 		ids, offs := s.idsAt(ks)
 		lr := log[ks[0]]
 		out = append(out, checker.Violation{
 			Kind: checker.NonConformance, Partition: pt.id, ProducerID: b.pid, Epoch: lr.Epoch, Seq: lr.Seq, Batch: b.id,
-			Records: ids, Lines: lines(b.sent[0].line, pt.readLine),
+			Records: ids, Lines: lines(b.sent0.line, pt.readLine),
 			Detail: fmt.Sprintf("%s of batch %d %s in the log at %s with producer %d, epoch %d, sequence %d (first of them), which no attempt of the batch had (it was sent as epoch %d, %s).",
-				upper(recordList(ids)), b.id, are(ks), plural("offset", offs), lr.PID, lr.Epoch, lr.Seq, b.sent[0].ep, seqRange(b.sent[0].seq, b.n)),
+				upper(recordList(ids)), b.id, are(ks), plural("offset", offs), lr.PID, lr.Epoch, lr.Seq, b.sent0.ep, seqRange(b.sent0.seq, b.n)),
 		})
 	}
 	return out

@@ -65,13 +65,15 @@ func runs(xs []int64) string {
 		}
 		i = j + 1
 	}
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
+	return joinAnd(parts)
+}
+
+// joinAnd joins "a", "b" and "c" as "a, b and c".
+func joinAnd(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
 	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // plural returns "word xs" with word made plural when xs holds more than one.

@@ -34,6 +34,10 @@
 // with it in flight, or no outcome by the end of the trace). An unknown outcome
 // is neither acknowledged nor failed: its records may or may not be written.
 //
-// Time is O(events + records) and memory O(records): maps are used for every
-// lookup, and the only sorts are over records already found out of place.
+// Time is O(events + records) and memory O(records). Nothing is searched:
+// ids are looked up in slices indexed by id (kcheck numbers records and
+// batches densely; a map takes any id beyond), and each partition's batches,
+// records and log are walked in order. The only sorts are over what is
+// already out of place: records out of order, a log whose sequences are not
+// ascending, and the violations found.
 package order

@@ -49,9 +49,6 @@ const (
 	closed                 // failed for a reason that does not say it was not written: unknown
 )
 
-// definite reports whether the outcome says whether the records were written.
-func (o outcome) definite() bool { return o == acked || o == failed }
-
 // attempt is an epoch and base sequence a batch was sent with, and the line
 // of the SendNew or Resend that first used it.
 type attempt struct {
@@ -65,9 +62,13 @@ type batch struct {
 	id    int64
 	part  int32
 	pid   int64
-	first int       // index of its first record in Checker.ids
-	n     int       // its records are ids[first : first+n]
-	sent  []attempt // distinct (epoch, sequence) it was sent with, first the SendNew's; more only after a Bump
+	first int // index of its first record in its partition's ids
+	n     int // its records are ids[first : first+n]
+
+	// The distinct (epoch, sequence) it was sent with: sent0 by SendNew,
+	// more only after a Bump renumbered it.
+	sent0 attempt
+	more  []attempt
 
 	out     outcome
 	ackLine int   // the Receive that acknowledged it
@@ -87,14 +88,31 @@ type batch struct {
 	oooFirst int64
 }
 
-func (b *batch) cur() attempt { return b.sent[len(b.sent)-1] }
+// attempts is how many distinct (epoch, sequence) b was sent with.
+func (b *batch) attempts() int { return 1 + len(b.more) }
 
-// part is one partition: the batches sent to it and its read-back.
+// attempt returns the i-th of them.
+func (b *batch) attempt(i int) attempt {
+	if i == 0 {
+		return b.sent0
+	}
+	return b.more[i-1]
+}
+
+// cur is the last (epoch, sequence) b was sent with.
+func (b *batch) cur() attempt { return b.attempt(len(b.more)) }
+
+// part is one partition: the batches sent to it, their records and its
+// read-back. Keeping them by partition keeps Finish's passes over one
+// partition's log and batches sequential in memory.
 type part struct {
 	id        int32
-	sendLine  int   // the first SendNew to it
-	batches   []int // indexes into Checker.batches, in SendNew order
-	records   int
+	num       int     // its index in Checker.byNum
+	sendLine  int     // the first SendNew to it
+	bs        batches // its batches, in SendNew order
+	ids       []int64 // its batches' record ids, batch after batch
+	owner     []int32 // index in ids -> index in bs
+	reused    map[int]bool
 	readLine  int // the ReadBack line, 0 if none
 	log       []tracer.LogRecord
 	readTwice []int // lines of further ReadBack events for it
@@ -102,31 +120,34 @@ type part struct {
 
 // Checker checks one trace. It is not safe for concurrent use.
 type Checker struct {
-	h       tracer.Header
-	batches []batch
-	byID    map[int64]int // batch id -> index in batches
-	ids     []int64       // every sent record's id, batch after batch
-	owner   []int         // index in ids -> index in batches
-	rec     map[int64]int // record id -> index in ids
-	parts   map[int32]*part
-	reused  map[int]bool        // indexes in ids of records a batch listed again: not checked
-	found   []checker.Violation // NonConformance seen while adding
-	stats   Stats
-	lastT   int64 // the time of the last event before the read-back: the end of the run
-	done    bool
+	h     tracer.Header
+	parts map[int32]*part
+	byNum []*part             // partitions in the order they first appear
+	last  *part               // the previous event's partition
+	byID  index               // batch id -> its partition and index in bs
+	rec   index               // record id -> its partition and index in ids
+	found []checker.Violation // NonConformance seen while adding
+	stats Stats
+	lastT int64 // the time of the last event before the read-back: the end of the run
+	done  bool
 }
 
 // New returns a Checker for a trace with header h.
 func New(h tracer.Header) *Checker {
-	return &Checker{h: h, byID: map[int64]int{}, rec: map[int64]int{}, parts: map[int32]*part{}}
+	return &Checker{h: h, parts: map[int32]*part{}}
 }
 
 func (c *Checker) part(p int32) *part {
+	if c.last != nil && c.last.id == p {
+		return c.last
+	}
 	pt := c.parts[p]
 	if pt == nil {
-		pt = &part{id: p}
+		pt = &part{id: p, num: len(c.byNum)}
 		c.parts[p] = pt
+		c.byNum = append(c.byNum, pt)
 	}
+	c.last = pt
 	return pt
 }
 
@@ -149,7 +170,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 		}
 		c.stats.Retries++
 		if cur := b.cur(); cur.ep != e.Epoch || cur.seq != e.Seq {
-			b.sent = append(b.sent, attempt{ep: e.Epoch, seq: e.Seq, line: line})
+			b.more = append(b.more, attempt{ep: e.Epoch, seq: e.Seq, line: line})
 		}
 		b.lastErr, b.lastRecv = "", 0
 	case tracer.Receive:
@@ -171,18 +192,24 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 }
 
 func (c *Checker) batch(id int64) *batch {
-	i, ok := c.byID[id]
+	r, ok := c.byID.get(id)
 	if !ok {
 		return nil
 	}
-	return &c.batches[i]
+	return c.byNum[r.part()].bs.at(r.i())
+}
+
+// owner returns the batch of the record at r.
+func (c *Checker) owner(r ref) *batch {
+	pt := c.byNum[r.part()]
+	return pt.bs.at(int(pt.owner[r.i()]))
 }
 
 func (c *Checker) sendNew(line int, e *tracer.Event) {
-	if i, ok := c.byID[e.Batch]; ok {
+	if b := c.batch(e.Batch); b != nil {
 		c.found = append(c.found, checker.Violation{
 			Kind: checker.NonConformance, Partition: e.Partition, ProducerID: e.PID, Epoch: e.Epoch, Seq: e.Seq,
-			Batch: e.Batch, Lines: []int{c.batches[i].sent[0].line, line},
+			Batch: e.Batch, Lines: []int{b.sent0.line, line},
 			Detail: fmt.Sprintf("Batch %d was sent new twice: this SendNew (epoch %d, sequence %d) is ignored.", e.Batch, e.Epoch, e.Seq),
 		})
 		return
@@ -191,34 +218,33 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 	if pt.sendLine == 0 {
 		pt.sendLine = line
 	}
-	bi := len(c.batches)
-	c.byID[e.Batch] = bi
-	pt.batches = append(pt.batches, bi)
-	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: len(c.ids), ackOff: -1,
-		sent: []attempt{{ep: e.Epoch, seq: e.Seq, line: line}}}
+	bi := pt.bs.n
+	c.byID.put(e.Batch, refOf(pt.num, bi))
+	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: len(pt.ids), ackOff: -1,
+		sent0: attempt{ep: e.Epoch, seq: e.Seq, line: line}}
 	var twice []int64
 	for _, id := range e.Records {
-		if _, ok := c.rec[id]; ok {
+		if _, ok := c.rec.get(id); ok {
 			// The id stays with the batch that sent it first; this
 			// slot keeps the sequence numbering but is not checked.
 			twice = append(twice, id)
-			if c.reused == nil {
-				c.reused = map[int]bool{}
+			if pt.reused == nil {
+				pt.reused = map[int]bool{}
 			}
-			c.reused[len(c.ids)] = true
+			pt.reused[len(pt.ids)] = true
 		} else {
-			c.rec[id] = len(c.ids)
+			c.rec.put(id, refOf(pt.num, len(pt.ids)))
 		}
-		c.ids = append(c.ids, id)
-		c.owner = append(c.owner, bi)
+		pt.ids = append(pt.ids, id)
+		pt.owner = append(pt.owner, int32(bi))
 	}
-	b.n = len(c.ids) - b.first
-	c.batches = append(c.batches, b)
-	pt.records += b.n
+	b.n = len(pt.ids) - b.first
+	pt.bs.add(b)
 	c.stats.Batches++
 	c.stats.Records += b.n
 	if len(twice) > 0 {
-		first := c.batches[c.owner[c.rec[twice[0]]]].sent[0].line
+		r, _ := c.rec.get(twice[0])
+		first := c.owner(r).sent0.line
 		c.found = append(c.found, checker.Violation{
 			Kind: checker.NonConformance, Partition: e.Partition, ProducerID: e.PID, Epoch: e.Epoch, Seq: e.Seq,
 			Batch: e.Batch, Records: twice, Lines: []int{first, line},
@@ -293,29 +319,26 @@ func retriable(name string) bool {
 func (c *Checker) Finish() Result {
 	c.done = true
 	out := c.found
-	for i := range c.batches {
-		b := &c.batches[i]
-		switch b.out {
-		case acked:
-			c.stats.Acked += b.n
-			c.stats.OutOfOrderAcked += b.ooo
-		case failed:
-			c.stats.Failed += b.n
-		default:
-			c.stats.Unknown += b.n
-			if b.ooo > 0 {
-				out = append(out, c.stall(b))
+	ps := slices.Clone(c.byNum)
+	slices.SortFunc(ps, func(a, b *part) int { return cmp.Compare(a.id, b.id) })
+	var a analysis
+	for _, pt := range ps {
+		p := pt.id
+		for i := range pt.bs.n {
+			b := pt.bs.at(i)
+			switch b.out {
+			case acked:
+				c.stats.Acked += b.n
+				c.stats.OutOfOrderAcked += b.ooo
+			case failed:
+				c.stats.Failed += b.n
+			default:
+				c.stats.Unknown += b.n
+				if b.ooo > 0 {
+					out = append(out, c.stall(pt, b))
+				}
 			}
 		}
-	}
-	ps := make([]int32, 0, len(c.parts))
-	for p := range c.parts {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	var a analysis
-	for _, p := range ps {
-		pt := c.parts[p]
 		for _, l := range pt.readTwice {
 			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
 				Lines:  []int{pt.readLine, l},
@@ -325,7 +348,7 @@ func (c *Checker) Finish() Result {
 			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
 				Lines: []int{pt.sendLine},
 				Detail: fmt.Sprintf("The read-back is missing: the trace has no ReadBack for partition %d, so its %d records in %d batches cannot be checked for loss, duplicates or order.",
-					p, pt.records, len(pt.batches))})
+					p, len(pt.ids), pt.bs.n)})
 			continue
 		}
 		out = a.run(c, pt, out)
@@ -336,7 +359,7 @@ func (c *Checker) Finish() Result {
 
 // stall reports b, which was answered OUT_OF_ORDER_SEQUENCE_NUMBER and ended
 // without an acknowledgement.
-func (c *Checker) stall(b *batch) checker.Violation {
+func (c *Checker) stall(pt *part, b *batch) checker.Violation {
 	end, how := c.lastT, "had no outcome by the end of the trace"
 	switch b.out {
 	case expired:
@@ -354,14 +377,14 @@ func (c *Checker) stall(b *batch) checker.Violation {
 	}
 	return checker.Violation{
 		Kind: checker.Stall, Partition: b.part, ProducerID: b.pid, Epoch: cur.ep, Seq: cur.seq, Batch: b.id,
-		Records: slices.Clone(c.recordsOf(b)),
-		Lines:   lines(b.sent[0].line, b.oooLine, b.endLine),
+		Records: slices.Clone(pt.recordsOf(b)),
+		Lines:   lines(b.sent0.line, b.oooLine, b.endLine),
 		Detail: fmt.Sprintf("Batch %d (%s; epoch %d, %s) was answered OUT_OF_ORDER_SEQUENCE_NUMBER %s over %s and never acknowledged: it %s (the KAFKA-14359 retry loop).",
-			b.id, recordList(c.recordsOf(b)), cur.ep, seqRange(cur.seq, b.n), times, roundDuration(d), how),
+			b.id, recordList(pt.recordsOf(b)), cur.ep, seqRange(cur.seq, b.n), times, roundDuration(d), how),
 	}
 }
 
-func (c *Checker) recordsOf(b *batch) []int64 { return c.ids[b.first : b.first+b.n] }
+func (pt *part) recordsOf(b *batch) []int64 { return pt.ids[b.first : b.first+b.n] }
 
 // lines returns the non-zero lines, sorted and without repeats.
 func lines(ls ...int) []int {

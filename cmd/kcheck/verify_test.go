@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVerifyRealTraces(t *testing.T) {
+	code, stdout, stderr := runKcheck(t, "verify", "../../traces/run.jsonl")
+	if code != exitOK || !strings.HasPrefix(stdout, "kcheck verify ../../traces/run.jsonl: VALID") {
+		t.Fatalf("run.jsonl: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runKcheck(t, "verify", "--format", "json", "../../traces/first-ack-off.jsonl")
+	if code != exitMismatch {
+		t.Fatalf("first-ack-off.jsonl: exit %d, want 1", code)
+	}
+	var rep struct {
+		Verdict    string
+		Violations []struct{ Kind string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, v := range rep.Violations {
+		kinds[v.Kind] = true
+	}
+	if rep.Verdict != "violations" || !kinds["lost-write"] {
+		t.Fatalf("first-ack-off.jsonl: verdict %q kinds %v, want the loss named", rep.Verdict, kinds)
+	}
+}
+
+// Every fixture gets the verdict its name says: ok-* valid, bad-<kind>
+// failing with that kind and no other.
+func TestVerifyFixtures(t *testing.T) {
+	files, _ := filepath.Glob("../../traces/fixtures/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runKcheck(t, "verify", "--format", "json", f)
+			var rep struct {
+				Verdict    string
+				Violations []struct{ Kind, Detail string }
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+			}
+			if strings.HasPrefix(name, "ok-") {
+				if code != exitOK || rep.Verdict != "valid" {
+					t.Fatalf("exit %d, verdict %s, violations %+v", code, rep.Verdict, rep.Violations)
+				}
+				return
+			}
+			want := strings.TrimPrefix(name, "bad-")
+			if code != exitMismatch || len(rep.Violations) == 0 {
+				t.Fatalf("exit %d, verdict %s: want a %s", code, rep.Verdict, want)
+			}
+			for _, v := range rep.Violations {
+				if v.Kind != want {
+					t.Errorf("found %s (%s), want only %s", v.Kind, v.Detail, want)
+				}
+			}
+		})
+	}
+}
+
+func TestVerifyBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("../../traces/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(good), "\n")
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify"}, "verify takes one trace file"},
+		{[]string{"verify", filepath.Join(dir, "missing.jsonl")}, "no such file"},
+		{[]string{"verify", write("trunc.jsonl", lines[0]+lines[1]+strings.TrimSuffix(lines[2], "\n"))}, "trunc.jsonl:3: truncated last line"},
+		{[]string{"verify", write("junk.jsonl", lines[0]+"not json\n")}, "junk.jsonl:2: not a valid event"},
+		{[]string{"verify", write("newer.jsonl", `{"kcheck_trace":9}`+"\n")}, "newer.jsonl:1"},
+		{[]string{"verify", write("noheader.jsonl", lines[1])}, "noheader.jsonl:1"},
+		{[]string{"verify", "--format", "yaml", "../../traces/run.jsonl"}, `--format "yaml"`},
+		{[]string{"verify", "--tlc", "--jar", filepath.Join(dir, "none.jar"), "../../traces/run.jsonl"}, "--tlc"},
+	} {
+		code, _, stderr := runKcheck(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestVerifyJUnitAndHTML(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "junit.xml")
+	html := filepath.Join(dir, "html")
+	code, _, stderr := runKcheck(t, "verify", "--junit", junit, "--html", html, "../../traces/first-ack-off.jsonl")
+	if code != exitMismatch {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(x), `<testcase name="order"`) || !strings.Contains(string(x), "lost-write") {
+		t.Fatalf("junit:\n%s", x)
+	}
+	h, err := os.ReadFile(filepath.Join(html, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), "lost-write") {
+		t.Fatal("index.html does not name the loss")
+	}
+}
