@@ -3,8 +3,6 @@ package workload
 import (
 	"context"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,26 +27,16 @@ func config(t *testing.T, firstAck bool) Config {
 // readTrace reads a trace back with the strict reader and counts its kinds.
 func readTrace(t *testing.T, path string) (tracer.Header, map[tracer.Kind]int) {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
+	kinds := map[tracer.Kind]int{}
+	if err := f.Each(func(_ int, e *tracer.Event) error { kinds[e.Kind]++; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[tracer.Kind]int{}
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return r.Header(), kinds
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		kinds[e.Kind]++
-	}
+	return f.Header(), kinds
 }
 
 func TestRuleOnIsClean(t *testing.T) {

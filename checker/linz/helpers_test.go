@@ -1,9 +1,6 @@
 package linz
 
 import (
-	"errors"
-	"io"
-	"os"
 	"testing"
 	"time"
 
@@ -13,25 +10,14 @@ import (
 // checkFile reads the trace at path into a Checker and checks it.
 func checkFile(t testing.TB, path string, timeout time.Duration) Result {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
+	c := New(f.Header())
+	if err := f.Each(func(line int, e *tracer.Event) error { c.Add(line, e); return nil }); err != nil {
 		t.Fatal(err)
-	}
-	c := New(r.Header())
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Add(r.Line(), e)
 	}
 	return c.Check(timeout)
 }

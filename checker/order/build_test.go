@@ -1,9 +1,6 @@
 package order
 
 import (
-	"errors"
-	"io"
-	"os"
 	"testing"
 
 	"github.com/kcheck/kcheck/tracer"
@@ -92,24 +89,14 @@ func batchLog(off int64, ep int16, seq int32, ids ...int64) []tracer.LogRecord {
 // checkFile reads the trace at path through tracer.Reader into a Checker.
 func checkFile(t testing.TB, path string) Result {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
+	c := New(f.Header())
+	if err := f.Each(func(line int, e *tracer.Event) error { c.Add(line, e); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	c := New(r.Header())
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return c.Finish()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Add(r.Line(), e)
-	}
+	return c.Finish()
 }

@@ -11,16 +11,12 @@ import (
 
 func replayFile(t *testing.T, path string) error {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Trace(r)
+	return Trace(f.Reader)
 }
 
 // The traces of real runs in traces/ conform to the spec: our producer with

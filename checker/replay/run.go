@@ -1,11 +1,6 @@
 package replay
 
-import (
-	"errors"
-	"io"
-
-	"github.com/kcheck/kcheck/tracer"
-)
+import "github.com/kcheck/kcheck/tracer"
 
 // Trace replays every event of r; it returns the first conformance failure
 // (an *Error), a read error (a *tracer.SyntaxError), or nil.
@@ -14,16 +9,5 @@ func Trace(r *tracer.Reader) error {
 	if err != nil {
 		return err
 	}
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := m.Step(r.Line(), e); err != nil {
-			return err
-		}
-	}
+	return r.Each(m.Step)
 }

@@ -10,26 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// jarForTest returns the tla2tools jar named by KCHECK_TLA2TOOLS. Without it
-// the test is skipped, unless KCHECK_REQUIRE_TLC=1, when it fails.
-func jarForTest(t *testing.T) string {
-	t.Helper()
-	jar := os.Getenv("KCHECK_TLA2TOOLS")
-	if jar == "" {
-		if os.Getenv("KCHECK_REQUIRE_TLC") == "1" {
-			t.Fatal("KCHECK_REQUIRE_TLC=1 but KCHECK_TLA2TOOLS (the path of the tla2tools jar) is not set")
-		}
-		t.Skip("KCHECK_TLA2TOOLS is not set: set it to the tla2tools jar to run TLC")
-	}
-	return jar
-}
+	"github.com/kcheck/kcheck/checker/tlc/tlctest"
+)
 
 const toyDir = "testdata/toy"
 
 func TestRun(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	tests := []struct {
 		module, config string
 		checkDeadlock  bool
@@ -98,7 +86,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunTimeout(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	r, err := Run(context.Background(), Options{
 		Jar: jar, Dir: toyDir, Module: "Slow.tla", Config: "init_next.cfg",
 		Timeout: time.Second, // Slow has infinitely many states
@@ -112,7 +100,7 @@ func TestRunTimeout(t *testing.T) {
 }
 
 func TestRunCanceled(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Run(ctx, Options{Jar: jar, Dir: toyDir, Module: "Slow.tla", Config: "init_next.cfg"})
@@ -122,7 +110,7 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	exps, err := ParseExpectations(strings.NewReader(
 		"invariant\tinvariant:Small\tx reaches Max\tToy\n"+
 			"terminal\tdeadlock\tno step once x = Max\tToy\n"+

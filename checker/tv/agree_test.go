@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/checker/tlc/tlctest"
+
 	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -36,7 +38,7 @@ func verdicts(t *testing.T, jar, name string, data []byte) (mirror error, tlcv *
 // The Go mirror (checker/replay) and TLC agree on every trace in traces/ and
 // traces/fixtures/, and on a trace that breaks the first-ack rule.
 func TestMirrorAndTLCAgree(t *testing.T) {
-	j := jar(t)
+	j := tlctest.Jar(t)
 	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "*.jsonl"))
 	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.jsonl"))
 	files = append(files, fixtures...)

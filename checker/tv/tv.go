@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -57,16 +56,11 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	h := r.Header()
 	var evs []*tracer.Event
 	var lines []int
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		evs = append(evs, e)
-		lines = append(lines, r.Line())
+	if err := r.Each(func(line int, e *tracer.Event) error {
+		evs, lines = append(evs, e), append(lines, line)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	unsupported := func(i int, format string, args ...any) error {
 		return fmt.Errorf("line %d: %s: %w", lines[i], fmt.Sprintf(format, args...), ErrUnsupported)

@@ -2,38 +2,23 @@ package tv
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/checker/tlc/tlctest"
+
 	"github.com/kcheck/kcheck/tracer"
 )
 
-func jar(t *testing.T) string {
-	t.Helper()
-	j := os.Getenv("KCHECK_TLA2TOOLS")
-	if j == "" {
-		if os.Getenv("KCHECK_REQUIRE_TLC") == "1" {
-			t.Fatal("KCHECK_REQUIRE_TLC=1 but KCHECK_TLA2TOOLS is not set")
-		}
-		t.Skip("KCHECK_TLA2TOOLS is not set")
-	}
-	return j
-}
-
 func translate(t *testing.T, path string) *Module {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Translate(r)
+	m, err := Translate(f.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +26,7 @@ func translate(t *testing.T, path string) *Module {
 }
 
 func TestRealTracesAccepted(t *testing.T) {
-	j := jar(t)
+	j := tlctest.Jar(t)
 	for _, name := range []string{"run.jsonl", "first-ack-off.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			m := translate(t, filepath.Join("..", "..", "traces", name))

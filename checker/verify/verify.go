@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -76,15 +75,11 @@ func (r *Report) LinzResult() *linz.Result { return r.linz }
 // error naming file:line; findings are in the Report.
 func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	start := time.Now()
-	f, err := os.Open(path)
+	r, err := tracer.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
+	defer r.Close()
 	h := r.Header()
 	rep := &Report{File: path, Header: h}
 	m, err := replay.New(h)
@@ -95,21 +90,11 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	lc := linz.New(h)
 	var conformance *replay.Error
 	last := time.Now()
-	for {
-		e, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = r.Each(func(line int, e *tracer.Event) error {
 		rep.Events++
-		line := r.Line()
 		if conformance == nil {
-			if err := m.Step(line, e); err != nil {
-				if !errors.As(err, &conformance) {
-					return nil, err
-				}
+			if err := m.Step(line, e); err != nil && !errors.As(err, &conformance) {
+				return err
 			}
 		}
 		oc.Add(line, e)
@@ -118,6 +103,10 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			last = time.Now()
 			fmt.Fprintf(opts.Progress, "kcheck verify: %d events read\n", rep.Events)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if conformance != nil {
 		rep.Conformance = conformance.Error()
@@ -194,16 +183,12 @@ func firstLine(v checker.Violation) int {
 }
 
 func runTLC(ctx context.Context, path string, opts Options) (*TLCResult, error) {
-	f, err := os.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := tracer.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := tv.Translate(r)
+	m, err := tv.Translate(f.Reader)
 	if errors.Is(err, tv.ErrUnsupported) {
 		return &TLCResult{Skipped: err.Error()}, nil
 	}

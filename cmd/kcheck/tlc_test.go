@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kcheck/kcheck/checker/tlc/tlctest"
+
 	"github.com/kcheck/kcheck/checker/tlc"
 )
 
@@ -32,20 +34,6 @@ func specDir(t *testing.T, expect string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// jarForTest returns the tla2tools jar named by KCHECK_TLA2TOOLS. Without it
-// the test is skipped, unless KCHECK_REQUIRE_TLC=1, when it fails.
-func jarForTest(t *testing.T) string {
-	t.Helper()
-	jar := os.Getenv("KCHECK_TLA2TOOLS")
-	if jar == "" {
-		if os.Getenv("KCHECK_REQUIRE_TLC") == "1" {
-			t.Fatal("KCHECK_REQUIRE_TLC=1 but KCHECK_TLA2TOOLS (the path of the tla2tools jar) is not set")
-		}
-		t.Skip("KCHECK_TLA2TOOLS is not set: set it to the tla2tools jar to run TLC")
-	}
-	return jar
 }
 
 const toyExpect = "# name\texpect\tdescription\tmodule\n" +
@@ -98,7 +86,7 @@ func TestTLCInputErrors(t *testing.T) {
 }
 
 func TestTLCAsExpected(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	code, out, errOut := runKcheck(t, "tlc", "--jar", jar, "--spec-dir", specDir(t, toyExpect))
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -124,7 +112,7 @@ func TestTLCAsExpected(t *testing.T) {
 // A check can fail: a configuration expected to pass that violates an
 // invariant is a mismatch, and kcheck exits 1.
 func TestTLCMismatch(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	dir := specDir(t, "# not read\n")
 	b, err := os.ReadFile(filepath.Join(dir, "invariant.cfg"))
 	if err != nil {
@@ -161,7 +149,7 @@ func TestTLCMismatch(t *testing.T) {
 }
 
 func TestTLCJSON(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	t.Setenv("KCHECK_TLA2TOOLS", jar)
 	dir := specDir(t, toyExpect+"wrong\tinvariant:TypeOK\tTypeOK holds, wrongly expected to fail\tToy\n")
 	b, err := os.ReadFile(filepath.Join(dir, "pass.cfg"))
@@ -199,7 +187,7 @@ func TestTLCJSON(t *testing.T) {
 // configuration expected to pass, TLC finds the seed's loss and kcheck tlc
 // reports a mismatch.
 func TestRealSpecFlippedRuleMismatches(t *testing.T) {
-	jar := jarForTest(t)
+	jar := tlctest.Jar(t)
 	dir := t.TempDir()
 	for _, name := range []string{"IdempotentProducer.tla", "RuleOn.cfg"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "spec", name))
