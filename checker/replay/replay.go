@@ -122,7 +122,6 @@ type Machine struct {
 	started     bool
 	parts       map[int32]*partition
 	outstanding map[int32]map[int32]int // node -> request -> batches not yet answered
-	done        map[int64]bool          // batches that are acked or failed
 	dedupWindow int
 	// maxSentEpoch is the highest epoch of any attempt sent so far: kfake
 	// keeps one epoch per producer id across partitions (kfake 00_produce.go,
@@ -146,7 +145,7 @@ func New(h tracer.Header) (*Machine, error) {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
 	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{},
-		done: map[int64]bool{}, dedupWindow: DedupWindow}, nil
+		dedupWindow: DedupWindow}, nil
 }
 
 func (m *Machine) part(p int32) *partition {
@@ -385,9 +384,6 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	pt := m.part(e.Partition)
 	b := pt.find(e.Batch)
 	if b == nil || b.st != stSent || b.req != e.Req {
-		if m.done[e.Batch] {
-			return nil // a late answer for a batch that moved on: the spec ignores it
-		}
 		return m.fail(line, act, e.Partition, "no outstanding attempt of batch %d in request %d", e.Batch, e.Req)
 	}
 	if e.Epoch != b.ep || e.Seq != b.seq {
@@ -404,7 +400,6 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	case "NONE", "DUPLICATE_SEQUENCE_NUMBER":
 		b.st = stAcked
 		pt.remove(b)
-		m.done[b.id] = true
 		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
 			pt.lastAcked = b.last()
 		}
@@ -670,7 +665,6 @@ func (m *Machine) expireBatch(line int, e *tracer.Event) error {
 	}
 	b.st = stFailed
 	pt.remove(b)
-	m.done[b.id] = true
 	pt.unresolved = true
 	return nil
 }
@@ -754,7 +748,6 @@ func (m *Machine) fault(line int, e *tracer.Event) error {
 // delivery timeout before the drain, or the producer closed), a batch failed
 // by a non-retriable answer, or a batch in flight when the producer closed.
 func (m *Machine) failBatch(line int, e *tracer.Event) error {
-	m.done[e.Batch] = true
 	if e.Seq == -1 {
 		return nil // never sent: never had a sequence
 	}
