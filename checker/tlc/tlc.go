@@ -168,6 +168,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	args := []string{
 		"-XX:+UseParallelGC",
+		// TLC evaluates a sequence literal recursively: a long trace's
+		// TraceLog needs a deep stack (checker/tv).
+		"-Xss256m",
 		"-Djava.io.tmpdir=" + javaTmp,
 		"-cp", jar,
 		"tlc2.TLC",
