@@ -17,9 +17,12 @@ RUN_FAULTS = --fault seed-race --fault not-enough-replicas:rate=0.02,count=10 \
 	--fault timeout-after-append:rate=0.02,count=10 --fault drop-connection:rate=0.005,count=2
 
 # The main job: our producer on the embedded kfake broker (emulating Kafka
-# 4.1), with the first-ack rule on, under faults; prints what it saw.
+# 4.1), with the first-ack rule on, under faults; prints what it saw, then
+# kcheck verify checks the run's trace.
+RUN_TRACE ?= /tmp/kcheck-run.jsonl
 run: build
-	$(KCHECK) run --partitions 16 --records 5000 --compression gzip $(RUN_FAULTS) --trace /tmp/kcheck-run.jsonl
+	$(KCHECK) run --partitions 16 --records 5000 --compression gzip $(RUN_FAULTS) --trace $(RUN_TRACE)
+	$(KCHECK) verify $(RUN_TRACE)
 
 # The traces in traces/, from real runs on the embedded broker.  The rule-off
 # run (the Java client 4.3.1's rules: first-ack and hold off) is expected to
