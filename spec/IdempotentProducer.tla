@@ -54,10 +54,13 @@ CONSTANTS
 ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
 
-\* Error names are Kafka's (org.apache.kafka.common.protocol.Errors).
-RetriableBefore == {"NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS"}
-RetriableAfter  == {"REQUEST_TIMED_OUT", "NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
-ASSUME ErrorsBeforeAppend \subseteq RetriableBefore /\ ErrorsAfterAppend \subseteq RetriableAfter
+\* Error names are Kafka's (org.apache.kafka.common.protocol.Errors).  The
+\* configurations inject NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS before the
+\* append, REQUEST_TIMED_OUT after it; trace validation injects what the trace shows.
+\* Fatal are the errors a produce can get that the client does not retry.
+Fatal == {"INVALID_PRODUCER_EPOCH", "INVALID_RECORD", "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE",
+          "INVALID_REQUIRED_ACKS", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_SERVER_ERROR"}
+ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
 
 Batches == 1..NumBatches
 Conns   == {ConnOf[p] : p \in Partitions}
@@ -239,7 +242,9 @@ Resend(p) ==
 \*    when nothing is unresolved and the batch is not the next one (its sequence is not
 \*    lastAcked + 1) or was reset by a bump -- the KAFKA-14359 loop; otherwise it
 \*    requests a bump and retries;
-\*  - INVALID_PRODUCER_EPOCH: not retriable, the batch fails;
+\*  - Fatal errors (INVALID_PRODUCER_EPOCH, INVALID_RECORD, ...): not retriable, the
+\*    batch fails to the application and its sequence is unresolved (kcheck's
+\*    producer; TransactionManager.handleFailedBatch);
 \*  - every other error here is retriable: the batch is reenqueued, sequence kept.
 Receive(c) ==
     /\ resps[c] # <<>>
@@ -250,6 +255,8 @@ Receive(c) ==
            isNext == r.seq = lastAcked[p] + 1
        IN /\ resps' = [resps EXCEPT ![c] = Tail(@)]
           /\ event' = [act |-> "Receive", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err, off |-> r.off]
+          /\ unresolved' = IF bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq /\ r.err \in Fatal
+                           THEN [unresolved EXCEPT ![p] = TRUE] ELSE unresolved
           /\ CASE bt.st # "sent" \/ bt.ep # r.ep \/ bt.seq # r.seq ->
                     \* A stale response for a batch that moved on: ignored.
                     UNCHANGED <<batch, lastAcked, bumpReq>>
@@ -268,13 +275,13 @@ Receive(c) ==
                          ELSE IF ~unresolved[p] \/ isNext THEN [bumpReq EXCEPT ![p] = TRUE]
                          ELSE bumpReq
                     /\ UNCHANGED lastAcked
-               [] r.err = "INVALID_PRODUCER_EPOCH" ->
+               [] r.err \in Fatal ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] OTHER ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, unresolved, reqs, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, reqs, broker, faults, expiries>>
 
 \* KIP-360 local epoch bump (TransactionManager.bumpIdempotentProducerEpoch, called
 \* from Sender.runOnce via bumpIdempotentEpochAndResetIdIfNeeded): epoch + 1 with no

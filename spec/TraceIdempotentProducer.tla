@@ -31,6 +31,14 @@ TraceInit == Init /\ l = 1
 
 Ev == TraceLog[l]
 
+\* Not an action of the spec: the application closed the producer with batch b
+\* of p still in flight; it fails to the application (outcome unknown).
+Abandon(p, b) ==
+    /\ batch[p][b].st \in {"sent", "retry"}
+    /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
+    /\ event' = [act |-> "Abandon", p |-> p, b |-> b]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, reqs, resps, broker, faults, expiries>>
+
 \* A logged step: the spec action the line names, with its parameters.
 Logged ==
     /\ l <= Len(TraceLog)
@@ -57,6 +65,8 @@ Logged ==
                 /\ event'.seq = Ev.seq /\ event'.err = Ev.err
          [] Ev.ev = "ExpireProducerState" ->
               ExpireProducerState(Ev.p)
+         [] Ev.ev = "Abandon" ->
+              Abandon(Ev.p, Ev.b)
 
 \* A broker step the trace does not show: an unfaulted produce being handled.
 \* It is taken only when the next line needs it (lazily): a Receive on c with

@@ -39,6 +39,10 @@ type entry struct {
 	fields []string // TLA+ record fields, "name |-> value"
 }
 
+// fatal are the spec's Fatal errors: a Fail after one of them is the spec's Receive.
+var fatal = map[string]bool{"INVALID_PRODUCER_EPOCH": true, "INVALID_RECORD": true, "MESSAGE_TOO_LARGE": true,
+	"RECORD_LIST_TOO_LARGE": true, "INVALID_REQUIRED_ACKS": true, "TOPIC_AUTHORIZATION_FAILED": true, "UNKNOWN_SERVER_ERROR": true}
+
 // Module is a trace translated for TLC.
 type Module struct {
 	Data   string // TraceData.tla
@@ -117,6 +121,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	pending := map[int32]int{} // connection -> batches outstanding, for MaxInFlight
 	maxPending := 1
 	outstanding := map[int64]int32{}
+	lastErr := map[int64]string{} // a batch's last answer
 	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
 	str := strconv.Quote
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -134,6 +139,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 				pending[node]--
 				delete(outstanding, e.Batch)
 			}
+			lastErr[e.Batch] = e.Err
 			errName := e.Err
 			if errName == "DUPLICATE_SEQUENCE_NUMBER" {
 				errName = "NONE" // the spec answers a duplicate as a success
@@ -171,7 +177,14 @@ func Translate(r *tracer.Reader) (*Module, error) {
 				f = []string{`ev |-> "ExpireProducerState"`, "p |-> " + num(int64(e.Partition))}
 			}
 		case tracer.Fail:
-			if e.Seq != -1 {
+			switch {
+			case e.Seq == -1:
+				// never sent: not a batch of the spec
+			case e.Reason == "producer closed":
+				f = []string{`ev |-> "Abandon"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
+			case lastErr[e.Batch] == e.Reason && fatal[e.Reason]:
+				// the spec's Receive already failed it
+			default:
 				return nil, unsupported(i, "batch %d failed (%s) for a reason the spec has no action for", e.Batch, e.Reason)
 			}
 		}
