@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,8 +32,9 @@ const verifyDescription = `Checks a trace (written by kcheck run, or later by kc
 
 The report starts with the verdict, then each violation with the trace lines
 that show it. --format json prints the same as JSON; --junit FILE writes JUnit
-XML for CI; --html DIR writes an index and Porcupine's view of each partition
-it found illegal.
+XML for CI; --html DIR writes a self-contained page: the verdict, each
+violation linked to a per-partition timeline of batches, attempts, faults and
+the log as read back, and Porcupine's view of each partition it found illegal.
 
 Exit status: 0 valid; 1 violations, or inconclusive; 2 bad input (a malformed
 or truncated trace, an unknown event, a newer format), bad usage, or --tlc
@@ -137,44 +136,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-var indexHTML = template.Must(template.New("index").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>kcheck verify {{.File}}</title>
-<style>body{font-family:sans-serif;margin:2em;max-width:70em}pre{background:#f4f4f4;padding:.5em;overflow-x:auto}
-.valid{color:#080}.violations,.inconclusive{color:#b00}</style></head>
-<body><h1>kcheck verify</h1>
-<p>{{.File}}: <strong class="{{.Verdict}}">{{.Verdict}}</strong> ({{.Events}} events)</p>
-<ul><li>spec replay: {{if .Conformance}}does not follow the spec{{else}}follows the spec{{end}}</li>
-<li>linearizability (Porcupine): {{.Linz}}</li></ul>
-{{range $i, $v := .Violations}}<h2>{{$v.Kind}}{{if ge $v.Partition 0}}, partition {{$v.Partition}}{{end}}</h2>
-<p>{{$v.Detail}}</p><pre>{{range $v.Lines}}{{.}}: {{index $.Slices .}}
-{{end}}</pre>{{end}}
-{{if .Views}}<h2>Porcupine</h2><ul>{{range .Views}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
-</body></html>
-`))
-
-// writeHTML writes index.html and Porcupine's view of each illegal partition.
+// writeHTML writes the HTML report (index.html, and Porcupine's view of each
+// illegal partition) into dir.
 func writeHTML(dir string, rep *verify.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var views []string
-	if lr := rep.LinzResult(); lr != nil {
-		files, err := lr.WriteIllegal(dir)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			views = append(views, filepath.Base(f))
-		}
-	}
-	data := struct {
-		*verify.Report
-		Views []string
-	}{rep, views}
-	return writeFileAtomic(filepath.Join(dir, "index.html"), func(w io.Writer) error {
-		if err := indexHTML.Execute(w, data); err != nil {
-			return fmt.Errorf("rendering: %w", err)
-		}
-		return nil
-	})
+	return rep.WriteHTML(dir)
 }
