@@ -61,6 +61,7 @@ type BatchParams struct {
 type BatchBuilder struct {
 	params     BatchParams
 	records    []byte // the uncompressed records section
+	head       []byte // with Start: the header's bytes, right before records in one array
 	n          int32  // number of records
 	maxTsDelta int64
 }
@@ -79,6 +80,54 @@ func (b *BatchBuilder) Reset(p BatchParams) {
 
 // Params returns the parameters b builds its batch with.
 func (b *BatchBuilder) Params() BatchParams { return b.params }
+
+// Start makes the builder append its records into buf after room for the
+// header, so that Finish can hand out an uncompressed batch without copying
+// it. buf's contents are overwritten.
+func (b *BatchBuilder) Start(buf []byte) {
+	if cap(buf) < BatchHeaderSize {
+		buf = make([]byte, 0, 4096)
+	}
+	b.head = buf[:BatchHeaderSize]
+	b.records = buf[BatchHeaderSize:BatchHeaderSize]
+}
+
+// Finish returns the finished batch. For an uncompressed batch whose records
+// are still where Start put them it writes the header in place and returns
+// that array (no copy); otherwise it is AppendTo into a new slice. The builder
+// must not be used after Finish.
+func (b *BatchBuilder) Finish() ([]byte, error) {
+	if b.params.Codec != CodecNone || b.head == nil || len(b.records) == 0 || &b.head[:cap(b.head)][BatchHeaderSize] != &b.records[0] {
+		return b.AppendTo(nil)
+	}
+	batch := b.head[:BatchHeaderSize+len(b.records)]
+	hdr := b.header()
+	if got := len(hdr.AppendTo(batch[:0])); got != BatchHeaderSize {
+		return nil, fmt.Errorf("encode record batch: header of %d bytes", got)
+	}
+	if len(batch)-12 > math.MaxInt32 {
+		return nil, fmt.Errorf("encode record batch: %d bytes is too large", len(batch))
+	}
+	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-12))
+	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))
+	return batch, nil
+}
+
+// header returns the batch's fixed fields.
+func (b *BatchBuilder) header() kmsg.RecordBatch {
+	return kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           int16(b.params.Codec),
+		LastOffsetDelta:      b.n - 1,
+		FirstTimestamp:       b.params.BaseTimestamp,
+		MaxTimestamp:         b.params.BaseTimestamp + b.maxTsDelta,
+		ProducerID:           b.params.ProducerID,
+		ProducerEpoch:        b.params.ProducerEpoch,
+		FirstSequence:        b.params.BaseSequence,
+		NumRecords:           b.n,
+	}
+}
 
 // SetProducer changes the producer ID, epoch and base sequence that the
 // next AppendTo writes, as after a producer epoch bump.
@@ -142,18 +191,7 @@ func (b *BatchBuilder) AppendTo(dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("encode record batch: unknown compression codec %v", b.params.Codec)
 	}
 	start := len(dst)
-	hdr := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		Attributes:           int16(b.params.Codec),
-		LastOffsetDelta:      b.n - 1,
-		FirstTimestamp:       b.params.BaseTimestamp,
-		MaxTimestamp:         b.params.BaseTimestamp + b.maxTsDelta,
-		ProducerID:           b.params.ProducerID,
-		ProducerEpoch:        b.params.ProducerEpoch,
-		FirstSequence:        b.params.BaseSequence,
-		NumRecords:           b.n,
-	}
+	hdr := b.header()
 	dst = hdr.AppendTo(dst)
 	dst, err := b.params.Codec.Compress(dst, b.records)
 	if err != nil {

@@ -871,3 +871,37 @@ func BenchmarkBatchAppendTo(b *testing.B) {
 		})
 	}
 }
+
+// Finish hands out an uncompressed batch in the builder's own array, with the
+// same bytes AppendTo makes; compressed or grown batches are encoded anew.
+func TestFinishInPlace(t *testing.T) {
+	for _, codec := range []producer.Codec{producer.CodecNone, producer.CodecGzip} {
+		for _, capacity := range []int{producer.BatchHeaderSize + 4096, producer.BatchHeaderSize + 8} {
+			p := producer.BatchParams{ProducerID: 7, ProducerEpoch: 1, BaseSequence: 3, Codec: codec, BaseTimestamp: 1000}
+			b := producer.NewBatchBuilder(p)
+			buf := make([]byte, 0, capacity)
+			b.Start(buf)
+			want := producer.NewBatchBuilder(p)
+			for i := 0; i < 20; i++ {
+				r := producer.Record{Key: []byte("k"), Value: []byte(fmt.Sprintf("value-%d", i)), TimestampDelta: int64(i)}
+				b.Append(r)
+				want.Append(r)
+			}
+			wantBytes, err := want.AppendTo(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := b.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, wantBytes) {
+				t.Fatalf("%v cap %d: Finish differs from AppendTo", codec, capacity)
+			}
+			inPlace := &got[0] == &buf[:1][0]
+			if wantInPlace := codec == producer.CodecNone && capacity > 1000; inPlace != wantInPlace {
+				t.Fatalf("%v cap %d: in place %v, want %v", codec, capacity, inPlace, wantInPlace)
+			}
+		}
+	}
+}

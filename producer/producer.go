@@ -245,7 +245,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 			epoch:   -1,
 			builder: NewBatchBuilder(BatchParams{ProducerID: p.pid, ProducerEpoch: -1, BaseSequence: -1, Codec: p.cfg.codec, BaseTimestamp: ms}),
 		}
-		b.builder.records = p.bufs.get()
+		b.builder.Start(p.bufs.get())
 		rec.TimestampDelta = 0
 		b.builder.Append(rec)
 		part.open = b

@@ -266,7 +266,7 @@ func (s *sender) failRecords(b *batch, err error) {
 // release recycles a done batch's buffers.
 func (s *sender) release(b *batch) {
 	if b.builder != nil {
-		s.p.bufs.put(b.builder.records)
+		s.p.bufs.put(b.builder.head[:0])
 		b.builder = nil
 	}
 	s.p.bufs.put(b.encoded)
@@ -362,8 +362,11 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	st.canDrainNew(p.epoch, p.cfg.rules) // resets the sequence in a new epoch
 	seq := st.next
 	b.builder.SetProducer(p.pid, st.epoch, seq)
-	enc, err := b.builder.AppendTo(p.bufs.get())
-	p.bufs.put(b.builder.records)
+	head := b.builder.head
+	enc, err := b.builder.Finish()
+	if err != nil || &enc[0] != &head[0] {
+		p.bufs.put(head[:0]) // compressed, moved or failed: the builder's array is free
+	}
 	b.builder = nil
 	if err != nil {
 		s.failBatch(b, err, "encoding: "+err.Error())
