@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
@@ -89,22 +90,65 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	oc := order.New(h)
 	lc := linz.New(h)
 	var conformance *replay.Error
-	last := time.Now()
-	err = r.Each(func(line int, e *tracer.Event) error {
-		rep.Events++
-		if conformance == nil {
-			if err := m.Step(line, e); err != nil && !errors.As(err, &conformance) {
-				return err
+	// The trace is read and parsed in this goroutine and its events handed,
+	// in chunks, to two more: one for the spec replay and the ordering check,
+	// one for the linearizability check. Each sees every event in order; no
+	// check changes an event.
+	type item struct {
+		line int
+		e    *tracer.Event
+	}
+	const chunk = 512
+	toOrder, toLinz := make(chan []item, 8), make(chan []item, 8)
+	var replayErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for items := range toOrder {
+			for _, it := range items {
+				if conformance == nil && replayErr == nil {
+					if err := m.Step(it.line, it.e); err != nil && !errors.As(err, &conformance) {
+						replayErr = err
+					}
+				}
+				oc.Add(it.line, it.e)
 			}
 		}
-		oc.Add(line, e)
-		lc.Add(line, e)
+	})
+	wg.Go(func() {
+		for items := range toLinz {
+			for _, it := range items {
+				lc.Add(it.line, it.e)
+			}
+		}
+	})
+	last := time.Now()
+	buf := make([]item, 0, chunk)
+	flush := func() {
+		if len(buf) > 0 {
+			toOrder <- buf
+			toLinz <- buf
+			buf = make([]item, 0, chunk)
+		}
+	}
+	err = r.Each(func(line int, e *tracer.Event) error {
+		rep.Events++
+		buf = append(buf, item{line, e})
+		if len(buf) == chunk {
+			flush()
+		}
 		if opts.Progress != nil && rep.Events%65536 == 0 && time.Since(last) > time.Second {
 			last = time.Now()
 			fmt.Fprintf(opts.Progress, "kcheck verify: %d events read\n", rep.Events)
 		}
 		return nil
 	})
+	flush()
+	close(toOrder)
+	close(toLinz)
+	wg.Wait()
+	if err == nil {
+		err = replayErr
+	}
 	if err != nil {
 		return nil, err
 	}
