@@ -63,5 +63,18 @@ fuzz:
 
 test: fmt-check vet gotest fuzz tlc
 
+# A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
+# cache ($KCHECK_CACHE or ~/.cache/kcheck), not part of make test.
+KAFKA_VERSIONS ?= 4.1.0 4.3.1
+.PHONY: kafka-fetch kafka-test
+
+kafka-fetch: build
+	@for v in $(KAFKA_VERSIONS); do $(KCHECK) kafka fetch --version $$v || exit 2; done
+
+# Starts real brokers: our producer against Kafka 4.1.0 and 4.3.1 (one node,
+# no faults), its trace verified; a cluster of three nodes; a failed start.
+kafka-test: kafka-fetch
+	KCHECK_KAFKA=1 $(GO) test ./kafka -count=1 -v -timeout 10m
+
 clean:
 	rm -rf bin

@@ -257,3 +257,15 @@ func TestBufferBound(t *testing.T) {
 	close(release)
 	wg.Wait()
 }
+
+// TestInitProducerIDRetries: a broker that answers InitProducerId with a
+// retriable error at first (as a fresh Kafka broker does, with
+// COORDINATOR_LOAD_IN_PROGRESS) is asked again.
+func TestInitProducerIDRetries(t *testing.T) {
+	c := newCluster(t, 1, kfake.NumBrokers(1))
+	h := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, TopLevel: true, Err: kerr.CoordinatorLoadInProgress, Count: 2})
+	p := newProducer(t, c)
+	if pid, _ := p.ProducerID(); pid < 0 || h.Hits() != 2 {
+		t.Fatalf("producer id %d after %d faulted attempts, want a producer id after 2", pid, h.Hits())
+	}
+}

@@ -158,20 +158,35 @@ func (p *Producer) initProducerID(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.ProducerID, req.ProducerEpoch = -1, -1
-	req.TransactionTimeoutMillis = 60000
-	rctx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
-	defer cancel()
-	kresp, err := c.Request(rctx, req)
-	if err != nil {
-		return fmt.Errorf("producer: InitProducerId: %w", err)
+	// A broker that has just started answers COORDINATOR_LOAD_IN_PROGRESS
+	// (or another retriable error) until the controller hands it a block of
+	// producer ids: retry those with a backoff, as the Java client does,
+	// until ctx ends.
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		req.TransactionTimeoutMillis = 60000
+		rctx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
+		kresp, err := c.Request(rctx, req)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("producer: InitProducerId: %w", err)
+		}
+		resp := kresp.(*kmsg.InitProducerIDResponse)
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		if err == nil {
+			p.pid, p.epoch = resp.ProducerID, resp.ProducerEpoch
+			break
+		}
+		if !kerr.IsRetriable(err) {
+			return fmt.Errorf("producer: InitProducerId: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("producer: InitProducerId: still %w when giving up: %w", err, ctx.Err())
+		case <-time.After(backoff):
+		}
 	}
-	resp := kresp.(*kmsg.InitProducerIDResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return fmt.Errorf("producer: InitProducerId: %w", err)
-	}
-	p.pid, p.epoch = resp.ProducerID, resp.ProducerEpoch
 	if p.trace != nil {
 		p.trace.Emit(&tracer.Event{Kind: tracer.InitProducerID, PID: p.pid, Epoch: p.epoch, Node: -1})
 	}

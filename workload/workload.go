@@ -33,6 +33,7 @@ import (
 type Config struct {
 	Brokers           []string // empty: an embedded kfake cluster of 3 brokers
 	KfakeVersion      string   // the Kafka version the embedded broker emulates (see Emulations)
+	BrokerVersion     string   // the Kafka version at Brokers, such as "4.1.0", for the trace header; "": unknown
 	Topic             string
 	Partitions        int32
 	Records           int
@@ -150,6 +151,15 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 	start := time.Now()
 	brokers := cfg.Brokers
 	brokerInfo := tracer.Broker{Kind: "kafka", Version: "unknown", NoStateRule: "v25to44"}
+	if cfg.BrokerVersion != "" {
+		brokerInfo.Version = cfg.BrokerVersion
+		// The rule of the emulation of the same major.minor version, if any.
+		if mm := strings.SplitN(cfg.BrokerVersion, ".", 3); len(mm) >= 2 {
+			if em, ok := Emulations[mm[0]+"."+mm[1]]; ok {
+				brokerInfo.NoStateRule = em.Rule
+			}
+		}
+	}
 	var cluster *kfake.Cluster
 	if len(brokers) == 0 {
 		em := Emulations[cfg.KfakeVersion]

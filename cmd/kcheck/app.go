@@ -23,6 +23,7 @@ func commands() []*cli.Command {
 		runCommand(),
 		verifyCommand(),
 		tlcCommand(),
+		kafkaCommand(),
 	}
 }
 

@@ -53,6 +53,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "brokers", Usage: "bootstrap brokers `HOST:PORT`; none: an embedded kfake cluster of 3 brokers"},
 			&cli.StringFlag{Name: "kfake-version", Value: "4.1", Usage: "the Kafka `VERSION` the embedded broker emulates"},
+			&cli.StringFlag{Name: "broker-version", Usage: "with --brokers: the Kafka `VERSION` they run (e.g. 4.1.0), for the trace's header and the broker rules kcheck verify applies"},
 			&cli.StringFlag{Name: "topic", Value: "kcheck", Usage: "the `TOPIC` to create and produce to (it must not exist)"},
 			&cli.IntFlag{Name: "partitions", Value: 8, Usage: "partitions of the new topic"},
 			&cli.IntFlag{Name: "records", Value: 2000, Usage: "records to produce"},
@@ -117,7 +118,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger + --request-timeout", c.Duration("delivery-timeout"))
 	}
 	return workload.Config{
-		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"),
+		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
 		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),

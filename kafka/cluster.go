@@ -1,0 +1,645 @@
+package kafka
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/wire"
+)
+
+// host is the only address a cluster binds to.
+const host = "127.0.0.1"
+
+// Defaults of Config.
+const (
+	DefaultHeap         = "512m"
+	DefaultStartTimeout = 60 * time.Second
+	DefaultStopTimeout  = 15 * time.Second
+)
+
+// Config is a local Kafka cluster.
+type Config struct {
+	// Version is the Kafka release to run, such as "4.1.0".
+	Version string
+	// Classpath is the Java classpath that runs Version, as Fetch returns
+	// it. Empty: Start calls Fetch(ctx, Version, Cache).
+	Classpath string
+	// Cache is Fetch's download cache; empty: DefaultCache.
+	Cache string
+	// Nodes is the number of nodes, each both a broker and a KRaft
+	// controller, all of them voters. 0 means 1.
+	Nodes int
+	// Dir holds a directory per node, Dir/node-<id>, with its
+	// server.properties, its output (node.log, format.log) and its data
+	// (data/, removed by Stop). A node's data must not exist yet. Empty: a
+	// new temporary directory, removed whole by Stop.
+	Dir string
+	// Ports are the client (PLAINTEXT) ports of nodes 1, 2, ...; empty, or
+	// 0 for a node: a free port. A port that is taken is an error naming it.
+	Ports []int
+	// ControllerPorts are the CONTROLLER ports, as Ports.
+	ControllerPorts []int
+	// Java is the java executable, looked up in PATH; empty: "java".
+	Java string
+	// Heap is each node's heap (-Xms and -Xmx); empty: DefaultHeap.
+	Heap string
+	// ProducerIDExpiration is producer.id.expiration.ms, how long a broker
+	// keeps the state of an idle producer; 0: Kafka's default (one day).
+	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationCheck is producer.id.expiration.check.interval.ms,
+	// how often brokers expire producer state; 0: Kafka's default (ten
+	// minutes). Set it too when ProducerIDExpiration is short.
+	ProducerIDExpirationCheck time.Duration
+	// Properties are more server.properties for every node; they override
+	// kcheck's (see Start).
+	Properties map[string]string
+	// StartTimeout bounds formatting and starting, not fetching; 0:
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// StopTimeout is how long Stop waits for a node after SIGTERM before
+	// it kills it; 0: DefaultStopTimeout.
+	StopTimeout time.Duration
+}
+
+// Node is a node of a Cluster.
+type Node struct {
+	ID             int    // node.id, from 1
+	Addr           string // host:port of the PLAINTEXT listener, for clients
+	ControllerAddr string // host:port of the CONTROLLER listener
+	PID            int    // the java process; 0 if it was not started
+	Dir            string // server.properties, node.log, format.log and data/
+}
+
+// Log returns the path of the node's output: what Kafka logs, and anything
+// the JVM prints.
+func (n Node) Log() string { return filepath.Join(n.Dir, "node.log") }
+
+// node is a node and its process.
+type node struct {
+	Node
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has exited and been reaped
+	err    error         // how the process exited, once exited is closed
+}
+
+// Cluster is a running Kafka cluster, started by Start. Stop it with Stop.
+type Cluster struct {
+	version string
+	dir     string
+	tempDir bool // dir was made by Start: Stop removes it
+	nodes   []*node
+	took    time.Duration
+	grace   time.Duration
+
+	anyExit  chan struct{} // closed when some process exits
+	exitOnce sync.Once
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts a Kafka cluster on 127.0.0.1 and returns once every node
+// answers a Metadata request listing every node, and an InitProducerId
+// request (a new broker refuses it until the controller has given it
+// producer ids), polling with a short backoff. Its nodes run until Stop;
+// ctx bounds only the start. If Start fails, nothing it started is left
+// running and no data is left behind; the error shows the end of the failing
+// node's log.
+//
+// Each node runs "java <opts> -cp <Classpath> kafka.Kafka server.properties"
+// in its own process group, with the roles broker and controller, listeners
+// PLAINTEXT and CONTROLLER, every node a voter of the quorum
+// (controller.quorum.voters), sized for a small machine: a heap of Heap,
+// two network and four I/O threads; replication factors of new and internal
+// topics min(3, Nodes); transaction.state.log.min.isr min(2, Nodes);
+// num.partitions 1, group.initial.rebalance.delay.ms 0, and
+// auto.create.topics.enable false. Config.Properties override any of these.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	java, err := exec.LookPath(cfg.Java)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w: %w (Kafka needs a Java runtime, 17 or later)", ErrNoJava, err)
+	}
+	if cfg.Classpath == "" {
+		if cfg.Classpath, err = Fetch(ctx, cfg.Version, cfg.Cache); err != nil {
+			return nil, err
+		}
+	}
+	begin := time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.StartTimeout, errStartTimeout)
+	defer cancel()
+
+	c := &Cluster{version: cfg.Version, grace: cfg.StopTimeout, anyExit: make(chan struct{})}
+	if cfg.Dir == "" {
+		if c.dir, err = os.MkdirTemp("", "kcheck-kafka-"); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+		c.tempDir = true
+	} else {
+		if c.dir, err = filepath.Abs(cfg.Dir); err != nil {
+			return nil, fmt.Errorf("kafka: directory %q: %w", cfg.Dir, err)
+		}
+		for id := 1; id <= cfg.Nodes; id++ {
+			data := filepath.Join(c.dir, nodeDirName(id), "data")
+			if _, err := os.Stat(data); err == nil {
+				return nil, fmt.Errorf("kafka: %s exists: the data of an earlier cluster; remove it, or choose another directory", data)
+			}
+		}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Stop()
+		}
+	}()
+
+	client, controller, err := choosePorts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Nodes {
+		id := i + 1
+		n := &node{Node: Node{
+			ID:             id,
+			Addr:           net.JoinHostPort(host, strconv.Itoa(client[i])),
+			ControllerAddr: net.JoinHostPort(host, strconv.Itoa(controller[i])),
+			Dir:            filepath.Join(c.dir, nodeDirName(id)),
+		}, exited: make(chan struct{})}
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	logConfig := filepath.Join(c.dir, "log4j2.properties")
+	if err := os.WriteFile(logConfig, []byte(log4jProperties), 0o644); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	for _, n := range c.nodes {
+		if err := os.WriteFile(n.properties(), []byte(serverProperties(cfg, c.nodes, n)), 0o644); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+	}
+
+	id, err := clusterID()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.format(ctx, java, cfg.Classpath, logConfig, id); err != nil {
+		return nil, err
+	}
+	opts := append(jvmOptions(cfg.Heap, logConfig), "-cp", cfg.Classpath, "kafka.Kafka")
+	for _, n := range c.nodes {
+		if err := c.startNode(java, opts, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.waitReady(ctx, cfg.StartTimeout); err != nil {
+		return nil, err
+	}
+	c.took = time.Since(begin)
+	ok = true
+	return c, nil
+}
+
+var errStartTimeout = errors.New("start timed out")
+
+func (cfg *Config) check() error {
+	if err := checkVersion(cfg.Version); err != nil {
+		return err
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 1
+	}
+	if cfg.Nodes < 1 || cfg.Nodes > 9 {
+		return fmt.Errorf("kafka: %d nodes: want 1 to 9 (1 or 3 are usual)", cfg.Nodes)
+	}
+	if cfg.Java == "" {
+		cfg.Java = "java"
+	}
+	if cfg.Heap == "" {
+		cfg.Heap = DefaultHeap
+	}
+	if !regexpHeap.MatchString(cfg.Heap) {
+		return fmt.Errorf("kafka: heap %q: want a size such as 512m or 1g", cfg.Heap)
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.ProducerIDExpiration < 0 || cfg.ProducerIDExpirationCheck < 0 {
+		return errors.New("kafka: producer id expiration: must not be negative")
+	}
+	seen := map[int]string{}
+	for _, ports := range []struct {
+		what  string
+		ports []int
+	}{{"client", cfg.Ports}, {"controller", cfg.ControllerPorts}} {
+		if len(ports.ports) > cfg.Nodes {
+			return fmt.Errorf("kafka: %d %s ports for %d nodes", len(ports.ports), ports.what, cfg.Nodes)
+		}
+		for i, p := range ports.ports {
+			what := fmt.Sprintf("the %s port of node %d", ports.what, i+1)
+			if p < 0 || p > 65535 {
+				return fmt.Errorf("kafka: %s: %d is not a port", what, p)
+			}
+			if p == 0 {
+				continue
+			}
+			if other, dup := seen[p]; dup {
+				return fmt.Errorf("kafka: port %d is both %s and %s", p, other, what)
+			}
+			seen[p] = what
+		}
+	}
+	for k, v := range cfg.Properties {
+		if k == "" || strings.ContainsAny(k, "=: \t\r\n\\#!") || strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("kafka: property %q=%q: want a plain key and a one-line value", k, v)
+		}
+	}
+	return nil
+}
+
+var regexpHeap = regexp.MustCompile(`^[0-9]+[kKmMgG]$`)
+
+func nodeDirName(id int) string { return fmt.Sprintf("node-%d", id) }
+
+func (n *node) properties() string { return filepath.Join(n.Dir, "server.properties") }
+func (n *node) data() string       { return filepath.Join(n.Dir, "data") }
+
+// choosePorts returns the client and controller port of each node: the
+// configured one if it is free, else a free one. Every port is held open
+// until all are chosen, so that no two are the same.
+func choosePorts(cfg Config) (client, controller []int, err error) {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	choose := func(ports []int, what string) ([]int, error) {
+		out := make([]int, cfg.Nodes)
+		for i := range out {
+			want := 0
+			if i < len(ports) {
+				want = ports[i]
+			}
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(want)))
+			if err != nil {
+				if want != 0 {
+					return nil, fmt.Errorf("kafka: the %s port of node %d, %s:%d, is taken: %w", what, i+1, host, want, err)
+				}
+				return nil, fmt.Errorf("kafka: no free port on %s: %w", host, err)
+			}
+			held = append(held, l)
+			out[i] = l.Addr().(*net.TCPAddr).Port
+		}
+		return out, nil
+	}
+	if client, err = choose(cfg.Ports, "client"); err != nil {
+		return nil, nil, err
+	}
+	if controller, err = choose(cfg.ControllerPorts, "controller"); err != nil {
+		return nil, nil, err
+	}
+	return client, controller, nil
+}
+
+// clusterID returns a random cluster id, as kafka-storage random-uuid does:
+// 16 bytes in URL-safe base64, not starting with a dash.
+func clusterID() (string, error) {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("kafka: cluster id: %w", err)
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
+	}
+}
+
+// jvmOptions are a node's JVM options, as kafka-server-start.sh has them but
+// for the heap.
+func jvmOptions(heap, logConfig string) []string {
+	return []string{
+		"-Xms" + heap, "-Xmx" + heap,
+		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile=" + logConfig,
+	}
+}
+
+// log4jProperties has Kafka log to its standard output, which Start sends
+// to node.log.
+const log4jProperties = `# Written by kcheck: a node logs to its standard output, node-<id>/node.log.
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+`
+
+// serverProperties returns the server.properties of n.
+func serverProperties(cfg Config, nodes []*node, n *node) string {
+	rf := min(3, len(nodes))
+	var voters, props []string
+	for _, m := range nodes {
+		voters = append(voters, fmt.Sprintf("%d@%s", m.ID, m.ControllerAddr))
+	}
+	set := func(k string, v any) { props = append(props, fmt.Sprintf("%s=%v", k, v)) }
+	set("process.roles", "broker,controller")
+	set("node.id", n.ID)
+	set("controller.quorum.voters", strings.Join(voters, ","))
+	set("listeners", "PLAINTEXT://"+n.Addr+",CONTROLLER://"+n.ControllerAddr)
+	set("advertised.listeners", "PLAINTEXT://"+n.Addr)
+	set("controller.listener.names", "CONTROLLER")
+	set("inter.broker.listener.name", "PLAINTEXT")
+	set("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	set("log.dirs", n.data())
+	set("num.network.threads", 2)
+	set("num.io.threads", 4)
+	set("num.recovery.threads.per.data.dir", 1)
+	set("num.partitions", 1)
+	set("default.replication.factor", rf)
+	set("offsets.topic.replication.factor", rf)
+	set("offsets.topic.num.partitions", 8)
+	set("transaction.state.log.replication.factor", rf)
+	set("transaction.state.log.min.isr", min(2, rf))
+	set("transaction.state.log.num.partitions", 8)
+	set("group.initial.rebalance.delay.ms", 0)
+	set("auto.create.topics.enable", false)
+	if cfg.ProducerIDExpiration > 0 {
+		set("producer.id.expiration.ms", cfg.ProducerIDExpiration.Milliseconds())
+	}
+	if cfg.ProducerIDExpirationCheck > 0 {
+		set("producer.id.expiration.check.interval.ms", cfg.ProducerIDExpirationCheck.Milliseconds())
+	}
+	keys := make([]string, 0, len(cfg.Properties))
+	for k := range cfg.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		kv := k + "=" + cfg.Properties[k]
+		if i := slices.IndexFunc(props, func(p string) bool { return strings.HasPrefix(p, k+"=") }); i >= 0 {
+			props[i] = kv
+		} else {
+			props = append(props, kv)
+		}
+	}
+	return "# Written by kcheck (package kafka): node " + strconv.Itoa(n.ID) + " of " + strconv.Itoa(len(nodes)) + ".\n" +
+		strings.Join(props, "\n") + "\n"
+}
+
+// format formats every node's storage, in parallel.
+func (c *Cluster) format(ctx context.Context, java, classpath, logConfig, clusterID string) error {
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		wg.Go(func() {
+			args := []string{"-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile=" + logConfig,
+				"-cp", classpath, "kafka.tools.StorageTool", "format", "--config", n.properties(), "--cluster-id", clusterID}
+			errs[i] = runLogged(ctx, filepath.Join(n.Dir, "format.log"), java, args...)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("kafka: formatting the storage of node %d: %w", n.ID, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runLogged runs a command with its output in the file log; its error shows
+// the end of the file.
+func runLogged(ctx context.Context, log, name string, args ...string) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		return fmt.Errorf("%w; the end of %s:\n%s", err, log, indent(tail(log)))
+	}
+	return nil
+}
+
+// startNode starts n's java process, its output in n's log.
+func (c *Cluster) startNode(java string, opts []string, n *node) error {
+	f, err := os.Create(n.Log())
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer f.Close() // the process has its own descriptor
+	cmd := exec.Command(java, append(slices.Clip(opts), n.properties())...)
+	cmd.Dir = n.Dir
+	cmd.Stdout, cmd.Stderr = f, f
+	ownProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("kafka: starting node %d: %w", n.ID, err)
+	}
+	n.cmd, n.PID = cmd, cmd.Process.Pid
+	go func() {
+		n.err = cmd.Wait()
+		close(n.exited)
+		c.exitOnce.Do(func() { close(c.anyExit) })
+	}()
+	return nil
+}
+
+// waitReady polls each node, with a short backoff, until it is ready (see
+// probe).
+func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
+	for _, n := range c.nodes {
+		for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+			err := probe(ctx, n.Addr, len(c.nodes))
+			if err == nil {
+				break
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-c.anyExit:
+				t.Stop()
+				return c.exitError()
+			case <-ctx.Done():
+				t.Stop()
+				if errors.Is(context.Cause(ctx), errStartTimeout) {
+					return fmt.Errorf("kafka: node %d at %s did not answer within %v: %v; the end of %s:\n%s",
+						n.ID, n.Addr, timeout, err, n.Log(), indent(tail(n.Log())))
+				}
+				return fmt.Errorf("kafka: start interrupted: %w", context.Cause(ctx))
+			case <-t.C:
+			}
+		}
+	}
+	return nil
+}
+
+// exitError describes the first node whose process has exited.
+func (c *Cluster) exitError() error {
+	for _, n := range c.nodes {
+		select {
+		case <-n.exited:
+			return fmt.Errorf("kafka: node %d exited during start (%v); the end of %s:\n%s",
+				n.ID, n.err, n.Log(), indent(tail(n.Log())))
+		default:
+		}
+	}
+	return errors.New("kafka: a node exited during start")
+}
+
+// probe reports whether the broker at addr is ready: nil means it answered
+// a Metadata request listing want brokers, and an InitProducerId request.
+func probe(ctx context.Context, addr string, want int) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := wire.Dial(ctx, addr, "kcheck-kafka")
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none; nil would be all
+	resp, err := conn.Request(ctx, req)
+	if err != nil {
+		return err
+	}
+	if got := len(resp.(*kmsg.MetadataResponse).Brokers); got != want {
+		return fmt.Errorf("metadata lists %d of %d nodes", got, want)
+	}
+	// A new broker answers InitProducerId with COORDINATOR_LOAD_IN_PROGRESS
+	// until the controller gave it a block of producer ids: wait for that
+	// too, so that an idempotent producer can start at once. The id it
+	// gives is never used.
+	ireq := kmsg.NewPtrInitProducerIDRequest()
+	ireq.ProducerID, ireq.ProducerEpoch = -1, -1
+	ireq.TransactionTimeoutMillis = 60000
+	iresp, err := conn.Request(ctx, ireq)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(iresp.(*kmsg.InitProducerIDResponse).ErrorCode); err != nil {
+		return fmt.Errorf("InitProducerId: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the nodes: SIGTERM, then SIGKILL for a node still running after
+// Config.StopTimeout. It waits for every process, then removes the nodes'
+// data, and the whole directory if Start made it. Only processes Start
+// started are signalled. Stop may be called more than once.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() { c.stopErr = c.stop() })
+	return c.stopErr
+}
+
+func (c *Cluster) stop() error {
+	var started []*node
+	for _, n := range c.nodes {
+		if n.cmd == nil {
+			continue
+		}
+		started = append(started, n)
+		// os.Process signals exactly its process (a pidfd on Linux), even
+		// once it has exited and its pid is reused.
+		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			n.cmd.Process.Kill() // a system without SIGTERM
+		}
+	}
+	grace := time.NewTimer(c.grace)
+	defer grace.Stop()
+wait:
+	for _, n := range started {
+		select {
+		case <-n.exited:
+		case <-grace.C:
+			break wait
+		}
+	}
+	var killed []string
+	for _, n := range started {
+		select {
+		case <-n.exited:
+		default:
+			n.cmd.Process.Kill()
+			killed = append(killed, strconv.Itoa(n.ID))
+			<-n.exited
+		}
+	}
+	var errs []error
+	if len(killed) > 0 {
+		errs = append(errs, fmt.Errorf("kafka: node %s killed: still running %v after SIGTERM", strings.Join(killed, ", "), c.grace))
+	}
+	if c.tempDir {
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, fmt.Errorf("kafka: %w", err))
+		}
+	} else {
+		for _, n := range c.nodes {
+			if err := os.RemoveAll(n.data()); err != nil {
+				errs = append(errs, fmt.Errorf("kafka: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Version returns the Kafka version the cluster runs.
+func (c *Cluster) Version() string { return c.version }
+
+// Dir returns the directory holding the nodes' directories.
+func (c *Cluster) Dir() string { return c.dir }
+
+// Addrs returns the client address, host:port, of each node.
+func (c *Cluster) Addrs() []string {
+	var addrs []string
+	for _, n := range c.nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	return addrs
+}
+
+// Bootstrap returns the client addresses joined by commas, as
+// bootstrap.servers and kcheck run --brokers take them.
+func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs(), ",") }
+
+// Nodes returns the cluster's nodes.
+func (c *Cluster) Nodes() []Node {
+	var nodes []Node
+	for _, n := range c.nodes {
+		nodes = append(nodes, n.Node)
+	}
+	return nodes
+}
+
+// StartDuration returns how long Start took, from formatting the storage
+// until every node answered; fetching is not counted.
+func (c *Cluster) StartDuration() time.Duration { return c.took }
