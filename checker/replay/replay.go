@@ -450,15 +450,26 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 	// attempt: each possibility is a broker state.
 	next := make([]broker, 0, 1)
 	var reasons []string
+	add := func(out broker) {
+		// Candidates are few (one, or a handful after a lost connection).
+		if !slices.ContainsFunc(next, out.equal) {
+			next = append(next, out)
+		}
+	}
 	for _, br := range m.expand(pt, b) {
 		out, ok, why := m.answer(br, b, fault, e)
 		if !ok {
 			reasons = append(reasons, why)
 			continue
 		}
-		// Candidates are few (one, or a handful after a lost connection).
-		if !slices.ContainsFunc(next, out.equal) {
-			next = append(next, out)
+		add(out)
+		// A real broker's own retriable error (no injected fault) may come
+		// before the append or after it (the spec's RejectBeforeAppend or
+		// AppendThenFail): both are possible.
+		if fault == nil && m.brokerError(e.Err) {
+			if appended, ok := m.apply(br, b.ep, b.seq, b.n, -1); ok {
+				add(appended)
+			}
 		}
 	}
 	if len(next) == 0 {
@@ -618,14 +629,25 @@ func (m *Machine) answer(br broker, b *batch, fault *pending, e *tracer.Event) (
 // replicas out of sync) as handled before the append; any other answer is a
 // mismatch.
 func (m *Machine) unmodelled(br broker, e *tracer.Event, want string) (broker, bool, string) {
-	switch e.Err {
-	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
-		return br, false, want
-	}
-	if ke, ok := tracer.ErrorByName(e.Err); ok && ke.Retriable && m.h.Broker.Kind != "kfake" {
+	if m.brokerError(e.Err) {
 		return br, true, ""
 	}
-	return br, false, want + fmt.Sprintf(" (and %s with no injected fault is not one of kfake's answers)", e.Err)
+	if m.h.Broker.Kind == "kfake" {
+		want += fmt.Sprintf(" (and %s with no injected fault is not one of kfake's answers)", e.Err)
+	}
+	return br, false, want
+}
+
+// brokerError reports whether a real (not embedded) broker may answer err on
+// its own, with no fault injected: a retriable error that is not one of the
+// spec's verdicts (leader elections, replicas out of sync, timeouts).
+func (m *Machine) brokerError(err string) bool {
+	switch err {
+	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
+		return false
+	}
+	ke, ok := tracer.ErrorByName(err)
+	return ok && ke.Retriable && m.h.Broker.Kind != "kfake"
 }
 
 // bump is the spec's Bump(p).

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tlc"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -42,6 +43,16 @@ type entry struct {
 // fatal are the spec's Fatal errors: a Fail after one of them is the spec's Receive.
 var fatal = map[string]bool{"INVALID_PRODUCER_EPOCH": true, "INVALID_RECORD": true, "MESSAGE_TOO_LARGE": true,
 	"RECORD_LIST_TOO_LARGE": true, "INVALID_REQUIRED_ACKS": true, "TOPIC_AUTHORIZATION_FAILED": true, "UNKNOWN_SERVER_ERROR": true}
+
+// brokerError reports whether a real broker may answer err on its own, as
+// checker/replay's Machine does.
+func brokerError(err string) bool {
+	switch err {
+	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
+		return false
+	}
+	return replay.Retriable(err)
+}
 
 // Module is a trace translated for TLC.
 type Module struct {
@@ -121,7 +132,9 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	pending := map[int32]int{} // connection -> batches outstanding, for MaxInFlight
 	maxPending := 1
 	outstanding := map[int64]int32{}
-	lastErr := map[int64]string{} // a batch's last answer
+	lastErr := map[int64]string{}       // a batch's last answer
+	faulted := map[key]map[int32]bool{} // attempts (partition, epoch, seq) a Fault line explains
+	realBroker := h.Broker.Kind != "kfake"
 	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
 	str := strconv.Quote
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -140,6 +153,26 @@ func Translate(r *tracer.Reader) (*Module, error) {
 				delete(outstanding, e.Batch)
 			}
 			lastErr[e.Batch] = e.Err
+			k := key{e.Partition, e.Epoch}
+			if realBroker && !faulted[k][e.Seq] && brokerError(e.Err) {
+				// A real broker's own retriable error, placed by its kind: a
+				// timeout (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) after the
+				// append, any other before it. Unlike the Go mirror, which
+				// keeps both possibilities, TLC would have to keep their
+				// product over every partition at once.
+				act := "RejectBeforeAppend"
+				if e.Err == "REQUEST_TIMED_OUT" || e.Err == "NOT_ENOUGH_REPLICAS_AFTER_APPEND" {
+					act = "AppendThenFail"
+					errsAfter[e.Err] = true
+				} else {
+					errsBefore[e.Err] = true
+				}
+				faults++
+				log = append(log, entry{line: lines[i], fields: []string{"ev |-> " + str(act), "c |-> " + num(int64(e.Node)),
+					"p |-> " + num(int64(e.Partition)), "ep |-> " + num(int64(e.Epoch-baseEpoch)),
+					"seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq))), "err |-> " + str(e.Err)}})
+			}
+			delete(faulted[k], e.Seq)
 			errName := e.Err
 			if errName == "DUPLICATE_SEQUENCE_NUMBER" {
 				errName = "NONE" // the spec answers a duplicate as a success
@@ -164,6 +197,11 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		case tracer.Fault:
 			switch e.Fault {
 			case "RejectBeforeAppend", "AppendThenFail":
+				k := key{e.Partition, e.Epoch}
+				if faulted[k] == nil {
+					faulted[k] = map[int32]bool{}
+				}
+				faulted[k][e.Seq] = true
 				if e.Fault == "RejectBeforeAppend" {
 					errsBefore[e.Err] = true
 				} else {
