@@ -638,16 +638,21 @@ func (m *Machine) unmodelled(br broker, e *tracer.Event, want string) (broker, b
 	return br, false, want
 }
 
-// brokerError reports whether a real (not embedded) broker may answer err on
-// its own, with no fault injected: a retriable error that is not one of the
-// spec's verdicts (leader elections, replicas out of sync, timeouts).
+// brokerError reports whether the trace's broker may answer err on its own,
+// with no fault injected: a real broker's OwnBrokerError; kfake answers none.
 func (m *Machine) brokerError(err string) bool {
+	return m.h.Broker.Kind != "kfake" && OwnBrokerError(err)
+}
+
+// OwnBrokerError reports whether err is an answer a real broker may give on
+// its own that is not one of the spec's verdicts: a retriable error (a leader
+// election, replicas out of sync, a timeout).
+func OwnBrokerError(err string) bool {
 	switch err {
 	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
 		return false
 	}
-	ke, ok := tracer.ErrorByName(err)
-	return ok && ke.Retriable && m.h.Broker.Kind != "kfake"
+	return Retriable(err)
 }
 
 // bump is the spec's Bump(p).

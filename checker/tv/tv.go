@@ -44,16 +44,6 @@ type entry struct {
 var fatal = map[string]bool{"INVALID_PRODUCER_EPOCH": true, "INVALID_RECORD": true, "MESSAGE_TOO_LARGE": true,
 	"RECORD_LIST_TOO_LARGE": true, "INVALID_REQUIRED_ACKS": true, "TOPIC_AUTHORIZATION_FAILED": true, "UNKNOWN_SERVER_ERROR": true}
 
-// brokerError reports whether a real broker may answer err on its own, as
-// checker/replay's Machine does.
-func brokerError(err string) bool {
-	switch err {
-	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
-		return false
-	}
-	return replay.Retriable(err)
-}
-
 // Module is a trace translated for TLC.
 type Module struct {
 	Data   string // TraceData.tla
@@ -154,7 +144,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 			}
 			lastErr[e.Batch] = e.Err
 			k := key{e.Partition, e.Epoch}
-			if realBroker && !faulted[k][e.Seq] && brokerError(e.Err) {
+			if realBroker && !faulted[k][e.Seq] && replay.OwnBrokerError(e.Err) {
 				// A real broker's own retriable error, placed by its kind: a
 				// timeout (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) after the
 				// append, any other before it. Unlike the Go mirror, which
