@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -184,7 +185,8 @@ func (p *parser) records() ([]LogRecord, error) {
 	if !p.eat('[') {
 		return nil, fmt.Errorf("expected an array at column %d", p.i+1)
 	}
-	out := []LogRecord{}
+	// One allocation: every record is a '[' of its own.
+	out := make([]LogRecord, 0, max(bytes.Count(p.s[p.i:], []byte{'['}), 0))
 	p.ws()
 	if p.eat(']') {
 		return out, nil

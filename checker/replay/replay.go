@@ -81,12 +81,16 @@ type window struct {
 type broker struct {
 	noState bool
 	ep      int16
-	win     []window // at most dedupWindow
+	wins    [DedupWindow]window // the retained batches, oldest first: wins[:n]
+	n       int
 	logLen  int64
 }
 
+// win returns the retained batches, oldest first.
+func (b *broker) win() []window { return b.wins[:b.n] }
+
 func (b broker) equal(o broker) bool {
-	return b.noState == o.noState && b.ep == o.ep && b.logLen == o.logLen && slices.Equal(b.win, o.win)
+	return b == o
 }
 
 // pending is a fault the broker applied to an attempt (epoch, base sequence)
@@ -122,7 +126,6 @@ type Machine struct {
 	started     bool
 	parts       map[int32]*partition
 	outstanding map[int32]map[int32]int // node -> request -> batches not yet answered
-	dedupWindow int
 	// maxSentEpoch is the highest epoch of any attempt sent so far: kfake
 	// keeps one epoch per producer id across partitions (kfake 00_produce.go,
 	// pidinfo.epoch), so it answers INVALID_PRODUCER_EPOCH to a partition
@@ -144,8 +147,7 @@ func New(h tracer.Header) (*Machine, error) {
 	if h.MaxInFlight < 1 {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
-	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{},
-		dedupWindow: DedupWindow}, nil
+	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{}}, nil
 }
 
 func (m *Machine) part(p int32) *partition {
@@ -191,7 +193,7 @@ func (pt *partition) describe(epoch int16) string {
 		if br.noState {
 			fmt.Fprintf(&b, "{no state, log %d}", br.logLen)
 		} else {
-			fmt.Fprintf(&b, "{ep %d, last %v, log %d}", br.ep, br.win, br.logLen)
+			fmt.Fprintf(&b, "{ep %d, last %v, log %d}", br.ep, br.win(), br.logLen)
 		}
 	}
 	return b.String()
@@ -518,7 +520,7 @@ func (m *Machine) expand(pt *partition, b *batch) []broker {
 func (m *Machine) verdict(br broker, ep int16, seq, n int32) (string, int64) {
 	last := nextSeq(seq, n-1)
 	if !br.noState && br.ep == ep {
-		for _, w := range br.win {
+		for _, w := range br.win() {
 			if w.first == seq && w.last == last {
 				return "DUPLICATE", w.off
 			}
@@ -544,7 +546,7 @@ func (m *Machine) verdict(br broker, ep int16, seq, n int32) (string, int64) {
 			return "APPEND", -1
 		}
 		return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
-	case seq == nextSeq(br.win[len(br.win)-1].last, 1):
+	case seq == nextSeq(br.wins[br.n-1].last, 1):
 		return "APPEND", -1
 	}
 	return "OUT_OF_ORDER_SEQUENCE_NUMBER", -1
@@ -561,16 +563,17 @@ func (m *Machine) apply(br broker, ep int16, seq, n int32, off int64) (broker, b
 		off = br.logLen
 	}
 	w := window{first: seq, last: nextSeq(seq, n-1), off: off}
-	var win []window
+	out := broker{ep: ep, logLen: off + int64(n)}
 	if !br.noState && br.ep == ep {
-		win = append(slices.Clone(br.win), w)
-	} else {
-		win = []window{w}
+		out.wins, out.n = br.wins, br.n
 	}
-	if len(win) > m.dedupWindow {
-		win = win[len(win)-m.dedupWindow:]
+	if out.n == len(out.wins) { // ProducerStateEntry.addBatch drops the oldest
+		copy(out.wins[:], out.wins[1:])
+		out.n--
 	}
-	return broker{ep: ep, win: win, logLen: off + int64(n)}, true
+	out.wins[out.n] = w
+	out.n++
+	return out, true
 }
 
 // answer checks the answer e for b's attempt on broker state br, given the
