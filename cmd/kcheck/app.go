@@ -33,8 +33,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:  "kcheck",
 		Usage: "check the Kafka idempotent producer against its TLA+ specification",
-		Description: "kcheck model-checks spec/IdempotentProducer.tla with TLC, and checks that\n" +
-			"each configuration in spec/ concludes as spec/expect.tsv says (kcheck tlc).\n\n" +
+		Description: "kcheck proves, for Kafka's idempotent producer, that records are never lost,\n" +
+			"duplicated or reordered, in two ways that check each other:\n\n" +
+			"   kcheck tlc      model-checks spec/IdempotentProducer.tla with TLC, every\n" +
+			"                   configuration against the outcome spec/expect.tsv expects\n" +
+			"   kcheck run      runs a producer under faults and writes a trace of every step\n" +
+			"   kcheck verify   checks a trace against the same spec, for linearizability\n" +
+			"                   (Porcupine) and for exactly-once ordering\n" +
+			"   kcheck kafka    runs real Apache Kafka (from Maven Central) to run against\n\n" +
 			"Exit status: 0 when everything is as expected, 1 when a check failed,\n" +
 			"2 on bad usage or input, or when a tool such as TLC or java could not run.\n\n" +
 			"Run kcheck <command> --help for the flags of a command.",
