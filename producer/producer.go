@@ -262,7 +262,9 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		}
 		b.builder.Start(p.bufs.get())
 		rec.TimestampDelta = 0
-		b.builder.Append(rec)
+		size := b.builder.Append(rec) - BatchHeaderSize
+		// Room for as many records as batch.size holds of this one's size.
+		b.recs = make([]pendingRecord, 0, max(1, p.cfg.batchBytes/max(size, 1))+1)
 		part.open = b
 		// Wake the sender to arm the linger timer, unless its timer already
 		// fires before this batch's linger ends.
