@@ -72,9 +72,12 @@ type partition struct {
 	topic string
 	id    int32
 
-	mu     sync.Mutex // guards open and sealed; never held across partitions
+	mu     sync.Mutex // guards open, sealed and the scratch space; never held across partitions
 	open   *batch
 	sealed []*batch
+
+	scratch []byte        // the id header's value while a record is encoded
+	headers []kmsg.Header // a traced record's headers while it is encoded
 
 	seq seqState // owned by the sender
 }
@@ -235,12 +238,18 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	if p.trace != nil {
 		id = p.nextID.Add(1)
 		m.ID = id
-		rec.Headers = append(rec.Headers[:len(rec.Headers):len(rec.Headers)],
-			kmsg.Header{Key: IDHeader, Value: strconv.AppendInt(nil, id, 10)})
 	}
 	ms := m.Timestamp.UnixMilli()
 
 	part.mu.Lock()
+	if p.trace != nil {
+		// The record is encoded into its batch under the lock, so the id
+		// header is built in the partition's scratch space: tracing costs no
+		// allocation per record.
+		part.scratch = strconv.AppendInt(part.scratch[:0], id, 10)
+		part.headers = append(append(part.headers[:0], rec.Headers...), kmsg.Header{Key: IDHeader, Value: part.scratch})
+		rec.Headers = part.headers
+	}
 	b := part.open
 	wake := false
 	if b != nil {
@@ -264,7 +273,11 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		rec.TimestampDelta = 0
 		size := b.builder.Append(rec) - BatchHeaderSize
 		// Room for as many records as batch.size holds of this one's size.
-		b.recs = make([]pendingRecord, 0, max(1, p.cfg.batchBytes/max(size, 1))+1)
+		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
+		b.recs = make([]pendingRecord, 0, est)
+		if p.trace != nil {
+			b.ids = make([]int64, 0, est)
+		}
 		part.open = b
 		// Wake the sender to arm the linger timer, unless its timer already
 		// fires before this batch's linger ends.
