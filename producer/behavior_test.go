@@ -269,3 +269,50 @@ func TestInitProducerIDRetries(t *testing.T) {
 		t.Fatalf("producer id %d after %d faulted attempts, want a producer id after 2", pid, h.Hits())
 	}
 }
+
+// TestFirstAckNoBusyLoop: while the only partition waits for its first ack
+// (the broker holds it), the sender does not spin: over a window in which
+// nothing can be sent it wakes a bounded number of times, where a busy loop
+// would wake thousands.
+func TestFirstAckNoBusyLoop(t *testing.T) {
+	c := newCluster(t, 1, kfake.NumBrokers(1))
+	release := make(chan struct{})
+	held := make(chan struct{}, 1)
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case held <- struct{}{}:
+			c.SleepControl(func() { <-release }) // hold the first produce until the test has looked
+		default:
+		}
+		c.KeepControl()
+		return nil, nil, false
+	})
+	p := newProducer(t, c, Linger(0), BatchBytes(64))
+	var wg sync.WaitGroup
+	const n = 100
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		p.Produce(context.Background(), &Message{Topic: "t", Value: []byte("0123456789")}, func(_ *Message, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			wg.Done()
+		})
+	}
+	<-held
+	// The observation window: a flush that cannot finish while the first
+	// batch is held, bounded by its deadline.
+	before := p.Stats().Steps
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if err := p.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("flush while held: %v, want the deadline", err)
+	}
+	cancel()
+	during := p.Stats().Steps - before
+	close(release)
+	wg.Wait()
+	if during > 20 {
+		t.Fatalf("the sender woke %d times in 200ms while nothing could be sent: a busy loop", during)
+	}
+	t.Logf("%d wake-ups in 200ms while the first batch was held", during)
+}

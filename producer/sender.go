@@ -140,6 +140,7 @@ func (s *sender) refreshPartitions() {
 // connection, a dial, no leader): the event that unblocks it wakes the sender.
 func (s *sender) step(now time.Time) time.Time {
 	p := s.p
+	p.stats.steps.Add(1)
 	p.nextWake.Store(0) // busy: Produce wakes us for any new batch meanwhile
 	s.refreshPartitions()
 	var next time.Time

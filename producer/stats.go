@@ -10,10 +10,11 @@ type Stats struct {
 	OutOfOrderAnswers int64 // OUT_OF_ORDER_SEQUENCE_NUMBER answers (the KAFKA-14359 stall shows here)
 	Bumps             int64 // KIP-360 epoch bumps
 	Disconnects       int64
+	Steps             int64 // times the sender woke up and looked for work
 }
 
 type stats struct {
-	requests, batches, retries, ooo, bumps, disconnects atomic.Int64
+	requests, batches, retries, ooo, bumps, disconnects, steps atomic.Int64
 }
 
 // Stats returns the producer's counters so far.
@@ -22,5 +23,6 @@ func (p *Producer) Stats() Stats {
 	return Stats{
 		Requests: s.requests.Load(), Batches: s.batches.Load(), Retries: s.retries.Load(),
 		OutOfOrderAnswers: s.ooo.Load(), Bumps: s.bumps.Load(), Disconnects: s.disconnects.Load(),
+		Steps: s.steps.Load(),
 	}
 }
