@@ -339,8 +339,12 @@ func summarise(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partit
 	sum.Stalls = int(p.Stats().OutOfOrderAnswers)
 }
 
-// createTopic creates topic with n partitions on the controller and waits
+// CreateTopic creates topic with n partitions on the controller and waits
 // until every partition has a leader.
+func CreateTopic(ctx context.Context, brokers []string, topic string, n int32, timeout time.Duration) error {
+	return createTopic(ctx, brokers, topic, n, timeout)
+}
+
 func createTopic(ctx context.Context, brokers []string, topic string, n int32, timeout time.Duration) error {
 	dctx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
 	defer cancel()
