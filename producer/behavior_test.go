@@ -316,3 +316,20 @@ func TestFirstAckNoBusyLoop(t *testing.T) {
 	}
 	t.Logf("%d wake-ups in 200ms while the first batch was held", during)
 }
+
+// TestUnknownTopic: a record for a topic the cluster does not have fails
+// with ErrUnknownTopic, naming the topic.
+func TestUnknownTopic(t *testing.T) {
+	c := newCluster(t, 1, kfake.NumBrokers(1))
+	p := newProducer(t, c)
+	var got error
+	done := make(chan struct{})
+	p.Produce(context.Background(), &Message{Topic: "no-such-topic", Value: []byte("v")}, func(_ *Message, err error) {
+		got = err
+		close(done)
+	})
+	<-done
+	if !errors.Is(got, ErrUnknownTopic) || !strings.Contains(got.Error(), "no-such-topic") {
+		t.Fatalf("got %v, want ErrUnknownTopic naming the topic", got)
+	}
+}

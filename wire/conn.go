@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -218,9 +217,6 @@ func (c *Conn) fail(err error) {
 		c.nc.Close()
 	})
 }
-
-// SetDeadline bounds how long the next reads may block; zero clears it.
-func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
 
 func (c *Conn) readLoop() {
 	defer close(c.readDone)
