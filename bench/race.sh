@@ -2,7 +2,10 @@
 # The seed's experiment (KAFKA-14359) against a real Apache Kafka broker:
 # a new 64-partition topic produced to at once, 3,000 records of 10 KB, gzip,
 # 1,024 keys, with our producer's first-ack rule off (the Java client 4.3.1's
-# rules) and on; every trace checked by kcheck verify. Prints a Markdown table.
+# rules) and on; every trace checked by kcheck verify; then the stock Java
+# client 4.3.1 itself (drivers/java, kafka-clients from Maven Central) on the
+# same workload, which kcheck cannot trace without its proxy. Prints a
+# Markdown table.
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
@@ -15,10 +18,13 @@ shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.1.0 4.3.1)
 kcheck=bin/kcheck
+javajar=drivers/java/target/kcheck-java-driver.jar
+[ -f "$javajar" ] || mvn -B -q -f drivers/java/pom.xml package >&2 || { echo "race: building $javajar failed" >&2; exit 2; }
 out=$(mktemp -d)
 broker=""
 cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
+field() { sed -E "s/.*\"$1\":([0-9]+).*/\1/" "$out/java.json"; } # a number from the Java driver's JSON
 
 printf '| broker | producer rules | runs | runs not clean | records lost | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | kcheck verify flagged | run time |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
@@ -61,5 +67,24 @@ for v in "${versions[@]}"; do
     [ "$mode" = off ] && rules="Java 4.3.1's (first-ack off)"
     printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$rules" "$runs" "$bad" "$lost" "$dup" "$reord" "$ooo" "$flagged" "$(echo "$secs / $runs" | bc -l)"
   done
+  # The stock Java client on the same workload: one JSON line a run.
+  bad=0 lost=0 dup=0 reord=0 secs=0
+  for i in $(seq 1 "$runs"); do
+    start=$(date +%s.%N)
+    set +e
+    java -jar "$javajar" --bootstrap "$addr" --topic "race-java-$i" --partitions 64 --records 3000 \
+      --value-bytes 10240 --keys 1024 --compression gzip --delivery-timeout-ms 5000 --request-timeout-ms 2000 \
+      >"$out/java.json" 2>"$out/java.err"
+    rc=$?
+    set -e
+    end=$(date +%s.%N)
+    secs=$(echo "$secs + $end - $start" | bc)
+    if [ $rc -eq 2 ] || [ ! -s "$out/java.json" ]; then cat "$out/java.err" >&2; exit 2; fi
+    [ $rc -ne 0 ] && bad=$((bad + 1))
+    lost=$((lost + $(field lost)))
+    dup=$((dup + $(field duplicated)))
+    reord=$((reord + $(field out_of_order)))
+  done
+  printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %s | %s | %.1f s each |\n' "$v" "stock Java client 4.3.1" "$runs" "$bad" "$lost" "$dup" "$reord" "n/a (needs kcheck proxy)" "n/a (needs kcheck proxy)" "$(echo "$secs / $runs" | bc -l)"
   kill "$broker"; wait "$broker" 2>/dev/null || true; broker=""
 done

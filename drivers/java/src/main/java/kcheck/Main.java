@@ -1,0 +1,291 @@
+// The seed's experiment (KAFKA-14359) run by the stock Java client: create a
+// new topic, produce to it at once with idempotence on, read every partition
+// back and count what was lost, duplicated or reordered. One line of JSON on
+// stdout; exit 0 clean, 1 anomalies or failed sends, 2 setup errors.
+package kcheck;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public final class Main {
+    static final String VERSION = "4.3.1";
+    static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
+    static final long GRACE_MS = 30_000; // past the delivery timeout
+
+    static final class SetupError extends Exception {
+        SetupError(String msg) { super(msg); }
+    }
+
+    public static void main(String[] argv) {
+        long t0 = System.nanoTime();
+        Map<String, String> a = new HashMap<>(Map.of(
+            "--partitions", "64", "--records", "3000", "--value-bytes", "10240", "--keys", "1024",
+            "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000"));
+        for (int i = 0; i < argv.length; i++) {
+            String k = argv[i];
+            if (!k.startsWith("--") || i + 1 == argv.length) {
+                die("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
+                    + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]");
+            }
+            a.put(k, argv[++i]);
+        }
+        try {
+            String bootstrap = need(a, "--bootstrap"), topic = need(a, "--topic");
+            int exit = run(bootstrap, topic, num(a, "--partitions"), num(a, "--records"), num(a, "--value-bytes"),
+                num(a, "--keys"), a.get("--compression"), num(a, "--delivery-timeout-ms"),
+                num(a, "--request-timeout-ms"), t0);
+            System.exit(exit);
+        } catch (SetupError e) {
+            die(e.getMessage());
+        } catch (Exception e) {
+            die("java driver: " + e);
+        }
+    }
+
+    static int run(String bootstrap, String topic, int partitions, int records, int valueBytes, int keys,
+                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, long t0) throws Exception {
+        createTopic(bootstrap, topic, partitions);
+
+        // Produce.
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        pp.put(ProducerConfig.CLIENT_ID_CONFIG, "kcheck-java");
+        pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
+        pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        pp.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        pp.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(deliveryTimeoutMs));
+        pp.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(requestTimeoutMs));
+        pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
+        pp.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(Math.max(32L << 20, 2L * records * (valueBytes + 64))));
+
+        Random rng = new Random(1);
+        byte[] letters = new byte[valueBytes];
+        for (int i = 0; i < valueBytes; i++) letters[i] = (byte) ('a' + rng.nextInt(26)); // compressible, like text
+        int[] keyOf = new int[records];
+        boolean[] acked = new boolean[records];
+        Map<String, AtomicInteger> errors = new ConcurrentHashMap<>();
+        AtomicInteger ackedN = new AtomicInteger(), failedN = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<String> firstError = new java.util.concurrent.atomic.AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(records);
+        int sent = 0;
+        KafkaProducer<byte[], byte[]> producer;
+        try {
+            producer = new KafkaProducer<>(pp, new ByteArraySerializer(), new ByteArraySerializer());
+        } catch (Exception e) {
+            throw new SetupError("java driver: starting the producer: " + e);
+        }
+        for (int n = 0; n < records; n++) {
+            final int rec = n;
+            keyOf[n] = keys > 0 ? rng.nextInt(keys) : -1;
+            byte[] key = keys > 0 ? ("key-" + keyOf[n]).getBytes(StandardCharsets.UTF_8) : null;
+            byte[] value = letters.clone();
+            byte[] tag = (PREFIX + n + ";").getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(tag, 0, value, 0, Math.min(tag.length, value.length));
+            try {
+                producer.send(new ProducerRecord<>(topic, key, value), (md, err) -> {
+                    if (err == null) {
+                        acked[rec] = true;
+                        ackedN.incrementAndGet();
+                    } else {
+                        failedN.incrementAndGet();
+                        firstError.compareAndSet(null, err.toString());
+                        errors.computeIfAbsent(err.getClass().getName(), x -> new AtomicInteger()).incrementAndGet();
+                    }
+                    done.countDown();
+                });
+            } catch (Exception e) {
+                failedN.incrementAndGet();
+                errors.computeIfAbsent(e.getClass().getName(), x -> new AtomicInteger()).incrementAndGet();
+                done.countDown();
+            }
+            sent++;
+        }
+        // linger.ms=0 sends at once; a bounded wait instead of flush(), so a
+        // stalled producer is reported rather than waited on forever.
+        if (!done.await(deliveryTimeoutMs + GRACE_MS, TimeUnit.MILLISECONDS)) {
+            long open = done.getCount();
+            failedN.addAndGet((int) open);
+            errors.computeIfAbsent("no callback within delivery timeout + " + GRACE_MS / 1000 + " s",
+                x -> new AtomicInteger()).addAndGet((int) open);
+        }
+        producer.close(Duration.ofSeconds(5));
+
+        // Read every partition back from the beginning up to its end offset.
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cp.put(ConsumerConfig.CLIENT_ID_CONFIG, "kcheck-java-readback");
+        cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "2000");
+        int[] seen = new int[records];
+        int readBack = 0, duplicated = 0, outOfOrder = 0, foreign = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                 new KafkaConsumer<>(cp, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) tps.add(new TopicPartition(topic, p));
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
+            Map<TopicPartition, Map<Integer, Integer>> lastByKey = new HashMap<>();
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (true) {
+                boolean all = true;
+                for (TopicPartition tp : tps) {
+                    if (consumer.position(tp, Duration.ofSeconds(30)) < end.get(tp)) { all = false; break; }
+                }
+                if (all) break;
+                if (System.currentTimeMillis() > deadline) throw new SetupError("java driver: read-back did not reach the end offsets in 120 s");
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    int n = recordNumber(r.value());
+                    if (n < 0 || n >= records) { foreign++; continue; }
+                    if (++seen[n] > 1) { duplicated++; continue; }
+                    readBack++;
+                    Map<Integer, Integer> last = lastByKey.computeIfAbsent(
+                        new TopicPartition(r.topic(), r.partition()), x -> new HashMap<>());
+                    Integer prev = last.get(keyOf[n]);
+                    if (prev != null && n < prev) outOfOrder++;
+                    if (prev == null || n > prev) last.put(keyOf[n], n);
+                }
+            }
+        }
+        int lost = 0, lostAcked = 0;
+        for (int n = 0; n < sent; n++) {
+            if (seen[n] == 0) {
+                lost++;
+                if (acked[n]) lostAcked++;
+            }
+        }
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+
+        StringBuilder j = new StringBuilder();
+        j.append("{\"client\":\"java\",\"version\":\"").append(VERSION).append('"')
+         .append(",\"sent\":").append(sent)
+         .append(",\"acked\":").append(ackedN.get())
+         .append(",\"failed\":").append(failedN.get())
+         .append(",\"read_back\":").append(readBack)
+         .append(",\"lost\":").append(lost)
+         .append(",\"lost_acked\":").append(lostAcked)
+         .append(",\"duplicated\":").append(duplicated)
+         .append(",\"out_of_order\":").append(outOfOrder)
+         .append(",\"foreign\":").append(foreign)
+         .append(",\"failed_errors\":{");
+        boolean first = true;
+        for (Map.Entry<String, AtomicInteger> e : new TreeMap<>(errors).entrySet()) {
+            if (!first) j.append(',');
+            first = false;
+            j.append('"').append(jsonEscape(e.getKey())).append("\":").append(e.getValue().get());
+        }
+        j.append('}');
+        if (firstError.get() != null) j.append(",\"first_error\":\"").append(jsonEscape(firstError.get())).append('"');
+        j.append(",\"ms\":").append(ms).append('}');
+        System.out.println(j);
+        boolean clean = failedN.get() == 0 && lost == 0 && duplicated == 0 && outOfOrder == 0 && foreign == 0;
+        return clean ? 0 : 1;
+    }
+
+    // createTopic creates the topic and waits until every partition has a
+    // leader, as kcheck run does; then the produce starts at once.
+    static void createTopic(String bootstrap, String topic, int partitions) throws Exception {
+        Properties ap = new Properties();
+        ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        ap.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        ap.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        try (Admin admin = Admin.create(ap)) {
+            try {
+                admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof TopicExistsException) {
+                    throw new SetupError("java driver: topic \"" + topic + "\" already exists: pick a new --topic");
+                }
+                throw new SetupError("java driver: creating topic \"" + topic + "\" at " + bootstrap + ": " + e.getCause());
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new SetupError("java driver: creating topic \"" + topic + "\" at " + bootstrap + ": timed out (broker unreachable?)");
+            }
+            long deadline = System.currentTimeMillis() + 30_000;
+            for (long backoff = 10; ; backoff = Math.min(2 * backoff, 500)) {
+                try {
+                    TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+                    int led = 0;
+                    for (TopicPartitionInfo p : d.partitions()) if (p.leader() != null && p.leader().id() >= 0) led++;
+                    if (d.partitions().size() == partitions && led == partitions) return;
+                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // not yet visible; retry
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new SetupError("java driver: topic \"" + topic + "\": partitions have no leaders after 30 s");
+                }
+                Thread.sleep(backoff);
+            }
+        }
+    }
+
+    static String jsonEscape(String s) {
+        StringBuilder b = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') b.append('\\').append(c);
+            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+            else b.append(c);
+        }
+        return b.toString();
+    }
+
+    static int recordNumber(byte[] v) {
+        if (v == null || v.length < PREFIX.length() + 2) return -1;
+        for (int i = 0; i < PREFIX.length(); i++) if (v[i] != PREFIX.charAt(i)) return -1;
+        int n = 0;
+        for (int i = PREFIX.length(); i < v.length && i < PREFIX.length() + 11; i++) {
+            if (v[i] == ';') return n;
+            if (v[i] < '0' || v[i] > '9') return -1;
+            n = n * 10 + (v[i] - '0');
+        }
+        return -1;
+    }
+
+    static String need(Map<String, String> a, String k) throws SetupError {
+        String v = a.get(k);
+        if (v == null) throw new SetupError("java driver: " + k + " is required");
+        return v;
+    }
+
+    static int num(Map<String, String> a, String k) throws SetupError {
+        try {
+            return Integer.parseInt(a.get(k));
+        } catch (NumberFormatException e) {
+            throw new SetupError("java driver: " + k + " wants a number, not " + a.get(k));
+        }
+    }
+
+    static void die(String msg) {
+        System.err.println(msg);
+        System.exit(2);
+    }
+}
