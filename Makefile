@@ -67,10 +67,10 @@ gotest:
 fuzz:
 	$(GO) test ./tracer -run '^$$' -fuzz FuzzReader -fuzztime 10s
 
-test: fmt-check vet gotest fuzz tlc
+test: fmt-check vet gotest fuzz tlc kafka-test
 
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
-# cache ($KCHECK_CACHE or ~/.cache/kcheck), not part of make test.
+# cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.
 KAFKA_VERSIONS ?= 4.1.0 4.3.1
 .PHONY: kafka-fetch kafka-test
 
