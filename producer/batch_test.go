@@ -6,16 +6,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kcheck/kcheck/wire"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -612,66 +612,30 @@ func TestBatchMatchesKgo(t *testing.T) {
 	}
 }
 
-// The request versions the kfake test uses; Kafka 4.0 and 4.1 brokers
-// and kfake all serve them. Produce v13 and Fetch v13+ name topics by ID.
-const (
-	kfakeProduceVersion = 11
-	kfakeFetchVersion   = 12
-	kfakeInitPIDVersion = 4
-)
-
-// kfakeConn is a bare Kafka protocol connection driven with kmsg.
-type kfakeConn struct {
-	conn net.Conn
-	f    *kmsg.RequestFormatter
-	corr int32
-}
+// kfakeConn drives a kfake broker with raw kmsg requests over a wire.Conn,
+// at the versions it negotiates (Produce and Fetch name topics, v12).
+type kfakeConn struct{ c *wire.Conn }
 
 func kfakeDial(t *testing.T, addr string) *kfakeConn {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, addr, "kcheck-test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	return &kfakeConn{conn: conn, f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("kcheck-test"))}
+	t.Cleanup(c.Close)
+	return &kfakeConn{c: c}
 }
 
 // do sends req and reads its response.
 func (c *kfakeConn) do(t *testing.T, req kmsg.Request) kmsg.Response {
 	t.Helper()
-	c.corr++
-	if err := c.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.conn.Write(c.f.AppendRequest(nil, req, c.corr)); err != nil {
-		t.Fatalf("write %T: %v", req, err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c.conn, size[:]); err != nil {
-		t.Fatalf("read %T response size: %v", req, err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c.conn, body); err != nil {
-		t.Fatalf("read %T response: %v", req, err)
-	}
-	if corr := int32(binary.BigEndian.Uint32(body)); corr != c.corr {
-		t.Fatalf("%T response correlation ID %d, want %d", req, corr, c.corr)
-	}
-	body = body[4:]
-	resp := req.ResponseKind()
-	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) { // skip the header's tagged fields
-		n, l := binary.Uvarint(body)
-		body = body[l:]
-		for range n {
-			_, l := binary.Uvarint(body)
-			body = body[l:]
-			size, l := binary.Uvarint(body)
-			body = body[l+int(size):]
-		}
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		t.Fatalf("decode %T: %v", resp, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.c.Request(ctx, req)
+	if err != nil {
+		t.Fatalf("%T: %v", req, err)
 	}
 	return resp
 }
@@ -689,7 +653,6 @@ func TestProduceFetchKfake(t *testing.T) {
 	rng := producerTestRand(t)
 
 	initReq := kmsg.NewPtrInitProducerIDRequest()
-	initReq.Version = kfakeInitPIDVersion
 	initReq.TransactionTimeoutMillis = 60000
 	initResp := conn.do(t, initReq).(*kmsg.InitProducerIDResponse)
 	if initResp.ErrorCode != 0 || initResp.ProducerID < 0 {
@@ -704,7 +667,6 @@ func TestProduceFetchKfake(t *testing.T) {
 	}
 	produce := func(raw []byte) *kmsg.ProduceResponseTopicPartition {
 		req := kmsg.NewPtrProduceRequest()
-		req.Version = kfakeProduceVersion
 		req.Acks = -1
 		req.TimeoutMillis = 10000
 		rt := kmsg.NewProduceRequestTopic()
@@ -803,7 +765,6 @@ func TestProduceFetchKfake(t *testing.T) {
 
 	// Read back with a raw fetch and DecodeBatches.
 	freq := kmsg.NewPtrFetchRequest()
-	freq.Version = kfakeFetchVersion
 	freq.MinBytes = 1
 	freq.MaxWaitMillis = 1000
 	ft := kmsg.NewFetchRequestTopic()
