@@ -71,8 +71,8 @@ type Fault struct {
 	Partitions []int32
 }
 
-// hits reports whether the fault applies to partition p.
-func (f *Fault) hits(p int32) bool {
+// Hits reports whether the fault applies to partition p.
+func (f *Fault) Hits(p int32) bool {
 	if f.Partitions == nil {
 		return true
 	}

@@ -138,7 +138,7 @@ func (in *installer) seedRace(f Fault) {
 				continue
 			}
 			for _, rp := range rt.Partitions {
-				if f.hits(rp.Partition) && !seen[rp.Partition] && (f.Count < 0 || used < f.Count) {
+				if f.Hits(rp.Partition) && !seen[rp.Partition] && (f.Count < 0 || used < f.Count) {
 					seen[rp.Partition] = true
 					used++
 					first = append(first, rp.Partition)
@@ -170,7 +170,7 @@ func (in *installer) seedRace(f Fault) {
 func (in *installer) perPartition(f Fault, err *kerr.Error, action string) {
 	used := 0
 	for p := int32(0); p < in.t.Partitions; p++ {
-		if !f.hits(p) {
+		if !f.Hits(p) {
 			continue
 		}
 		in.t.Cluster.Fault(kfake.Fault{

@@ -60,6 +60,10 @@ type LogRecord struct {
 	ID     int64 // the record's kcheck id header; -1 for a record kcheck did not write
 }
 
+// ProxyWriter is the header's writer for traces kcheck proxy writes: they
+// show a client's attempts on the wire, not its internal steps.
+const ProxyWriter = "kcheck-proxy"
+
 // Header is the first line of a trace: who wrote it and under which
 // configuration, so the checker knows which rules to hold the run to.
 type Header struct {

@@ -141,6 +141,22 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// KafkaBroker describes a real Apache Kafka broker of version ("" when not
+// known) for a trace header: the spec's NoStateRule is that of the emulation
+// of the same major.minor version, 2.5-4.4's rule when there is none.
+func KafkaBroker(version string) tracer.Broker {
+	b := tracer.Broker{Kind: "kafka", Version: "unknown", NoStateRule: "v25to44"}
+	if version != "" {
+		b.Version = version
+		if mm := strings.SplitN(version, ".", 3); len(mm) >= 2 {
+			if em, ok := Emulations[mm[0]+"."+mm[1]]; ok {
+				b.NoStateRule = em.Rule
+			}
+		}
+	}
+	return b
+}
+
 // Run runs the workload. A *UsageError means bad input or an unreachable
 // broker; any other error is a failure of the run itself.
 func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
@@ -150,16 +166,7 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 	ok := false
 	start := time.Now()
 	brokers := cfg.Brokers
-	brokerInfo := tracer.Broker{Kind: "kafka", Version: "unknown", NoStateRule: "v25to44"}
-	if cfg.BrokerVersion != "" {
-		brokerInfo.Version = cfg.BrokerVersion
-		// The rule of the emulation of the same major.minor version, if any.
-		if mm := strings.SplitN(cfg.BrokerVersion, ".", 3); len(mm) >= 2 {
-			if em, ok := Emulations[mm[0]+"."+mm[1]]; ok {
-				brokerInfo.NoStateRule = em.Rule
-			}
-		}
-	}
+	brokerInfo := KafkaBroker(cfg.BrokerVersion)
 	var cluster *kfake.Cluster
 	if len(brokers) == 0 {
 		em := Emulations[cfg.KfakeVersion]

@@ -132,6 +132,8 @@ type Machine struct {
 	// still at an older epoch, where Kafka's per-partition producer state
 	// (ProducerStateManager) accepts it.
 	maxSentEpoch int16
+	// wire: the trace shows the wire, not the client (see wire.go).
+	wire bool
 }
 
 // DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
@@ -147,7 +149,8 @@ func New(h tracer.Header) (*Machine, error) {
 	if h.MaxInFlight < 1 {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
-	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{}}, nil
+	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{},
+		wire: h.Writer == tracer.ProxyWriter}, nil
 }
 
 func (m *Machine) part(p int32) *partition {
@@ -253,14 +256,22 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	}
 	switch e.Kind {
 	case tracer.InitProducerID:
+		if m.started && m.wire {
+			m.wireInit(e)
+			return nil
+		}
 		if m.started {
 			return &Error{Line: line, Action: "Init", Reason: "a second InitProducerId (a new producer id is not modelled)"}
 		}
 		m.started, m.pid, m.epoch = true, e.PID, e.Epoch
 		return nil
-	case tracer.SendNew:
-		return m.sendNew(line, e)
-	case tracer.Resend:
+	case tracer.SendNew, tracer.Resend:
+		if m.wire {
+			return m.wireSend(line, e)
+		}
+		if e.Kind == tracer.SendNew {
+			return m.sendNew(line, e)
+		}
 		return m.resend(line, e)
 	case tracer.Receive:
 		return m.receive(line, e)
@@ -394,6 +405,16 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	m.answered(b.node, b.req)
 	if err := m.handle(line, pt, b, e); err != nil {
 		return err
+	}
+	if m.wire {
+		// The client's own decision shows in what it sends next.
+		if e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER" {
+			b.st = stAcked
+			pt.remove(b)
+		} else {
+			b.st, b.retried = stRetry, true
+		}
+		return nil
 	}
 	// The client's side (Sender.completeBatch, TransactionManager.canRetry).
 	cur := b.ep == pt.pEpoch

@@ -24,6 +24,7 @@ func commands() []*cli.Command {
 		verifyCommand(),
 		tlcCommand(),
 		kafkaCommand(),
+		proxyCommand(),
 	}
 }
 
@@ -40,7 +41,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"   kcheck run      runs a producer under faults and writes a trace of every step\n" +
 			"   kcheck verify   checks a trace against the same spec, for linearizability\n" +
 			"                   (Porcupine) and for exactly-once ordering\n" +
-			"   kcheck kafka    runs real Apache Kafka (from Maven Central) to run against\n\n" +
+			"   kcheck kafka    runs real Apache Kafka (from Maven Central) to run against\n" +
+			"   kcheck proxy    traces any client on the wire, injecting the same faults\n\n" +
 			"Exit status: 0 when everything is as expected, 1 when a check failed,\n" +
 			"2 on bad usage or input, or when a tool such as TLC or java could not run.\n\n" +
 			"Run kcheck <command> --help for the flags of a command.",

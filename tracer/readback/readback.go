@@ -137,7 +137,7 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 				if r.Offset < offset {
 					continue // a batch can start before the offset asked for
 				}
-				log = append(log, tracer.LogRecord{Offset: r.Offset, PID: r.ProducerID, Epoch: r.ProducerEpoch, Seq: r.Sequence, ID: recordID(r.Headers)})
+				log = append(log, tracer.LogRecord{Offset: r.Offset, PID: r.ProducerID, Epoch: r.ProducerEpoch, Seq: r.Sequence, ID: RecordID(r.Headers)})
 				offset = r.Offset + 1
 			}
 			if b.Control() {
@@ -151,8 +151,9 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 	return log, nil
 }
 
-// recordID returns the kcheck-id header's value, or -1.
-func recordID(hs []kmsg.Header) int64 {
+// RecordID returns the value of a record's kcheck-id header, or -1 when it
+// has none.
+func RecordID(hs []kmsg.Header) int64 {
 	for _, h := range hs {
 		if h.Key == producer.IDHeader {
 			if id, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil {

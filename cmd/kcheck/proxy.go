@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/proxy"
+	"github.com/kcheck/kcheck/workload"
+)
+
+const proxyDescription = `Traces any Kafka client without changing it: a Kafka-protocol proxy between
+the client and a cluster. The client bootstraps from --listen; the proxy
+rewrites the broker addresses in metadata so every connection goes through
+it (one listener per broker, on the same host as --listen, free ports), and
+writes every produce request and response to --topic into --trace, in the
+trace format kcheck run writes (writer "kcheck-proxy"). At the end it reads
+the topic back from the cluster, so "kcheck verify FILE" can check the run.
+
+Records are matched across retries by their "kcheck-id" header (the drivers
+in drivers/ set it); records without one are known by producer id, epoch and
+sequence, which an epoch bump changes.
+
+With a command after "--", the proxy runs it with "{bootstrap}" in its
+arguments (and $KCHECK_BOOTSTRAP) set to the proxy's address, and stops when
+it exits: the exit status is the command's (0 or 1), or 2 when it could not
+start or was killed. Without one, it prints "bootstrap: ADDR" and runs until
+interrupted (Ctrl-C or SIGTERM).
+
+Faults (--fault, as kcheck run; per partition: seed-race, not-leader,
+not-enough-replicas, timeout-after-append; per request: drop-connection,
+timeout-before-append, slow). state-expiry needs the broker's own expiry.
+
+It listens on loopback unless --listen says otherwise.`
+
+// proxyCommand returns the "kcheck proxy" command.
+func proxyCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "proxy",
+		Usage:       "trace any Kafka client through a protocol proxy, injecting faults",
+		UsageText:   "kcheck proxy --upstream HOST:PORT --trace FILE [--listen HOST:PORT] [flags] [-- COMMAND {bootstrap} ...]",
+		Description: proxyDescription,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "bootstrap `HOST:PORT` clients connect to (port 0: a free one)"},
+			&cli.StringFlag{Name: "upstream", Usage: "a broker of the cluster, `HOST:PORT` (required)"},
+			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`; without it the proxy only forwards", TakesFile: true},
+			&cli.StringFlag{Name: "topic", Usage: "trace produce requests to `TOPIC` (default: the first topic produced to)"},
+			&cli.StringFlag{Name: "client", Usage: "`NAME` of the client under test, for the trace header (default: its client id)"},
+			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka or kfake"},
+			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
+			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for fault choices"},
+			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it)"},
+		},
+		Action: doProxy,
+	}
+}
+
+func proxyConfig(c *cli.Context) (proxy.Config, error) {
+	cfg := proxy.Config{Listen: c.String("listen"), Upstream: c.String("upstream"), Topic: c.String("topic"),
+		Client: c.String("client"), Seed: int64(c.Uint64("seed"))}
+	if cfg.Upstream == "" {
+		return cfg, usageErrorf("proxy: --upstream HOST:PORT is required")
+	}
+	switch kind, v := c.String("broker-kind"), c.String("broker-version"); kind {
+	case "kafka":
+		cfg.Broker = workload.KafkaBroker(v)
+	case "kfake":
+		if v == "" {
+			v = "4.1"
+		}
+		mm := v // major.minor
+		if parts := strings.SplitN(v, ".", 3); len(parts) > 1 {
+			mm = parts[0] + "." + parts[1]
+		}
+		em, ok := workload.Emulations[mm]
+		if !ok {
+			return cfg, usageErrorf("proxy: --broker-version %q: kfake emulates no such version", v)
+		}
+		cfg.Broker = tracer.Broker{Kind: "kfake", Version: mm, NoStateRule: em.Rule}
+	default:
+		return cfg, usageErrorf("proxy: --broker-kind %q: want kafka or kfake", kind)
+	}
+	for _, s := range c.StringSlice("fault") {
+		f, err := fault.Parse(s)
+		if err != nil {
+			return cfg, usageErrorf("proxy: --fault: %v", err)
+		}
+		if f.Kind == fault.StateExpiry {
+			return cfg, usageErrorf("proxy: --fault %s: the proxy cannot expire a broker's producer state (run the broker with kcheck kafka --producer-id-expiration)", f)
+		}
+		cfg.Faults = append(cfg.Faults, f)
+	}
+	return cfg, nil
+}
+
+func doProxy(c *cli.Context) error {
+	cfg, err := proxyConfig(c)
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	command := c.Args().Slice()
+	tracePath := c.String("trace")
+	ok := false
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			return usageErrorf("proxy: --trace: %v", err)
+		}
+		defer f.Close()
+		// A proxy run that fails leaves no trace behind.
+		defer func() {
+			if !ok {
+				f.Close()
+				os.Remove(tracePath)
+			}
+		}()
+		cfg.Trace = f
+	}
+	p, err := proxy.Start(c.Context, cfg)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer p.Close()
+	addr := p.Addr()
+	fmt.Fprintf(stderr, "kcheck proxy: %s -> %s\n", addr, cfg.Upstream)
+
+	var cmdErr error
+	if len(command) == 0 {
+		fmt.Fprintf(c.App.Writer, "bootstrap: %s\n", addr)
+		<-c.Context.Done()
+	} else {
+		cmdErr = runClient(c, command, addr)
+	}
+
+	if c.Bool("readback") || cfg.Trace == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := p.Finish(ctx); err != nil {
+			if cmdErr != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%v; and %w", cmdErr, err)}
+			}
+			return &exitError{code: exitUsage, err: err}
+		}
+	} else {
+		p.Close()
+	}
+	st := p.Stats()
+	fmt.Fprintf(stderr, "kcheck proxy: %d connections, %d produce requests traced, %d batch attempts, %d faults injected\n",
+		st.Connections, st.Produces, st.Batches, st.Faults)
+	if tracePath != "" {
+		fmt.Fprintf(stderr, "kcheck proxy: trace %s\n", tracePath)
+	}
+	ok = true
+	return cmdErr
+}
+
+// runClient runs the client command through the proxy at addr and returns
+// its failure as kcheck's exit status.
+func runClient(c *cli.Context, command []string, addr string) error {
+	args := make([]string, len(command))
+	for i, a := range command {
+		args[i] = strings.ReplaceAll(a, "{bootstrap}", addr)
+	}
+	cmd := exec.CommandContext(c.Context, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = c.App.Writer, c.App.ErrWriter
+	cmd.Env = append(os.Environ(), "KCHECK_BOOTSTRAP="+addr)
+	// Interrupted: ask the client to stop, then make sure it has.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("proxy: starting the client %q: %w", args[0], err)}
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && ee.Exited() && ee.ExitCode() == 1:
+		return &exitError{code: exitMismatch, err: fmt.Errorf("proxy: the client %q exited with status 1 (it saw something wrong)", args[0])}
+	case errors.As(err, &ee) && ee.Exited():
+		return &exitError{code: exitUsage, err: fmt.Errorf("proxy: the client %q exited with status %d", args[0], ee.ExitCode())}
+	default:
+		return &exitError{code: exitUsage, err: fmt.Errorf("proxy: the client %q: %w", args[0], err)}
+	}
+}

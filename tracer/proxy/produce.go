@@ -1,0 +1,281 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/readback"
+)
+
+// produceTrace is what the proxy did with one produce request's batches.
+type produceTrace struct {
+	traced  bool
+	req     int32
+	batches []tracedBatch
+	// own answers for partitions taken out of the request (a fault before
+	// the append), merged into the response
+	own map[string][]kmsg.ProduceResponseTopicPartition
+}
+
+type tracedBatch struct {
+	topic string
+	p     int32
+	b     int64
+	pid   int64
+	ep    int16
+	seq   int32
+	fault string // "" or "AppendThenFail": answer REQUEST_TIMED_OUT if the broker appends it
+	err   string
+}
+
+// slowDelay is the delay the slow fault adds to every request.
+func (p *Proxy) slowDelay() time.Duration {
+	for _, f := range p.cfg.Faults {
+		if f.Kind == fault.Slow {
+			return f.Delay
+		}
+	}
+	return 0
+}
+
+// rollLocked reports whether fault i fires now (its rate, then its count),
+// with p.mu held. seed-race has no rate: it hits every first produce.
+func (p *Proxy) rollLocked(i int) bool {
+	f := p.cfg.Faults[i]
+	if p.faultsLeft[i] == 0 {
+		return false
+	}
+	if f.Kind != fault.SeedRace && f.Rate < 1 && p.rng.Float64() >= f.Rate {
+		return false
+	}
+	if p.faultsLeft[i] > 0 {
+		p.faultsLeft[i]--
+	}
+	p.stats.Faults++
+	return true
+}
+
+// tracesLocked reports whether produce requests to topic are traced, taking
+// the first topic produced to when none was named.
+func (p *Proxy) tracesLocked(topic string) bool {
+	if p.topic == "" && topic != "" {
+		p.topic = topic
+	}
+	return topic == p.topic
+}
+
+// produceRequest traces a produce request's batches of the traced topic and
+// applies the faults that hit it. It returns the frame to send upstream,
+// whether a response is expected (acks=0 has none) and whether the
+// connection is to be cut instead.
+func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, drop bool) {
+	frame, respond = ex.rq.raw, true
+	req, err := ex.rq.decode()
+	if err != nil {
+		p.cfg.Logf("proxy: %v: passed through untraced", err)
+		return frame, true, false
+	}
+	pr := req.(*kmsg.ProduceRequest)
+	respond = pr.Acks != 0
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return nil, false, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	node := c.id
+	pt := &produceTrace{}
+	changed := false
+	var events []tracer.Event
+	for ti := 0; ti < len(pr.Topics); ti++ {
+		t := &pr.Topics[ti]
+		name := t.Topic
+		if ex.rq.version >= 13 {
+			name = p.topicIDs[t.TopicID]
+		}
+		if !p.tracesLocked(name) {
+			continue
+		}
+		if !pt.traced {
+			pt.traced = true
+			p.nextReq++
+			pt.req = p.nextReq
+			p.stats.Produces++
+			if err := p.headerLocked(ex.rq.clientID); err != nil {
+				p.cfg.Logf("%v", err)
+			}
+		}
+		kept := t.Partitions[:0:0]
+		for _, tp := range t.Partitions {
+			batches, err := producer.DecodeBatches(tp.Records)
+			if err != nil || len(batches) == 0 {
+				p.cfg.Logf("proxy: %s[%d]: undecodable batch passed through: %v", name, tp.Partition, err)
+				kept = append(kept, tp)
+				continue
+			}
+			for _, b := range batches {
+				tb := p.traceBatchLocked(name, tp.Partition, &b, node, pt.req, &events)
+				pt.batches = append(pt.batches, tb)
+			}
+			// Faults hit the partition's attempt as a whole; Kafka clients
+			// send one batch per partition per request.
+			tb := &pt.batches[len(pt.batches)-1]
+			first := !p.firstSeen[tp.Partition]
+			p.firstSeen[tp.Partition] = true
+			f, i := p.partitionFaultLocked(tp.Partition, first)
+			switch {
+			case i < 0:
+			case f.action == "AppendThenFail":
+				// It acts on the answer, if the broker appends the batch
+				// (produceResponse emits the Fault then).
+				tb.fault, tb.err = f.action, f.err
+			default: // RejectBeforeAppend: the proxy answers for the broker
+				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: f.action, Partition: tp.Partition, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: f.err})
+				ex.hold = max(ex.hold, f.hold)
+				if pt.own == nil {
+					pt.own = map[string][]kmsg.ProduceResponseTopicPartition{}
+				}
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogStartOffset = tp.Partition, f.code, -1, -1
+				pt.own[name] = append(pt.own[name], rp)
+				changed = true
+				continue
+			}
+			kept = append(kept, tp)
+		}
+		t.Partitions = kept
+	}
+	if !pt.traced {
+		return frame, respond, false
+	}
+	ex.produce = pt
+	// Faults on the request as a whole.
+	for i, f := range p.cfg.Faults {
+		switch f.Kind {
+		case fault.DropConnection:
+			if p.rollLocked(i) {
+				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: "DropConnection", Partition: -1, Epoch: -1, Seq: -1, Node: node})
+				p.emitAllLocked(events)
+				// The batches were sent and are lost with the connection:
+				// closing it emits the Disconnect.
+				c.open++
+				return nil, false, true
+			}
+		case fault.TimeoutBeforeAppend:
+			if p.rollLocked(i) {
+				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: "TimeoutBeforeAppend", Partition: -1, Epoch: -1, Seq: -1, Node: node})
+				ex.forwarded, ex.never = false, true
+			}
+		}
+	}
+	p.emitAllLocked(events)
+	p.stats.Batches += len(pt.batches)
+	if respond {
+		c.open++
+	}
+	if changed {
+		var rest int
+		topics := pr.Topics[:0]
+		for _, t := range pr.Topics {
+			if len(t.Partitions) > 0 {
+				topics = append(topics, t)
+				rest += len(t.Partitions)
+			}
+		}
+		pr.Topics = topics
+		if rest == 0 {
+			ex.forwarded = false // the proxy answers it all
+		} else if ex.forwarded {
+			frame = ex.rq.withBody(pr)
+		}
+	}
+	return frame, respond, false
+}
+
+func (p *Proxy) emitAllLocked(events []tracer.Event) {
+	for _, e := range events {
+		p.emitLocked(e)
+	}
+}
+
+// traceBatchLocked emits the SendNew or Resend of one batch attempt.
+func (p *Proxy) traceBatchLocked(topic string, part int32, b *producer.DecodedBatch, node, req int32, events *[]tracer.Event) tracedBatch {
+	ids := make([]int64, len(b.Records))
+	for i, r := range b.Records {
+		ids[i] = readback.RecordID(r.Headers)
+	}
+	// A batch is known by its first record's kcheck id, which stays the same
+	// across retries and epoch bumps; without ids, by its producer, epoch
+	// and sequence, which an epoch bump changes.
+	var id int64
+	if len(ids) > 0 && ids[0] >= 0 {
+		id = ids[0]
+	} else {
+		k := batchKey{part, b.ProducerID, b.ProducerEpoch, b.BaseSequence}
+		if id = p.batches[k]; id == 0 {
+			p.nextSynth++
+			id = p.nextSynth
+			p.batches[k] = id
+		}
+		for i := range ids {
+			ids[i] = -1
+		}
+	}
+	e := tracer.Event{Partition: part, Batch: id, PID: b.ProducerID, Epoch: b.ProducerEpoch, Seq: b.BaseSequence,
+		N: int32(len(b.Records)), Req: req, Node: node}
+	if p.sentOnce[id] {
+		e.Kind = tracer.Resend
+	} else {
+		p.sentOnce[id] = true
+		e.Kind, e.Records = tracer.SendNew, ids
+	}
+	*events = append(*events, e)
+	return tracedBatch{topic: topic, p: part, b: id, pid: b.ProducerID, ep: b.ProducerEpoch, seq: b.BaseSequence}
+}
+
+// partitionFault is what a fault does to one partition's attempt.
+type partitionFault struct {
+	action string // the spec action it forces
+	err    string
+	code   int16
+	hold   time.Duration
+}
+
+// partitionFaultLocked picks the first per-partition fault that fires for
+// an attempt on partition part (first: the partition's first produce), or
+// returns index -1.
+func (p *Proxy) partitionFaultLocked(part int32, first bool) (partitionFault, int) {
+	for i, f := range p.cfg.Faults {
+		if !f.Hits(part) {
+			continue
+		}
+		switch f.Kind {
+		case fault.SeedRace:
+			// The first produce is answered NOT_LEADER_OR_FOLLOWER before
+			// the append, and its answer held so the client sends its next
+			// batch first: KAFKA-14359 on a new topic.
+			if first && p.rollLocked(i) {
+				return partitionFault{"RejectBeforeAppend", "NOT_LEADER_OR_FOLLOWER", 6, f.Delay}, i
+			}
+		case fault.NotLeader:
+			if p.rollLocked(i) {
+				return partitionFault{"RejectBeforeAppend", "NOT_LEADER_OR_FOLLOWER", 6, 0}, i
+			}
+		case fault.NotEnoughReplicas:
+			if p.rollLocked(i) {
+				return partitionFault{"RejectBeforeAppend", "NOT_ENOUGH_REPLICAS", 19, 0}, i
+			}
+		case fault.TimeoutAfterAppend:
+			if p.rollLocked(i) {
+				return partitionFault{"AppendThenFail", "REQUEST_TIMED_OUT", 7, 0}, i
+			}
+		}
+	}
+	return partitionFault{}, -1
+}

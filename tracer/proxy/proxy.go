@@ -1,0 +1,322 @@
+// Package proxy is a Kafka-protocol proxy that traces any client: it sits
+// between a client and a cluster, rewrites the broker addresses in metadata
+// so the client keeps talking through it, records every produce request and
+// response to one topic in kcheck's trace format (tracer/FORMAT.md, writer
+// "kcheck-proxy"), injects the faults kcheck run knows, and reads the topic
+// back at the end.
+//
+// What the proxy sees is the wire: the batches a client sends (producer id,
+// epoch, sequence, records) and the broker's answers. The client's own
+// decisions (a delivery timeout, an epoch bump) show only through what it
+// sends next, so the checker judges such traces by the broker's rules and
+// by the read-back, not by one client's rules. In a proxy trace an event's
+// node is the number of the client connection it travelled on (1, 2, ...):
+// a client may reconnect to a broker while its old connection still has
+// requests outstanding, and a lost connection loses only its own.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/readback"
+)
+
+// Writer is the trace header's writer for traces the proxy writes.
+const Writer = tracer.ProxyWriter
+
+// Config configures a Proxy.
+type Config struct {
+	Listen   string // the bootstrap listener, host:port (port 0: any free port)
+	Upstream string // one broker of the cluster, host:port
+	// Topic is the topic whose produce requests are traced; "" traces the
+	// first topic a client produces to. Other topics pass through untraced.
+	Topic string
+	// Client names the client under test in the header; "" takes the client
+	// id of the first traced produce request.
+	Client string
+	Broker tracer.Broker // what the upstream cluster is, for the header
+	Faults []fault.Fault
+	Seed   int64
+	// Trace receives the trace; nil traces nothing (a plain proxy).
+	Trace io.Writer
+	// Logf reports what the proxy could not handle (an upstream that went
+	// away, a request it could not decode); nil discards it.
+	Logf func(format string, args ...any)
+}
+
+// Stats counts what passed through a Proxy.
+type Stats struct {
+	Connections int // client connections accepted
+	Produces    int // produce requests with traced batches
+	Batches     int // traced batch attempts
+	Faults      int // faults injected
+}
+
+// Proxy is a running proxy. Its methods are safe for concurrent use.
+type Proxy struct {
+	cfg  Config
+	host string // the host listeners bind to
+	wg   sync.WaitGroup
+
+	mu         sync.Mutex
+	rng        *rand.Rand
+	listeners  map[string]*listener // by upstream address
+	conns      map[*conn]struct{}
+	closed     bool
+	topic      string              // the traced topic, once known
+	topicIDs   map[[16]byte]string // from metadata, for produce v13+
+	partitions map[string]int32    // partition counts from metadata
+	trace      *tracer.Writer
+	early      []tracer.Event // events before the header could be written
+	batches    map[batchKey]int64
+	sentOnce   map[int64]bool // batch ids seen: the next attempt is a Resend
+	firstSeen  map[int32]bool // partitions whose first produce passed
+	faultsLeft []int          // per cfg.Faults entry; -1 no limit
+	nextReq    int32          // the proxy's request number, the trace's req
+	nextSynth  int64          // batch ids for batches without kcheck ids
+	stats      Stats
+}
+
+type batchKey struct {
+	p   int32
+	pid int64
+	ep  int16
+	seq int32
+}
+
+// listener accepts the connections meant for one upstream broker.
+type listener struct {
+	ln       net.Listener
+	upstream string
+}
+
+// dialTimeout bounds a connection to the upstream cluster.
+const dialTimeout = 10 * time.Second
+
+// Start checks that the upstream answers, listens on cfg.Listen and serves
+// until Close.
+func Start(ctx context.Context, cfg Config) (*Proxy, error) {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: --listen %q: %w", cfg.Listen, err)
+	}
+	if _, _, err := net.SplitHostPort(cfg.Upstream); err != nil {
+		return nil, fmt.Errorf("proxy: --upstream %q: %w", cfg.Upstream, err)
+	}
+	d := net.Dialer{Timeout: dialTimeout}
+	probe, err := d.DialContext(ctx, "tcp", cfg.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: upstream %s does not answer: %w", cfg.Upstream, err)
+	}
+	probe.Close()
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	p := &Proxy{
+		cfg:        cfg,
+		host:       host,
+		rng:        rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6b636865636b)),
+		listeners:  map[string]*listener{},
+		conns:      map[*conn]struct{}{},
+		topic:      cfg.Topic,
+		topicIDs:   map[[16]byte]string{},
+		partitions: map[string]int32{},
+		batches:    map[batchKey]int64{},
+		sentOnce:   map[int64]bool{},
+		firstSeen:  map[int32]bool{},
+		nextSynth:  1 << 40,
+	}
+	for _, f := range cfg.Faults {
+		p.faultsLeft = append(p.faultsLeft, f.Count)
+	}
+	p.mu.Lock()
+	_, err = p.listenLocked(cfg.Listen, cfg.Upstream)
+	p.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Addr returns the bootstrap address clients connect to.
+func (p *Proxy) Addr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listeners[p.cfg.Upstream].ln.Addr().String()
+}
+
+// Stats returns what has passed through so far.
+func (p *Proxy) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
+
+// listenLocked opens a listener at addr for upstream.
+func (p *Proxy) listenLocked(addr, upstream string) (*listener, error) {
+	if p.closed {
+		return nil, errors.New("proxy: closed")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: listening on %s: %w", addr, err)
+	}
+	l := &listener{ln: ln, upstream: upstream}
+	p.listeners[upstream] = l
+	p.wg.Add(1)
+	go p.accept(l)
+	return l, nil
+}
+
+// listenerFor returns the listener for the broker at upstream, opening one
+// on a free port of the proxy's host if there is none.
+func (p *Proxy) listenerFor(upstream string) (*listener, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.listeners[upstream]
+	if l == nil {
+		var err error
+		if l, err = p.listenLocked(net.JoinHostPort(p.host, "0"), upstream); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (p *Proxy) accept(l *listener) {
+	defer p.wg.Done()
+	for {
+		cc, err := l.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			cc.Close()
+			return
+		}
+		p.stats.Connections++
+		c := newConn(p, int32(p.stats.Connections), l, cc)
+		p.conns[c] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go func() {
+			defer p.wg.Done()
+			c.serve()
+			p.mu.Lock()
+			delete(p.conns, c)
+			p.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops listening, cuts every connection and waits for them to end.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	for _, l := range p.listeners {
+		l.ln.Close()
+	}
+	var cs []*conn
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.close()
+	}
+	p.wg.Wait()
+}
+
+// Finish closes the proxy, reads the traced topic back from the upstream
+// cluster, ends the trace with a ReadBack event per partition and flushes
+// it. It fails when no produce request to the topic passed through.
+func (p *Proxy) Finish(ctx context.Context) error {
+	p.Close()
+	if p.cfg.Trace == nil {
+		return nil
+	}
+	p.mu.Lock()
+	topic := p.topic
+	p.mu.Unlock()
+	if topic == "" {
+		return errors.New("proxy: no client produced through the proxy: nothing to trace")
+	}
+	parts, err := readback.Topic(ctx, []string{p.cfg.Upstream}, topic)
+	if err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trace == nil {
+		// Nothing was produced to the topic, but it exists: a trace of only
+		// its read-back.
+		p.partitions[topic] = int32(len(parts))
+		if err := p.headerLocked(p.cfg.Client); err != nil {
+			return err
+		}
+	}
+	for _, part := range parts {
+		p.trace.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: part.ID, Log: part.Log})
+	}
+	return p.trace.Flush()
+}
+
+// emitLocked writes e to the trace, or keeps it until the header is known.
+func (p *Proxy) emitLocked(e tracer.Event) {
+	if p.cfg.Trace == nil {
+		return
+	}
+	if p.trace == nil {
+		p.early = append(p.early, e)
+		return
+	}
+	p.trace.Emit(&e)
+}
+
+// headerLocked writes the trace's header once the topic, its partition count
+// and the client are known, then the events kept until then.
+func (p *Proxy) headerLocked(client string) error {
+	if p.trace != nil || p.cfg.Trace == nil {
+		return nil
+	}
+	if p.cfg.Client != "" {
+		client = p.cfg.Client
+	}
+	var names []string
+	for _, f := range p.cfg.Faults {
+		names = append(names, f.String())
+	}
+	h := tracer.Header{
+		Writer: Writer, Client: client, Topic: p.topic, Partitions: p.partitions[p.topic],
+		// The client's rules are not known on the wire: the checker judges
+		// a proxy trace by the broker's rules (checker/replay).
+		MaxInFlight: 5,
+		Broker:      p.cfg.Broker, Faults: names, Seed: p.cfg.Seed,
+		Config: map[string]string{"upstream": p.cfg.Upstream},
+	}
+	w, err := tracer.NewWriter(p.cfg.Trace, h)
+	if err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	p.trace = w
+	for i := range p.early {
+		w.Emit(&p.early[i])
+	}
+	p.early = nil
+	return nil
+}
