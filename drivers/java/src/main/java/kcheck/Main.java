@@ -1,7 +1,10 @@
 // The seed's experiment (KAFKA-14359) run by the stock Java client: create a
 // new topic, produce to it at once with idempotence on, read every partition
 // back and count what was lost, duplicated or reordered. One line of JSON on
-// stdout; exit 0 clean, 1 anomalies or failed sends, 2 setup errors.
+// stdout; exit 0 clean, 1 anomalies or failed sends, 2 setup errors. Each
+// record carries a kcheck-id header, its number n in decimal ASCII, as well
+// as the value prefix "rec=<n>;". drivers/kgo and drivers/python run the same
+// experiment with other clients, with the same flags, JSON and exit codes.
 package kcheck;
 
 import java.nio.charset.StandardCharsets;
@@ -32,12 +35,16 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 public final class Main {
     static final String VERSION = "4.3.1";
     static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
+    static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
+    static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
+        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]";
     static final long GRACE_MS = 30_000; // past the delivery timeout
 
     static final class SetupError extends Exception {
@@ -51,17 +58,23 @@ public final class Main {
             "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000"));
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
-            if (!k.startsWith("--") || i + 1 == argv.length) {
-                die("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-                    + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]");
+            if (!k.startsWith("--") || i + 1 == argv.length) die(USAGE);
+            if (!a.containsKey(k) && !k.equals("--bootstrap") && !k.equals("--topic")) {
+                die("java driver: unknown flag " + k + "\n" + USAGE);
             }
             a.put(k, argv[++i]);
         }
         try {
             String bootstrap = need(a, "--bootstrap"), topic = need(a, "--topic");
-            int exit = run(bootstrap, topic, num(a, "--partitions"), num(a, "--records"), num(a, "--value-bytes"),
-                num(a, "--keys"), a.get("--compression"), num(a, "--delivery-timeout-ms"),
-                num(a, "--request-timeout-ms"), t0);
+            int partitions = num(a, "--partitions", 1), records = num(a, "--records", 0),
+                valueBytes = num(a, "--value-bytes", 0), keys = num(a, "--keys", 0),
+                deliveryTimeoutMs = num(a, "--delivery-timeout-ms", 1), requestTimeoutMs = num(a, "--request-timeout-ms", 1);
+            String compression = a.get("--compression");
+            if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
+                throw new SetupError("java driver: --compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
+            }
+            int exit = run(bootstrap, topic, partitions, records, valueBytes, keys, compression, deliveryTimeoutMs,
+                requestTimeoutMs, t0);
             System.exit(exit);
         } catch (SetupError e) {
             die(e.getMessage());
@@ -112,7 +125,9 @@ public final class Main {
             byte[] tag = (PREFIX + n + ";").getBytes(StandardCharsets.US_ASCII);
             System.arraycopy(tag, 0, value, 0, Math.min(tag.length, value.length));
             try {
-                producer.send(new ProducerRecord<>(topic, key, value), (md, err) -> {
+                ProducerRecord<byte[], byte[]> pr = new ProducerRecord<>(topic, key, value);
+                pr.headers().add(new RecordHeader(ID_HEADER, Integer.toString(n).getBytes(StandardCharsets.US_ASCII)));
+                producer.send(pr, (md, err) -> {
                     if (err == null) {
                         acked[rec] = true;
                         ackedN.incrementAndGet();
@@ -272,16 +287,20 @@ public final class Main {
 
     static String need(Map<String, String> a, String k) throws SetupError {
         String v = a.get(k);
+        if (v != null && v.isEmpty()) v = null;
         if (v == null) throw new SetupError("java driver: " + k + " is required");
         return v;
     }
 
-    static int num(Map<String, String> a, String k) throws SetupError {
+    static int num(Map<String, String> a, String k, int min) throws SetupError {
+        int n;
         try {
-            return Integer.parseInt(a.get(k));
+            n = Integer.parseInt(a.get(k));
         } catch (NumberFormatException e) {
             throw new SetupError("java driver: " + k + " wants a number, not " + a.get(k));
         }
+        if (n < min) throw new SetupError("java driver: " + k + " wants a number of at least " + min + ", not " + a.get(k));
+        return n;
     }
 
     static void die(String msg) {

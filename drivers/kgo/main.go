@@ -1,0 +1,631 @@
+// Command kcheck-kgo-driver runs the seed's experiment (KAFKA-14359) with
+// franz-go's kgo client, which kcheck did not write: create a new topic,
+// produce to it at once with idempotence on, read every partition back and
+// count what was lost, duplicated or reordered. It takes the same flags and
+// prints the same one line of JSON as drivers/java, so a script can run
+// either: exit 0 clean, 1 anomalies or failed sends, 2 setup errors (with a
+// message on stderr).
+//
+//	go build -o bin/kcheck-kgo-driver ./drivers/kgo
+//	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] ...
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	prefix   = "rec="      // value = "rec=<n>;" + letters
+	idHeader = "kcheck-id" // header: the record's number n in decimal ASCII
+	grace    = 30 * time.Second
+
+	// Bounds on the setup steps, like the Java driver's.
+	reachTimeout  = 20 * time.Second // a broker must answer within this
+	createTimeout = 30 * time.Second
+	leaderTimeout = 30 * time.Second
+	readTimeout   = 120 * time.Second
+	closeTimeout  = 5 * time.Second
+
+	kgoModulePath  = "github.com/twmb/franz-go"
+	setupErrPrefix = "kgo driver: "
+	usage          = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] " +
+		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]"
+)
+
+// setupError is an error of the setup: exit 2 with its message.
+type setupError struct{ msg string }
+
+func (e *setupError) Error() string { return e.msg }
+
+func setupf(format string, a ...any) error {
+	return &setupError{setupErrPrefix + fmt.Sprintf(format, a...)}
+}
+
+// config is the command line.
+type config struct {
+	bootstrap, topic, compression         string
+	partitions, records, valueBytes, keys int
+	deliveryTimeout, requestTimeout       time.Duration
+	codec                                 kgo.CompressionCodec
+}
+
+// result is the JSON line; its keys and their order are the Java driver's.
+type result struct {
+	Client       string         `json:"client"`
+	Version      string         `json:"version"`
+	Sent         int            `json:"sent"`
+	Acked        int            `json:"acked"`
+	Failed       int            `json:"failed"`
+	ReadBack     int            `json:"read_back"`
+	Lost         int            `json:"lost"`
+	LostAcked    int            `json:"lost_acked"`
+	Duplicated   int            `json:"duplicated"`
+	OutOfOrder   int            `json:"out_of_order"`
+	Foreign      int            `json:"foreign"`
+	FailedErrors map[string]int `json:"failed_errors"`
+	FirstError   string         `json:"first_error,omitempty"`
+	Ms           int64          `json:"ms"`
+}
+
+func (r *result) clean() bool {
+	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
+}
+
+func main() {
+	t0 := time.Now()
+	cfg, err := parseArgs(os.Args[1:])
+	if err != nil {
+		die(err.Error())
+	}
+	res, err := run(context.Background(), cfg)
+	if err != nil {
+		die(err.Error())
+	}
+	res.Ms = time.Since(t0).Milliseconds()
+	line, err := encode(res)
+	if err != nil {
+		die(setupErrPrefix + err.Error())
+	}
+	os.Stdout.Write(line)
+	if !res.clean() {
+		os.Exit(1)
+	}
+}
+
+func die(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(2)
+}
+
+// encode returns the result as one line of JSON, with no HTML escaping (as
+// the Java driver writes it).
+func encode(r *result) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// defaults are the Java driver's.
+var defaults = map[string]string{
+	"--partitions": "64", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
+	"--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
+}
+
+// codecs are the compression.type values the Java client takes.
+var codecs = map[string]kgo.CompressionCodec{
+	"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+	"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+}
+
+// parseArgs reads "--flag value" pairs, as the Java driver does; an unknown
+// flag, a flag without a value or a bad number is a usage error.
+func parseArgs(argv []string) (*config, error) {
+	a := map[string]string{"--bootstrap": "", "--topic": ""}
+	for k, v := range defaults {
+		a[k] = v
+	}
+	for i := 0; i < len(argv); i++ {
+		k := argv[i]
+		if !strings.HasPrefix(k, "--") || i+1 == len(argv) {
+			return nil, &setupError{usage}
+		}
+		if _, ok := a[k]; !ok {
+			return nil, &setupError{setupErrPrefix + "unknown flag " + k + "\n" + usage}
+		}
+		i++
+		a[k] = argv[i]
+	}
+	cfg := &config{bootstrap: a["--bootstrap"], topic: a["--topic"], compression: a["--compression"]}
+	if cfg.bootstrap == "" {
+		return nil, setupf("--bootstrap is required")
+	}
+	if cfg.topic == "" {
+		return nil, setupf("--topic is required")
+	}
+	var err error
+	num := func(k string, min int) int {
+		if err != nil {
+			return 0
+		}
+		var n int
+		n, err = strconv.Atoi(a[k])
+		if err != nil || n > 1<<31-1 {
+			err = setupf("%s wants a number, not %s", k, a[k])
+		} else if n < min {
+			err = setupf("%s wants a number of at least %d, not %s", k, min, a[k])
+		}
+		return n
+	}
+	cfg.partitions = num("--partitions", 1)
+	cfg.records = num("--records", 0)
+	cfg.valueBytes = num("--value-bytes", 0)
+	cfg.keys = num("--keys", 0)
+	cfg.deliveryTimeout = time.Duration(num("--delivery-timeout-ms", 1)) * time.Millisecond
+	cfg.requestTimeout = time.Duration(num("--request-timeout-ms", 1)) * time.Millisecond
+	if err != nil {
+		return nil, err
+	}
+	codec, ok := codecs[cfg.compression]
+	if !ok {
+		return nil, setupf("--compression wants none, gzip, snappy, lz4 or zstd, not %s", cfg.compression)
+	}
+	cfg.codec = codec
+	return cfg, nil
+}
+
+// kgoVersion is the version of the kgo module this binary was built with.
+func kgoVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == kgoModulePath {
+				if d.Replace != nil && d.Replace.Version != "" {
+					return strings.TrimPrefix(d.Replace.Version, "v")
+				}
+				if d.Version != "" && d.Version != "(devel)" {
+					return strings.TrimPrefix(d.Version, "v")
+				}
+			}
+		}
+	}
+	return "unknown"
+}
+
+// javaRandom is java.util.Random, so that this driver draws the same letters
+// and keys as the Java driver's new Random(1).
+type javaRandom struct{ seed int64 }
+
+const (
+	jrMult = 0x5DEECE66D
+	jrMask = 1<<48 - 1
+)
+
+func newJavaRandom(seed int64) *javaRandom { return &javaRandom{(seed ^ jrMult) & jrMask} }
+
+func (r *javaRandom) next(bits uint) int32 {
+	r.seed = (r.seed*jrMult + 0xB) & jrMask
+	return int32(r.seed >> (48 - bits))
+}
+
+func (r *javaRandom) nextInt(bound int32) int32 {
+	rv := r.next(31)
+	m := bound - 1
+	if bound&m == 0 {
+		return int32((int64(bound) * int64(rv)) >> 31)
+	}
+	for u := rv; ; u = r.next(31) {
+		rv = u % bound
+		if u-rv+m >= 0 { // int32 overflow, as in Java
+			return rv
+		}
+	}
+}
+
+// recordNumber returns n from a value that starts "rec=<n>;", or -1.
+func recordNumber(v []byte) int64 {
+	if len(v) < len(prefix)+2 || !bytes.HasPrefix(v, []byte(prefix)) {
+		return -1
+	}
+	var n int64
+	for i := len(prefix); i < len(v) && i < len(prefix)+11; i++ {
+		if v[i] == ';' {
+			return n
+		}
+		if v[i] < '0' || v[i] > '9' {
+			return -1
+		}
+		n = n*10 + int64(v[i]-'0')
+	}
+	return -1
+}
+
+// errorName names a failed record's error for failed_errors: Kafka's error
+// code name, or kgo's error.
+func errorName(err error) string {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.Message
+	case errors.Is(err, kgo.ErrRecordTimeout):
+		return "kgo.ErrRecordTimeout"
+	case errors.Is(err, kgo.ErrRecordRetries):
+		return "kgo.ErrRecordRetries"
+	case errors.Is(err, kgo.ErrClientClosed):
+		return "kgo.ErrClientClosed"
+	case errors.Is(err, kgo.ErrMaxBuffered):
+		return "kgo.ErrMaxBuffered"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "context.DeadlineExceeded"
+	case errors.Is(err, context.Canceled):
+		return "context.Canceled"
+	}
+	return err.Error()
+}
+
+func run(ctx context.Context, cfg *config) (*result, error) {
+	seeds := strings.Split(cfg.bootstrap, ",")
+	if err := createTopic(ctx, seeds, cfg); err != nil {
+		return nil, err
+	}
+
+	// Produce. kgo is idempotent by default, which requires acks=all and
+	// allows five produce requests in flight per broker, as the Java
+	// client's max.in.flight.requests.per.connection=5:
+	// MaxProduceRequestsInflightPerBroker applies only with idempotence off
+	// (kgo refuses it with idempotence on), so it is not passed here.
+	//
+	// Java's request.timeout.ms (cfg.requestTimeout) is both the timeout
+	// field of each ProduceRequest (how long the broker may wait for the
+	// replicas) and how long the client waits for any response before it
+	// gives up on the connection. kgo splits it in two:
+	// ProduceRequestTimeout sets the ProduceRequest's timeout field, and
+	// RequestTimeoutOverhead is how long the client waits for a response on
+	// top of a request's timeout field (for requests without one, such as
+	// Metadata and InitProducerID, the whole wait). Both are set to the
+	// request timeout: the broker gets the same timeout as from Java, other
+	// requests the same client-side wait, and a produce response is waited
+	// for at most twice as long as Java would.
+	//
+	// RecordDeliveryTimeout is delivery.timeout.ms; kgo enforces it only
+	// where failing a record keeps the idempotent sequence numbers valid (not
+	// while a request with it is in flight), hence the bounded wait below.
+	// StickyKeyPartitioner(nil) hashes keys with murmur2 like Java's default
+	// partitioner (the records all have keys unless --keys 0).
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID("kcheck-kgo"),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(cfg.codec),
+		kgo.RecordDeliveryTimeout(cfg.deliveryTimeout),
+		kgo.ProduceRequestTimeout(max(cfg.requestTimeout, 100*time.Millisecond)),
+		kgo.RequestTimeoutOverhead(max(cfg.requestTimeout, 100*time.Millisecond)),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.MaxBufferedRecords(max(cfg.records, 10000)),
+		kgo.DisableClientMetrics(),
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, setupf("starting the producer: %v", err)
+	}
+
+	rng := newJavaRandom(1)
+	letters := make([]byte, cfg.valueBytes)
+	for i := range letters {
+		letters[i] = byte('a' + rng.nextInt(26)) // compressible, like text
+	}
+	keyOf := make([]int32, cfg.records)
+	acked := make([]bool, cfg.records)
+	res := &result{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}
+
+	var (
+		mu     sync.Mutex
+		open   = cfg.records
+		closed bool // past the wait: later callbacks are not counted
+		done   = make(chan struct{})
+	)
+	if open == 0 {
+		close(done)
+	}
+	for n := 0; n < cfg.records; n++ {
+		keyOf[n] = -1
+		var key []byte
+		if cfg.keys > 0 {
+			keyOf[n] = rng.nextInt(int32(cfg.keys))
+			key = []byte("key-" + strconv.Itoa(int(keyOf[n])))
+		}
+		value := slices.Clone(letters)
+		copy(value, prefix+strconv.Itoa(n)+";")
+		rec := &kgo.Record{
+			Topic:   cfg.topic,
+			Key:     key,
+			Value:   value,
+			Headers: []kgo.RecordHeader{{Key: idHeader, Value: []byte(strconv.Itoa(n))}},
+		}
+		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if closed {
+				return
+			}
+			if err == nil {
+				acked[n] = true
+				res.Acked++
+			} else {
+				res.Failed++
+				if res.FirstError == "" {
+					res.FirstError = err.Error()
+				}
+				res.FailedErrors[errorName(err)]++
+			}
+			if open--; open == 0 {
+				close(done)
+			}
+		})
+		res.Sent++
+	}
+	// ProducerLinger(0) sends at once; a bounded wait instead of Flush, so
+	// a stalled producer is reported rather than waited on forever.
+	wait := time.NewTimer(cfg.deliveryTimeout + grace)
+	select {
+	case <-done:
+	case <-wait.C:
+	}
+	wait.Stop()
+	mu.Lock()
+	closed = true
+	if open > 0 {
+		res.Failed += open
+		res.FailedErrors[fmt.Sprintf("no callback within delivery timeout + %d s", int(grace/time.Second))] += open
+	}
+	mu.Unlock()
+	closeWithin(cl, closeTimeout)
+
+	// Read every partition back from the beginning up to its end offset.
+	if err := readBack(ctx, seeds, cfg, keyOf, res, acked); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// closeWithin closes cl, waiting at most d (Java's producer.close(5 s)).
+func closeWithin(cl *kgo.Client, d time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		cl.Close()
+		close(closed)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+	}
+}
+
+// createTopic checks that a broker answers (a bounded wait), creates the
+// topic with a CreateTopics request and waits until every partition has a
+// leader, as kcheck run does; then the produce starts at once.
+func createTopic(ctx context.Context, seeds []string, cfg *config) error {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID("kcheck-kgo-admin"),
+		kgo.DialTimeout(5*time.Second),
+		kgo.RetryTimeout(10*time.Second),
+		kgo.DisableClientMetrics(),
+	)
+	if err != nil {
+		return setupf("bad --bootstrap %q: %v", cfg.bootstrap, err)
+	}
+	defer closeWithin(cl, closeTimeout)
+
+	// Ping tries every seed once; retry with a backoff up to reachTimeout.
+	deadline := time.Now().Add(reachTimeout)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = cl.Ping(pctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return setupf("no broker answers at %s after %d s: %v", cfg.bootstrap, int(reachTimeout/time.Second), err)
+		}
+		time.Sleep(backoff)
+	}
+
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32(createTimeout / time.Millisecond)
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic = cfg.topic
+	t.NumPartitions = int32(cfg.partitions)
+	t.ReplicationFactor = 1
+	req.Topics = append(req.Topics, t)
+	cctx, cancel := context.WithTimeout(ctx, createTimeout)
+	resp, err := req.RequestWith(cctx, cl)
+	cancel()
+	if err != nil {
+		return setupf("creating topic %q at %s: %v", cfg.topic, cfg.bootstrap, err)
+	}
+	if len(resp.Topics) != 1 {
+		return setupf("creating topic %q at %s: %d topics in the response", cfg.topic, cfg.bootstrap, len(resp.Topics))
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			return setupf("topic %q already exists: pick a new --topic", cfg.topic)
+		}
+		msg := err.Error()
+		if m := resp.Topics[0].ErrorMessage; m != nil && *m != "" {
+			msg += ": " + *m
+		}
+		return setupf("creating topic %q at %s: %s", cfg.topic, cfg.bootstrap, msg)
+	}
+
+	deadline = time.Now().Add(leaderTimeout)
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		if led, err := leaders(ctx, cl, cfg.topic); err == nil && led == cfg.partitions {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return setupf("topic %q: partitions have no leaders after %d s", cfg.topic, int(leaderTimeout/time.Second))
+		}
+		time.Sleep(backoff)
+	}
+}
+
+// leaders returns how many of topic's partitions have a leader.
+func leaders(ctx context.Context, cl *kgo.Client, topic string) (int, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	mctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(mctx, cl)
+	if err != nil {
+		return 0, err
+	}
+	led := 0
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return 0, err
+		}
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 && p.Leader >= 0 {
+				led++
+			}
+		}
+	}
+	return led, nil
+}
+
+// endOffsets returns the end offset (the high watermark) of every partition.
+func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) (map[int32]int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range int32(partitions) {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = p
+		rp.Timestamp = -1 // latest
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	end := map[int32]int64{}
+	for _, sh := range cl.RequestSharded(lctx, req) {
+		if sh.Err != nil {
+			return nil, sh.Err
+		}
+		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
+				}
+				end[p.Partition] = p.Offset
+			}
+		}
+	}
+	if len(end) != partitions {
+		return nil, fmt.Errorf("end offsets of %d partitions, want %d", len(end), partitions)
+	}
+	return end, nil
+}
+
+// readBack reads every partition from its start to its end offset and
+// counts the records as the Java driver does.
+func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, res *result, acked []bool) error {
+	start := map[int32]kgo.Offset{}
+	for p := range int32(cfg.partitions) {
+		start[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID("kcheck-kgo-readback"),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.topic: start}),
+		kgo.DisableClientMetrics(),
+	)
+	if err != nil {
+		return setupf("starting the read-back consumer: %v", err)
+	}
+	defer closeWithin(cl, closeTimeout)
+	end, err := endOffsets(ctx, cl, cfg.topic, cfg.partitions)
+	if err != nil {
+		return setupf("read-back: end offsets of %q: %v", cfg.topic, err)
+	}
+	next := map[int32]int64{} // the next offset to read, by partition
+	remaining := func() bool {
+		for p, e := range end {
+			if next[p] < e {
+				return true
+			}
+		}
+		return false
+	}
+	seen := make([]int, cfg.records)
+	type pk struct{ p, key int32 }
+	last := map[pk]int64{}
+	rctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	for remaining() {
+		fs := cl.PollFetches(rctx)
+		if rctx.Err() != nil {
+			return setupf("read-back did not reach the end offsets in %d s", int(readTimeout/time.Second))
+		}
+		for _, fe := range fs.Errors() {
+			if fe.Err != nil && !errors.Is(fe.Err, context.DeadlineExceeded) && !kerr.IsRetriable(fe.Err) {
+				return setupf("read-back: %s[%d]: %v", fe.Topic, fe.Partition, fe.Err)
+			}
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			next[r.Partition] = max(next[r.Partition], r.Offset+1)
+			n := recordNumber(r.Value)
+			if n < 0 || n >= int64(cfg.records) {
+				res.Foreign++
+				return
+			}
+			if seen[n]++; seen[n] > 1 {
+				res.Duplicated++
+				return
+			}
+			res.ReadBack++
+			k := pk{r.Partition, keyOf[n]}
+			prev, ok := last[k]
+			if ok && n < prev {
+				res.OutOfOrder++
+			}
+			if !ok || n > prev {
+				last[k] = n
+			}
+		})
+	}
+	for n := 0; n < res.Sent; n++ {
+		if seen[n] == 0 {
+			res.Lost++
+			if acked[n] {
+				res.LostAcked++
+			}
+		}
+	}
+	return nil
+}
