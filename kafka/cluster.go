@@ -108,6 +108,8 @@ type Cluster struct {
 	took    time.Duration
 	grace   time.Duration
 
+	java     string        // the java executable, for restarts
+	opts     []string      // its arguments but the node's properties file
 	anyExit  chan struct{} // closed when some process exits
 	exitOnce sync.Once
 	stopOnce sync.Once
@@ -206,6 +208,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	opts := append(jvmOptions(cfg.Heap, logConfig), "-cp", cfg.Classpath, "kafka.Kafka")
+	c.java, c.opts = java, opts
 	for _, n := range c.nodes {
 		if err := c.startNode(java, opts, n); err != nil {
 			return nil, err
@@ -454,7 +457,8 @@ func runLogged(ctx context.Context, log, name string, args ...string) error {
 
 // startNode starts n's java process, its output in n's log.
 func (c *Cluster) startNode(java string, opts []string, n *node) error {
-	f, err := os.Create(n.Log())
+	// A restarted node's log goes on after its earlier life's.
+	f, err := os.OpenFile(n.Log(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
@@ -610,6 +614,48 @@ wait:
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Restart stops node id (SIGTERM, then SIGKILL after the stop timeout),
+// starts it again on the same ports and data, and returns once it answers
+// as at Start, or when ctx ends. It must not run concurrently with Stop or
+// another Restart.
+func (c *Cluster) Restart(ctx context.Context, id int) error {
+	if id < 1 || id > len(c.nodes) {
+		return fmt.Errorf("kafka: no node %d (the cluster has %d)", id, len(c.nodes))
+	}
+	n := c.nodes[id-1]
+	if n.cmd != nil {
+		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			n.cmd.Process.Kill()
+		}
+		select {
+		case <-n.exited:
+		case <-time.After(c.grace):
+			n.cmd.Process.Kill()
+			<-n.exited
+		}
+	}
+	n.exited = make(chan struct{})
+	if err := c.startNode(c.java, c.opts, n); err != nil {
+		return err
+	}
+	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		err := probe(ctx, n.Addr, len(c.nodes))
+		if err == nil {
+			return nil
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-n.exited:
+			t.Stop()
+			return fmt.Errorf("kafka: node %d exited after its restart (%v); the end of %s:\n%s", n.ID, n.err, n.Log(), indent(tail(n.Log())))
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("kafka: node %d did not answer after its restart: %v", n.ID, err)
+		case <-t.C:
+		}
+	}
 }
 
 // Version returns the Kafka version the cluster runs.

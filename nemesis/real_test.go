@@ -1,0 +1,172 @@
+package nemesis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/kafka"
+	"github.com/kcheck/kcheck/nemesis"
+	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/tracer/proxy"
+	"github.com/kcheck/kcheck/workload"
+)
+
+// TestRealFaults runs our producer (first-ack rule on) against a real
+// three-node Kafka cluster under each of three faults: leader moves, a
+// broker restart, and lost responses (the proxy answering REQUEST_TIMED_OUT
+// after the append, and cutting connections). Every run must be clean and
+// kcheck verify must agree, on the producer's trace and, for lost
+// responses, on the proxy's. KCHECK_FAULT_RUNS sets the runs per fault (1),
+// KCHECK_FAULT_KAFKA the version (4.1.0). It needs KCHECK_KAFKA=1.
+func TestRealFaults(t *testing.T) {
+	if os.Getenv("KCHECK_KAFKA") != "1" {
+		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka cluster (make faults)")
+	}
+	runs := 1
+	if s := os.Getenv("KCHECK_FAULT_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("KCHECK_FAULT_RUNS=%q: want a positive number", s)
+		}
+		runs = n
+	}
+	version := os.Getenv("KCHECK_FAULT_KAFKA")
+	if version == "" {
+		version = "4.1.0"
+	}
+	ctx := context.Background()
+	c, err := kafka.Start(ctx, kafka.Config{Version: version, Nodes: 3, StartTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	t.Logf("Kafka %s, 3 nodes, started in %v", version, c.StartDuration().Round(time.Millisecond))
+
+	var table strings.Builder
+	fmt.Fprintf(&table, "| Kafka %s, 3 nodes | runs | runs not clean | records lost | duplicated | reordered | kcheck verify flagged | disturbances | run time |\n|---|---|---|---|---|---|---|---|---|\n", version)
+	for _, kind := range []string{"leader moves", "broker restart", "lost responses"} {
+		var notClean, lost, dup, reord, flagged, disturbed int
+		var took time.Duration
+		for i := range runs {
+			topic := fmt.Sprintf("nemesis-%s-%d", strings.ReplaceAll(kind, " ", "-"), i)
+			dir := t.TempDir()
+			brokers := c.Addrs()
+			var prox *proxy.Proxy
+			var proxyTrace string
+			if kind == "lost responses" {
+				proxyTrace = filepath.Join(dir, "proxy.jsonl")
+				f, err := os.Create(proxyTrace)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				prox, err = proxy.Start(ctx, proxy.Config{Listen: "127.0.0.1:0", Upstream: c.Addrs()[0], Topic: topic,
+					Broker: workload.KafkaBroker(version), Seed: int64(i + 1), Trace: f,
+					Faults: []fault.Fault{
+						{Kind: fault.TimeoutAfterAppend, Rate: 0.05, Count: 20},
+						{Kind: fault.DropConnection, Rate: 0.01, Count: 3},
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				brokers = []string{prox.Addr()}
+			}
+			nctx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- disturb(nctx, c, kind, topic, &disturbed) }()
+			trace := filepath.Join(dir, "run.jsonl")
+			sum, err := workload.Run(ctx, workload.Config{
+				Brokers: brokers, BrokerVersion: version, Topic: topic, Partitions: 16, Records: 30000,
+				ValueBytes: 1024, Keys: 1024, Codec: producer.CodecLz4, FirstAck: true, HoldWhileRetrying: true,
+				MaxInFlight: 5, Linger: 5 * time.Millisecond, BatchBytes: 16 << 10,
+				DeliveryTimeout: 60 * time.Second, RequestTimeout: 5 * time.Second, Seed: uint64(i + 1), TracePath: trace,
+			})
+			stop()
+			if nerr := <-done; nerr != nil {
+				t.Fatalf("%s, run %d: %v", kind, i, nerr)
+			}
+			if err != nil {
+				t.Fatalf("%s, run %d: %v", kind, i, err)
+			}
+			took += sum.Duration
+			traces := []string{trace}
+			if prox != nil {
+				if err := prox.Finish(ctx); err != nil {
+					t.Fatalf("%s, run %d: %v", kind, i, err)
+				}
+				traces = append(traces, proxyTrace)
+			}
+			if !sum.Clean() {
+				notClean++
+				t.Errorf("%s, run %d (seed %d): not clean: %+v", kind, i, i+1, sum)
+			}
+			lost, dup, reord = lost+sum.Lost, dup+sum.Duplicated, reord+sum.OutOfOrder
+			bad := false
+			for _, tr := range traces {
+				rep, err := verify.File(ctx, tr, verify.Options{})
+				if err != nil {
+					t.Fatalf("%s, run %d: verify %s: %v", kind, i, tr, err)
+				}
+				if rep.Verdict != verify.Valid {
+					bad = true
+					keep := filepath.Join(os.TempDir(), fmt.Sprintf("kcheck-nemesis-%s-%d-%s", strings.ReplaceAll(kind, " ", "-"), i, filepath.Base(tr)))
+					if b, err := os.ReadFile(tr); err == nil {
+						os.WriteFile(keep, b, 0o644)
+					}
+					t.Errorf("%s, run %d (seed %d): verify %s: %s (kept as %s): conformance %q, %d violations: %v",
+						kind, i, i+1, tr, rep.Verdict, keep, rep.Conformance, len(rep.Violations), rep.Violations)
+				}
+			}
+			if bad {
+				flagged++
+			}
+		}
+		fmt.Fprintf(&table, "| %s | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n", kind, runs, notClean, lost, dup, reord, flagged, disturbed,
+			took.Seconds()/float64(runs))
+	}
+	t.Logf("our producer, first-ack rule on, under faults:\n%s", table.String())
+}
+
+// disturb applies the fault kind to the cluster while the run goes on.
+func disturb(ctx context.Context, c *kafka.Cluster, kind, topic string, count *int) error {
+	switch kind {
+	case "leader moves":
+		n, err := nemesis.Every(ctx, 300*time.Millisecond, func(ctx context.Context) error {
+			_, err := nemesis.MoveLeaders(ctx, c.Addrs()[0], topic)
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil // not created yet
+			}
+			return err
+		})
+		*count += n
+		return err
+	case "broker restart":
+		// Node 3 leads a third of the partitions; the restart lasts seconds,
+		// the run as long.
+		t := time.NewTimer(200 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.Restart(rctx, 3); err != nil {
+			return err
+		}
+		*count++
+	}
+	return nil
+}
