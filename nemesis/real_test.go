@@ -88,7 +88,7 @@ func TestRealFaults(t *testing.T) {
 			trace := filepath.Join(dir, "run.jsonl")
 			sum, err := workload.Run(ctx, workload.Config{
 				Brokers: brokers, BrokerVersion: version, Topic: topic, Partitions: 16, Records: 30000,
-				ValueBytes: 1024, Keys: 1024, Codec: producer.CodecLz4, FirstAck: true, HoldWhileRetrying: true,
+				ValueBytes: 1024, Keys: 1024, Codec: producer.CodecLZ4, FirstAck: true, HoldWhileRetrying: true,
 				MaxInFlight: 5, Linger: 5 * time.Millisecond, BatchBytes: 16 << 10,
 				DeliveryTimeout: 60 * time.Second, RequestTimeout: 5 * time.Second, Seed: uint64(i + 1), TracePath: trace,
 			})
