@@ -18,6 +18,7 @@ import (
 	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/nemesis"
 	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/proxy"
 	"github.com/kcheck/kcheck/workload"
 )
@@ -54,9 +55,9 @@ func TestRealFaults(t *testing.T) {
 	t.Logf("Kafka %s, 3 nodes, started in %v", version, c.StartDuration().Round(time.Millisecond))
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "| Kafka %s, 3 nodes | runs | runs not clean | records lost | duplicated | reordered | kcheck verify flagged | disturbances | run time |\n|---|---|---|---|---|---|---|---|---|\n", version)
+	fmt.Fprintf(&table, "| Kafka %s, 3 nodes | runs | runs not clean | records lost | duplicated | reordered | kcheck verify flagged | disturbances | errors the producer saw | run time |\n|---|---|---|---|---|---|---|---|---|---|\n", version)
 	for _, kind := range []string{"leader moves", "broker restart", "lost responses"} {
-		var notClean, lost, dup, reord, flagged, disturbed int
+		var notClean, lost, dup, reord, flagged, disturbed, seen int
 		var took time.Duration
 		for i := range runs {
 			topic := fmt.Sprintf("nemesis-%s-%d", strings.ReplaceAll(kind, " ", "-"), i)
@@ -105,8 +106,10 @@ func TestRealFaults(t *testing.T) {
 				if err := prox.Finish(ctx); err != nil {
 					t.Fatalf("%s, run %d: %v", kind, i, err)
 				}
+				disturbed += prox.Stats().Faults
 				traces = append(traces, proxyTrace)
 			}
+			seen += errorsSeen(t, trace)
 			if !sum.Clean() {
 				notClean++
 				t.Errorf("%s, run %d (seed %d): not clean: %+v", kind, i, i+1, sum)
@@ -132,24 +135,50 @@ func TestRealFaults(t *testing.T) {
 				flagged++
 			}
 		}
-		fmt.Fprintf(&table, "| %s | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n", kind, runs, notClean, lost, dup, reord, flagged, disturbed,
+		fmt.Fprintf(&table, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n", kind, runs, notClean, lost, dup, reord, flagged, disturbed, seen,
 			took.Seconds()/float64(runs))
+		// A fault that never reached the producer tested nothing.
+		if disturbed == 0 || seen == 0 {
+			t.Errorf("%s: %d disturbances, %d errors seen by the producer: the fault did not reach the run", kind, disturbed, seen)
+		}
 	}
 	t.Logf("our producer, first-ack rule on, under faults:\n%s", table.String())
+}
+
+// errorsSeen counts the error answers and lost connections in a producer's
+// trace: the faults as the producer met them.
+func errorsSeen(t *testing.T, path string) int {
+	t.Helper()
+	f, err := tracer.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	err = f.Each(func(_ int, e *tracer.Event) error {
+		if (e.Kind == tracer.Receive && e.Err != "NONE") || e.Kind == tracer.Disconnect {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // disturb applies the fault kind to the cluster while the run goes on.
 func disturb(ctx context.Context, c *kafka.Cluster, kind, topic string, count *int) error {
 	switch kind {
 	case "leader moves":
-		n, err := nemesis.Every(ctx, 300*time.Millisecond, func(ctx context.Context) error {
-			_, err := nemesis.MoveLeaders(ctx, c.Addrs()[0], topic)
+		_, err := nemesis.Every(ctx, 300*time.Millisecond, func(ctx context.Context) error {
+			moved, err := nemesis.MoveLeaders(ctx, c.Addrs()[0], topic)
+			*count += moved
 			if errors.Is(err, kerr.UnknownTopicOrPartition) {
 				return nil // not created yet
 			}
 			return err
 		})
-		*count += n
 		return err
 	case "broker restart":
 		// Node 3 leads a third of the partitions; the restart lasts seconds,
