@@ -1,90 +1,135 @@
 #!/usr/bin/env bash
-# The seed's experiment (KAFKA-14359) against a real Apache Kafka broker:
-# a new 64-partition topic produced to at once, 3,000 records of 10 KB, gzip,
-# 1,024 keys, with our producer's first-ack rule off (the Java client 4.3.1's
-# rules) and on; every trace checked by kcheck verify; then the stock Java
-# client 4.3.1 itself (drivers/java, kafka-clients from Maven Central) on the
-# same workload, which kcheck cannot trace without its proxy. Prints a
-# Markdown table.
+# The seed's experiment (KAFKA-14359) against real Apache Kafka brokers: a new
+# 64-partition topic produced to at once, 3,000 records of 10 KB, gzip, 1,024
+# keys, by
+#   - our producer with the Java client 4.3.1's rules (first-ack rule off) and
+#     with the first-ack rule on, each tracing itself;
+#   - clients kcheck did not write, unchanged, traced on the wire by kcheck
+#     proxy: the stock Java client 4.3.1 (drivers/java), franz-go's kgo
+#     (drivers/kgo) and librdkafka (drivers/python, confluent-kafka);
+# every trace checked by kcheck verify. Prints a Markdown table.
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
+# CLIENTS (default "ours-off ours-on java kgo librdkafka") picks the rows.
 # Needs bin/kcheck (make build), Java and Maven (the broker comes from Maven
-# Central through kcheck kafka). It starts and stops its own broker.
+# Central through kcheck kafka), Python 3 with venv for librdkafka. It starts
+# and stops its own broker. Exit status: 0 when kcheck's verdict agrees with
+# every run (it flags every run whose read-back shows a loss, a duplicate or
+# a reorder, and no run in which nothing went wrong), and our producer with
+# the rule on is clean in every run; 1 otherwise; 2 when something could not
+# run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.1.0 4.3.1)
+read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka}"
 kcheck=bin/kcheck
-javajar=drivers/java/target/kcheck-java-driver.jar
-[ -f "$javajar" ] || mvn -B -q -f drivers/java/pom.xml package >&2 || { echo "race: building $javajar failed" >&2; exit 2; }
 out=$(mktemp -d)
 broker=""
 cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
-field() { sed -E "s/.*\"$1\":([0-9]+).*/\1/" "$out/java.json"; } # a number from the Java driver's JSON
+die() { echo "race: $*" >&2; exit 2; }
 
-printf '| broker | producer rules | runs | runs not clean | records lost | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | kcheck verify flagged | run time |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+# The drivers, built once.
+driver=()
+for c in "${clients[@]}"; do
+  case $c in
+  java)
+    jar=drivers/java/target/kcheck-java-driver.jar
+    [ -f "$jar" ] || mvn -B -q -f drivers/java/pom.xml package >&2 || die "building $jar failed"
+    ;;
+  kgo) go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed" ;;
+  librdkafka) py=$(drivers/python/setup.sh) || die "setting up the librdkafka driver failed" ;;
+  ours-off | ours-on) ;;
+  *) die "unknown client $c (ours-off ours-on java kgo librdkafka)" ;;
+  esac
+done
+workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
+driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 2000)
+
+# json FILE KEY...: numbers from a one-line JSON object, space-separated.
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*[int(d.get(k,0)) for k in sys.argv[2:]])' "$@"; }
+
+printf '| broker | client | runs | runs not clean | records lost | lost after ack | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | kcheck verify flagged | missed by verify | clean runs flagged | run time |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+status=0
 for v in "${versions[@]}"; do
   "$kcheck" kafka --version "$v" --dir "$out/kafka-$v" >"$out/kafka-$v.log" 2>&1 &
   broker=$!
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 240); do
     grep -q '^bootstrap:' "$out/kafka-$v.log" 2>/dev/null && break
-    kill -0 "$broker" 2>/dev/null || { cat "$out/kafka-$v.log" >&2; exit 2; }
+    kill -0 "$broker" 2>/dev/null || { cat "$out/kafka-$v.log" >&2; die "Kafka $v did not start"; }
     sleep 0.5 # waiting for another process to print its address
   done
   addr=$(sed -n 's/^bootstrap: //p' "$out/kafka-$v.log" | head -1)
-  [ -n "$addr" ] || { echo "race: Kafka $v did not start" >&2; exit 2; }
-  for mode in off on; do
-    bad=0 lost=0 dup=0 reord=0 ooo=0 flagged=0 secs=0
+  [ -n "$addr" ] || die "Kafka $v did not start in 120 s"
+  for c in "${clients[@]}"; do
+    bad=0 lost=0 lostacked=0 dup=0 reord=0 ooo=0 flagged=0 missed=0 falsealarm=0 secs=0
     for i in $(seq 1 "$runs"); do
-      trace="$out/$v-$mode-$i.jsonl"
+      topic="race-$c-$i"
+      trace="$out/$v-$c-$i.jsonl"
       start=$(date +%s.%N)
       set +e
-      "$kcheck" run --brokers "$addr" --broker-version "$v" --topic "race-$mode-$i" --partitions 64 \
-        --records 3000 --value-bytes 10240 --keys 1024 --compression gzip --linger 0 \
-        --first-ack "$mode" --hold-while-retrying "$mode" --delivery-timeout 5s --request-timeout 2s \
-        --trace "$trace" >"$out/run.txt" 2>&1
+      case $c in
+      ours-off | ours-on)
+        mode=${c#ours-}
+        "$kcheck" run --brokers "$addr" --broker-version "$v" --topic "$topic" "${workload[@]}" --linger 0 \
+          --first-ack "$mode" --hold-while-retrying "$mode" --delivery-timeout 5s --request-timeout 2s \
+          --trace "$trace" >"$out/run.txt" 2>"$out/run.err"
+        ;;
+      java) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        java -jar "$jar" --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      kgo) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        bin/kcheck-kgo-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      librdkafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        "$py" drivers/python/driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      esac
       rc=$?
-      "$kcheck" verify "$trace" >"$out/verify.txt" 2>&1
+      set -e
+      secs=$(echo "$secs + $(date +%s.%N) - $start" | bc)
+      [ $rc -ge 2 ] && { cat "$out/run.err" >&2; die "$c on Kafka $v, run $i: exit $rc"; }
+      set +e
+      "$kcheck" verify --format json "$trace" >"$out/verify.json" 2>"$out/verify.err"
       vrc=$?
       set -e
-      end=$(date +%s.%N)
-      secs=$(echo "$secs + $end - $start" | bc)
-      [ $rc -eq 2 ] && { cat "$out/run.txt" >&2; exit 2; }
+      [ $vrc -ge 2 ] && { cat "$out/verify.err" >&2; die "verify $trace: exit $vrc"; }
+      # The run's own account: from kcheck run's JSON-less summary, or the driver's JSON.
+      case $c in
+      ours-*)
+        line=$(grep 'lost ' "$out/run.txt")
+        l=$(echo "$line" | sed -E 's/.*lost ([0-9]+).*/\1/') d=$(echo "$line" | sed -E 's/.*duplicated ([0-9]+).*/\1/')
+        r=$(echo "$line" | sed -E 's/.*out of order ([0-9]+).*/\1/') la=$l
+        ;;
+      *) read -r l la d r < <(json "$out/run.json" lost lost_acked duplicated out_of_order) ;;
+      esac
+      o=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["order"]["OutOfOrderAnswers"])' "$out/verify.json")
+      lost=$((lost + l)) lostacked=$((lostacked + la)) dup=$((dup + d)) reord=$((reord + r)) ooo=$((ooo + o))
       [ $rc -ne 0 ] && bad=$((bad + 1))
       [ $vrc -ne 0 ] && flagged=$((flagged + 1))
-      line=$(grep 'lost ' "$out/run.txt")
-      lost=$((lost + $(echo "$line" | sed -E 's/.*lost ([0-9]+).*/\1/')))
-      dup=$((dup + $(echo "$line" | sed -E 's/.*duplicated ([0-9]+).*/\1/')))
-      reord=$((reord + $(echo "$line" | sed -E 's/.*out of order ([0-9]+).*/\1/')))
-      ooo=$((ooo + $(echo "$line" | sed -E 's/.*answers\) ([0-9]+).*/\1/')))
+      # kcheck must flag every run whose read-back shows a record acknowledged
+      # and lost, duplicated or reordered, and no run in which nothing went
+      # wrong (exit 0: all sent, acknowledged and read back once, in order).
+      if [ $((la + d + r)) -gt 0 ] && [ $vrc -eq 0 ]; then missed=$((missed + 1)); fi
+      if [ $rc -eq 0 ] && [ $vrc -ne 0 ]; then falsealarm=$((falsealarm + 1)); fi
+      if [ "$c" = ours-on ] && { [ $rc -ne 0 ] || [ $vrc -ne 0 ]; }; then
+        echo "race: our producer with the rule on was not clean on Kafka $v, run $i (trace kept as /tmp/kcheck-race-$v-$i.jsonl)" >&2
+        cp "$trace" "/tmp/kcheck-race-$v-$i.jsonl"
+        status=1
+      fi
     done
-    rules="first-ack and hold $mode"
-    [ "$mode" = off ] && rules="Java 4.3.1's (first-ack off)"
-    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$rules" "$runs" "$bad" "$lost" "$dup" "$reord" "$ooo" "$flagged" "$(echo "$secs / $runs" | bc -l)"
+    [ $((missed + falsealarm)) -gt 0 ] && status=1
+    case $c in
+    ours-off) name="ours, Java 4.3.1's rules (first-ack off)" ;;
+    ours-on) name="ours, first-ack and hold on" ;;
+    java) name="stock Java client 4.3.1 (proxy)" ;;
+    kgo) name="kgo $(go list -m -f '{{.Version}}' github.com/twmb/franz-go) (proxy)" ;;
+    librdkafka) name="librdkafka $("$py" -c 'import confluent_kafka; print(confluent_kafka.libversion()[0])') (proxy)" ;;
+    esac
+    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
   done
-  # The stock Java client on the same workload: one JSON line a run.
-  bad=0 lost=0 dup=0 reord=0 secs=0
-  for i in $(seq 1 "$runs"); do
-    start=$(date +%s.%N)
-    set +e
-    java -jar "$javajar" --bootstrap "$addr" --topic "race-java-$i" --partitions 64 --records 3000 \
-      --value-bytes 10240 --keys 1024 --compression gzip --delivery-timeout-ms 5000 --request-timeout-ms 2000 \
-      >"$out/java.json" 2>"$out/java.err"
-    rc=$?
-    set -e
-    end=$(date +%s.%N)
-    secs=$(echo "$secs + $end - $start" | bc)
-    if [ $rc -eq 2 ] || [ ! -s "$out/java.json" ]; then cat "$out/java.err" >&2; exit 2; fi
-    [ $rc -ne 0 ] && bad=$((bad + 1))
-    lost=$((lost + $(field lost)))
-    dup=$((dup + $(field duplicated)))
-    reord=$((reord + $(field out_of_order)))
-  done
-  printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %s | %s | %.1f s each |\n' "$v" "stock Java client 4.3.1" "$runs" "$bad" "$lost" "$dup" "$reord" "n/a (needs kcheck proxy)" "n/a (needs kcheck proxy)" "$(echo "$secs / $runs" | bc -l)"
   kill "$broker"; wait "$broker" 2>/dev/null || true; broker=""
 done
+exit $status
