@@ -72,15 +72,33 @@ test: fmt-check vet gotest fuzz tlc kafka-test
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.
 KAFKA_VERSIONS ?= 4.1.0 4.3.1
-.PHONY: kafka-fetch kafka-test
+.PHONY: kafka-fetch kafka-test race-quick faults faults-quick
 
 kafka-fetch: build
 	@for v in $(KAFKA_VERSIONS); do $(KCHECK) kafka fetch --version $$v || exit 2; done
 
 # Starts real brokers: our producer against Kafka 4.1.0 and 4.3.1 (one node,
-# no faults), its trace verified; a cluster of three nodes; a failed start.
+# no faults), its trace verified; a cluster of three nodes; a failed start;
+# the kgo driver on a real broker; then one run of the seed's experiment per
+# client (race-quick) and one run of each fault on a three-node cluster
+# (faults-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
-	KCHECK_KAFKA=1 $(GO) test ./kafka -count=1 -v -timeout 10m
+	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo -count=1 -v -timeout 10m
+	$(MAKE) race-quick faults-quick
+
+# One run per client on Kafka 4.1.0: fails if our producer with the rule on is
+# not clean, or if kcheck verify misses a loss or flags a clean run.
+race-quick: build
+	CLIENTS="ours-on java kgo librdkafka" bench/race.sh 1 4.1.0
+
+# Our producer (rule on) under leader moves, a broker restart and lost
+# responses on a real three-node cluster: FAULT_RUNS runs of each.
+FAULT_RUNS ?= 5
+faults:
+	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=$(FAULT_RUNS) $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 60m
+
+faults-quick:
+	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=1 $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 15m
 
 clean:
 	rm -rf bin
