@@ -68,6 +68,9 @@ func verifyCommand() *cli.Command {
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
 				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter}
 			if opts.TLC {
+				if err := tlcTraceable(c.Args().First()); err != nil {
+					return err
+				}
 				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
 					return usageErrorf("--tlc: %v (without TLC kcheck verify still runs every Go check: drop --tlc)", err)
 				}
@@ -78,6 +81,21 @@ func verifyCommand() *cli.Command {
 			return doVerify(c, c.Args().First(), format, opts)
 		},
 	}
+}
+
+// tlcTraceable refuses --tlc for a trace of the wire (kcheck proxy): TLC
+// validation follows the spec's client actions, which such a trace does not
+// show.
+func tlcTraceable(path string) error {
+	f, err := tracer.Open(path)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer f.Close()
+	if f.Header().Writer == tracer.ProxyWriter {
+		return usageErrorf("--tlc: %s was traced on the wire by kcheck proxy, which shows a client's attempts but not its internal steps (epoch bumps, expiries) that TLC trace validation follows; drop --tlc: the Go checks judge it by the broker's rules", path)
+	}
+	return nil
 }
 
 func doVerify(c *cli.Context, path, format string, opts verify.Options) error {
