@@ -19,8 +19,10 @@ func (p *Proxy) response(c *conn, ex *exchange, raw []byte) ([]byte, []tracer.Ev
 		return raw, nil
 	}
 	switch rq.key {
-	case kmsg.Produce.Int16():
-		if ex.produce == nil || !ex.produce.traced {
+	case kmsg.Produce.Int16(), kmsg.Fetch.Int16():
+		// Both may name a partition's new leader with its address (KIP-951,
+		// produce v10+ and fetch v16+), which clients connect to at once.
+		if rq.key == kmsg.Fetch.Int16() && rq.version < 16 {
 			return raw, nil
 		}
 	case kmsg.Metadata.Int16(), kmsg.DescribeCluster.Int16(), kmsg.FindCoordinator.Int16(), kmsg.InitProducerID.Int16():
@@ -35,7 +37,21 @@ func (p *Proxy) response(c *conn, ex *exchange, raw []byte) ([]byte, []tracer.Ev
 	var events []tracer.Event
 	switch r := resp.(type) {
 	case *kmsg.ProduceResponse:
-		events = p.produceResponse(c, ex, r)
+		for i := range r.Brokers {
+			b := &r.Brokers[i]
+			b.Host, b.Port = p.rewrite(b.Host, b.Port)
+		}
+		if ex.produce != nil && ex.produce.traced {
+			events = p.produceResponse(c, ex, r)
+		}
+	case *kmsg.FetchResponse:
+		if len(r.Brokers) == 0 {
+			return raw, nil
+		}
+		for i := range r.Brokers {
+			b := &r.Brokers[i]
+			b.Host, b.Port = p.rewrite(b.Host, b.Port)
+		}
 	case *kmsg.MetadataResponse:
 		p.metadata(r)
 	case *kmsg.DescribeClusterResponse:
