@@ -3,8 +3,10 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,12 @@ import (
 // cluster through the proxy, which injects faults, and returns the run's
 // summary and the proxy's verified trace.
 func through(t *testing.T, rules bool, faults []fault.Fault, seed int64) (*workload.Summary, *verify.Report, string) {
+	sum, rep, path, _ := throughBoth(t, rules, faults, seed)
+	return sum, rep, path
+}
+
+// throughBoth is through, also returning the producer's own trace.
+func throughBoth(t *testing.T, rules bool, faults []fault.Fault, seed int64) (*workload.Summary, *verify.Report, string, string) {
 	t.Helper()
 	// kfake emulating Kafka 4.1, the seed's broker: it accepts any first
 	// sequence from a producer it has no state for.
@@ -39,6 +47,7 @@ func through(t *testing.T, rules bool, faults []fault.Fault, seed int64) (*workl
 	defer f.Close()
 	var logs bytes.Buffer
 	ctx := context.Background()
+	own := filepath.Join(t.TempDir(), "producer.jsonl")
 	p, err := proxy.Start(ctx, proxy.Config{
 		Listen: "127.0.0.1:0", Upstream: cluster.ListenAddrs()[0], Topic: "t",
 		Broker: tracer.Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"},
@@ -54,7 +63,7 @@ func through(t *testing.T, rules bool, faults []fault.Fault, seed int64) (*workl
 		Codec: producer.CodecGzip, FirstAck: rules, HoldWhileRetrying: rules, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
 		DeliveryTimeout: 2 * time.Second, RequestTimeout: 500 * time.Millisecond, Seed: uint64(seed),
 		// The producer's own trace too: with it on, records carry kcheck ids.
-		TracePath: filepath.Join(t.TempDir(), "producer.jsonl"),
+		TracePath: own,
 	})
 	if err != nil {
 		t.Fatalf("seed %d: run through the proxy: %v (proxy log: %s)", seed, err, logs.String())
@@ -66,7 +75,61 @@ func through(t *testing.T, rules bool, faults []fault.Fault, seed int64) (*workl
 	if err != nil {
 		t.Fatalf("seed %d: verify: %v", seed, err)
 	}
-	return sum, rep, path
+	return sum, rep, path, own
+}
+
+// attempts lists, per batch (named by its first record's id), the attempts
+// a trace shows and their answers: "SendNew e0 s3", "Receive e0 s3 NONE".
+func attempts(t *testing.T, path string) map[int64][]string {
+	t.Helper()
+	f, err := tracer.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	first := map[[2]int64]int64{} // (partition, batch) -> first record id
+	out := map[int64][]string{}
+	err = f.Each(func(_ int, e *tracer.Event) error {
+		key := [2]int64{int64(e.Partition), e.Batch}
+		switch e.Kind {
+		case tracer.SendNew:
+			first[key] = e.Records[0]
+			fallthrough
+		case tracer.Resend, tracer.Receive:
+			id := first[key]
+			s := fmt.Sprintf("%s e%d s%d", e.Kind, e.Epoch, e.Seq)
+			if e.Kind == tracer.Receive {
+				s += " " + e.Err
+			}
+			out[id] = append(out[id], s)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func answers(steps []string) []string {
+	var out []string
+	for _, s := range steps {
+		if strings.HasPrefix(s, "Receive") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// subsequence reports whether a is b with some elements left out.
+func subsequence(a, b []string) bool {
+	i := 0
+	for _, s := range b {
+		if i < len(a) && a[i] == s {
+			i++
+		}
+	}
+	return i == len(a)
 }
 
 func TestCleanRunVerifies(t *testing.T) {
@@ -115,12 +178,25 @@ func TestFaultsThroughProxy(t *testing.T) {
 		{Kind: fault.DropConnection, Rate: 0.02, Count: 2},
 	}
 	for _, seed := range []int64{1, 2, 3} {
-		sum, rep, path := through(t, true, faults, seed)
+		sum, rep, path, own := throughBoth(t, true, faults, seed)
 		if !sum.Clean() {
 			t.Fatalf("seed %d: not clean: %+v", seed, sum)
 		}
 		if rep.Verdict != verify.Valid {
 			t.Fatalf("seed %d: verify %s: %s, conformance %q, violations %v", seed, path, rep.Verdict, rep.Conformance, rep.Violations)
+		}
+		// What the proxy saw on the wire is what the producer did and was
+		// told: the same answers, and the same attempts but those written
+		// into a connection the proxy had already cut.
+		seen, did := attempts(t, path), attempts(t, own)
+		if len(did) == 0 || len(seen) != len(did) {
+			t.Fatalf("seed %d: the proxy traced %d batches, the producer %d", seed, len(seen), len(did))
+		}
+		for id, want := range did {
+			got := seen[id]
+			if !slices.Equal(answers(got), answers(want)) || !subsequence(got, want) {
+				t.Fatalf("seed %d: batch of record %d:\nproducer: %v\nproxy:    %v", seed, id, want, got)
+			}
 		}
 	}
 }
