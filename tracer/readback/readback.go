@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -96,6 +97,7 @@ func Topic(ctx context.Context, bootstrap []string, topic string) ([]Partition, 
 func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]tracer.LogRecord, error) {
 	var log []tracer.LogRecord
 	offset, hwm := int64(0), int64(-1)
+	deadline, backoff := time.Now().Add(retryFor), 20*time.Millisecond
 	for hwm < 0 || offset < hwm {
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID = -1
@@ -124,6 +126,16 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 		}
 		fp := resp.Topics[0].Partitions[0]
 		if err := kerr.ErrorForCode(fp.ErrorCode); err != nil {
+			// A broker still taking up the leadership of a new partition
+			// (on a loaded machine, seconds after the topic was created)
+			// answers with a retriable error: wait for it.
+			if kerr.IsRetriable(err) && time.Now().Before(deadline) {
+				if werr := sleep(ctx, backoff); werr != nil {
+					return nil, fmt.Errorf("readback: fetching %s[%d] at %d: %w (%w)", topic, p, offset, err, werr)
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
 			return nil, fmt.Errorf("readback: fetching %s[%d] at %d: %w", topic, p, offset, err)
 		}
 		hwm = fp.HighWatermark
@@ -149,6 +161,22 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 		}
 	}
 	return log, nil
+}
+
+// retryFor bounds how long a partition's read-back waits out retriable
+// errors.
+const retryFor = 30 * time.Second
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // RecordID returns the value of a record's kcheck-id header, or -1 when it
