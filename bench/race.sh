@@ -15,10 +15,12 @@
 # Needs bin/kcheck (make build), Java and Maven (the broker comes from Maven
 # Central through kcheck kafka), Python 3 with venv for librdkafka. It starts
 # and stops its own broker. Exit status: 0 when kcheck's verdict agrees with
-# every run (it flags every run whose read-back shows a loss, a duplicate or
-# a reorder, and no run in which nothing went wrong), and our producer with
-# the rule on is clean in every run; 1 otherwise; 2 when something could not
-# run.
+# every run (it flags every run whose read-back shows an acknowledged record
+# lost, a duplicate or a reorder, and no run in which nothing went wrong),
+# and kcheck finds nothing wrong with our producer with the rule on in any
+# run; 1 otherwise; 2 when something could not run. Records that failed to
+# the application (a delivery timeout) and are absent count in "runs not
+# clean" and "records lost" but are no safety violation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -101,7 +103,7 @@ for v in "${versions[@]}"; do
       ours-*)
         line=$(grep 'lost ' "$out/run.txt")
         l=$(echo "$line" | sed -E 's/.*lost ([0-9]+).*/\1/') d=$(echo "$line" | sed -E 's/.*duplicated ([0-9]+).*/\1/')
-        r=$(echo "$line" | sed -E 's/.*out of order ([0-9]+).*/\1/') la=$l
+        r=$(echo "$line" | sed -E 's/.*out of order ([0-9]+).*/\1/') la=$(echo "$line" | sed -E 's/.*\(([0-9]+) of them acknowledged\).*/\1/')
         ;;
       *) read -r l la d r < <(json "$out/run.json" lost lost_acked duplicated out_of_order) ;;
       esac
@@ -114,10 +116,17 @@ for v in "${versions[@]}"; do
       # wrong (exit 0: all sent, acknowledged and read back once, in order).
       if [ $((la + d + r)) -gt 0 ] && [ $vrc -eq 0 ]; then missed=$((missed + 1)); fi
       if [ $rc -eq 0 ] && [ $vrc -ne 0 ]; then falsealarm=$((falsealarm + 1)); fi
-      if [ "$c" = ours-on ] && { [ $rc -ne 0 ] || [ $vrc -ne 0 ]; }; then
-        echo "race: our producer with the rule on was not clean on Kafka $v, run $i (trace kept as /tmp/kcheck-race-$v-$i.jsonl)" >&2
-        cp "$trace" "/tmp/kcheck-race-$v-$i.jsonl"
-        status=1
+      if [ "$c" = ours-on ] && [ $rc -ne 0 ]; then
+        keep="/tmp/kcheck-race-$v-$i.jsonl"
+        cp "$trace" "$keep"
+        if [ $vrc -ne 0 ] || [ $((la + d + r)) -gt 0 ]; then
+          echo "race: our producer with the rule on lost, duplicated or reordered records on Kafka $v, run $i (trace kept as $keep)" >&2
+          status=1
+        else
+          # Records that failed (a delivery timeout on a loaded machine) and
+          # are absent: no safety violation, but not clean either.
+          echo "race: our producer with the rule on failed records on Kafka $v, run $i, none acknowledged and lost (trace kept as $keep)" >&2
+        fi
       fi
     done
     [ $((missed + falsealarm)) -gt 0 ] && status=1

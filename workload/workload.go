@@ -58,6 +58,7 @@ type Summary struct {
 	Sent, Acked, Failed int
 	ReadBack            int // records of this run found in the log
 	Lost                int // sent, never found in the log
+	LostAcked           int // of Lost, those the broker had acknowledged
 	Duplicated          int // found more than once
 	OutOfOrder          int // found after a record produced later to the same partition
 	Stalls              int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
@@ -341,6 +342,9 @@ func summarise(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partit
 	for id := range sent {
 		if found[id] == 0 {
 			sum.Lost++
+			if sent[id].acked {
+				sum.LostAcked++
+			}
 		}
 	}
 	sum.Stalls = int(p.Stats().OutOfOrderAnswers)

@@ -14,7 +14,7 @@ func TestRunClean(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"kcheck run: clean", "sent 300, acknowledged 300, failed 0, read back 300", "lost 0, duplicated 0, out of order 0"} {
+	for _, want := range []string{"kcheck run: clean", "sent 300, acknowledged 300, failed 0, read back 300", "lost 0 (0 of them acknowledged), duplicated 0, out of order 0"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
