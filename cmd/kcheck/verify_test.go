@@ -127,3 +127,24 @@ func TestVerifyJUnitAndHTML(t *testing.T) {
 		t.Fatal("index.html does not name the loss")
 	}
 }
+
+// Traces of clients kcheck did not write, taken on the wire by kcheck proxy
+// against a real broker: the stock Java client's KAFKA-14359 loss is found
+// and named; kgo's and librdkafka's runs pass.
+func TestVerifyProxyTraces(t *testing.T) {
+	code, stdout, stderr := runKcheck(t, "verify", "../../traces/proxy/java-4.3.1-on-kafka-4.1.0.jsonl")
+	if code != exitMismatch {
+		t.Fatalf("stock Java client: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"VIOLATIONS", "by kcheck-proxy (kcheck-java)", "spec replay: follows the spec", "lost-write", "stall", "KAFKA-14359"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the Java trace's report lacks %q", want)
+		}
+	}
+	for _, f := range []string{"kgo-1.22.3-on-kafka-4.1.0.jsonl", "librdkafka-2.16.0-on-kafka-4.1.0.jsonl"} {
+		code, stdout, stderr := runKcheck(t, "verify", "../../traces/proxy/"+f)
+		if code != exitOK || !strings.Contains(stdout, "VALID") {
+			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", f, code, stdout, stderr)
+		}
+	}
+}
