@@ -2,8 +2,8 @@ package producer
 
 import "sync"
 
-// bufPool recycles the byte slices batches are built and encoded in, so a
-// steady stream of batches allocates none. Slices come back empty.
+// bufPool recycles the byte slices compressed batches keep their records in,
+// so a steady stream of batches allocates none. Slices come back empty.
 type bufPool struct {
 	size int // the capacity new slices start with
 	pool sync.Pool

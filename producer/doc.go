@@ -12,8 +12,13 @@
 //	p.Close(ctx)
 //
 // Data flow: Produce appends a record to its partition's open batch (one
-// mutex per partition; metadata is an immutable snapshot read atomically).
-// One sender goroutine drains ready batches into produce requests, one
-// pipelined connection per broker (package wire), assigns sequences at drain
-// time, and handles responses, retries, delivery timeouts and epoch bumps.
+// mutex per partition; metadata is an immutable snapshot read atomically);
+// it only sizes the record, which is encoded when its batch is written, so
+// the message must not change until its outcome is delivered. One sender
+// goroutine drains ready batches into produce requests, one pipelined
+// connection per broker (package wire), assigns sequences at drain time,
+// encodes each batch straight into the connection's write buffer, and handles
+// responses, retries, delivery timeouts and epoch bumps. It looks only at the
+// partitions something happened to (a batch opened or sealed, an answer, a
+// deadline), not at every partition on every wake-up.
 package producer

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,8 @@ import (
 const IDHeader = "kcheck-id"
 
 // Message is a record to produce. Partition and Offset are set when it is
-// acknowledged.
+// acknowledged. The producer encodes it when its batch is sent: it must not
+// be modified between Produce and the outcome.
 type Message struct {
 	Topic     string
 	Key       []byte // nil: spread over partitions; otherwise murmur2 as the Java client
@@ -45,10 +45,7 @@ type Producer struct {
 	pid   int64
 	epoch int16 // owned by the sender after New
 
-	sem      chan struct{} // one slot per buffered record
-	buffered atomic.Int64
-	idleMu   sync.Mutex
-	idle     chan struct{} // closed when buffered drops to 0
+	gate     *gate // MaxBufferedRecords; Flush waits on it
 	flushing atomic.Int32
 	closed   atomic.Bool
 	nextID   atomic.Int64
@@ -60,6 +57,8 @@ type Producer struct {
 
 	wake     chan struct{}
 	nextWake atomic.Int64 // the sender's next timer (unix ns); 0 while it is busy, -1 for none
+	touchMu  sync.Mutex
+	touched  []*partition // partitions Produce opened or sealed a batch of since the sender last looked
 	inbox    inbox
 	cancel   context.CancelFunc
 	done     chan struct{} // the sender has exited
@@ -72,18 +71,20 @@ type partition struct {
 	topic string
 	id    int32
 
-	mu     sync.Mutex // guards open, sealed and the scratch space; never held across partitions
+	mu     sync.Mutex // guards open and sealed; never held across partitions
 	open   *batch
 	sealed []*batch
 
-	scratch []byte        // the id header's value while a record is encoded
-	headers []kmsg.Header // a traced record's headers while it is encoded
+	touched atomic.Bool // queued in Producer.touched
 
-	seq seqState // owned by the sender
+	// Owned by the sender.
+	seq    seqState
+	leader int32 // the partition's leader in the sender's snapshot; -1 if none (yet)
+	cand   bool  // in the sender's candidates
 }
 
 func newPartition(topic string, id int32) *partition {
-	return &partition{topic: topic, id: id, seq: newSeqState()}
+	return &partition{topic: topic, id: id, seq: newSeqState(), leader: -1}
 }
 
 // New connects to the bootstrap brokers, gets a producer id with
@@ -100,8 +101,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 	p := &Producer{
 		cfg:   c,
 		trace: c.trace,
-		sem:   make(chan struct{}, c.maxBuffered),
-		idle:  make(chan struct{}),
+		gate:  newGate(c.maxBuffered),
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		mdone: make(chan struct{}),
@@ -208,7 +208,9 @@ func (p *Producer) wakeSender() {
 
 // Produce buffers m for its topic and calls done (from the sender goroutine;
 // it must not block for long) once m is acknowledged or has failed. It blocks
-// while MaxBufferedRecords records are buffered, until ctx ends.
+// while MaxBufferedRecords records are buffered, until ctx ends. Records are
+// encoded when their batch is sent, so m, its Key, Value and Headers must not
+// be modified until done is called.
 func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, error)) {
 	if done == nil {
 		done = func(*Message, error) {}
@@ -217,13 +219,10 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		done(m, ErrClosed)
 		return
 	}
-	select {
-	case p.sem <- struct{}{}:
-	case <-ctx.Done():
-		done(m, ctx.Err())
+	if err := p.gate.acquire(ctx); err != nil {
+		done(m, err)
 		return
 	}
-	p.buffered.Add(1)
 	part, err := p.partitionFor(ctx, m)
 	if err != nil {
 		p.finish(pendingRecord{m, done}, err)
@@ -233,52 +232,50 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		m.Timestamp = time.Now()
 	}
 	m.Partition = part.id
-	rec := Record{Key: m.Key, Value: m.Value, Headers: m.Headers}
+	traced := p.trace != nil
 	var id int64
-	if p.trace != nil {
+	if traced {
 		id = p.nextID.Add(1)
 		m.ID = id
 	}
 	ms := m.Timestamp.UnixMilli()
 
 	part.mu.Lock()
-	if p.trace != nil {
-		// The record is encoded into its batch under the lock, so the id
-		// header is built in the partition's scratch space: tracing costs no
-		// allocation per record.
-		part.scratch = strconv.AppendInt(part.scratch[:0], id, 10)
-		part.headers = append(append(part.headers[:0], rec.Headers...), kmsg.Header{Key: IDHeader, Value: part.scratch})
-		rec.Headers = part.headers
-	}
 	b := part.open
 	wake := false
+	touch := false // the sender must look at part: a batch was opened or sealed
+	var size int
 	if b != nil {
-		rec.TimestampDelta = ms - b.baseTs
-		if !b.builder.TryAppend(rec, p.cfg.batchBytes) {
+		// Like the Java producer's batch.size, the limit does not apply to a
+		// batch's first record, which always goes in.
+		body := messageBodySize(m, ms-b.baseTs, int32(len(b.recs)), traced, id)
+		size = varintLen(int64(body)) + body
+		if b.size+size > p.cfg.batchBytes {
 			part.sealed = append(part.sealed, b)
-			b, wake = nil, true
+			b, wake, touch = nil, true, true
 		}
 	}
 	if b == nil {
+		body := messageBodySize(m, 0, 0, traced, id)
+		size = varintLen(int64(body)) + body
 		b = &batch{
 			id:      p.nextB.Add(1),
 			part:    part,
 			created: time.Now(),
 			baseTs:  ms,
+			maxTs:   ms,
+			size:    BatchHeaderSize,
 			seq:     -1,
 			epoch:   -1,
-			builder: NewBatchBuilder(BatchParams{ProducerID: p.pid, ProducerEpoch: -1, BaseSequence: -1, Codec: p.cfg.codec, BaseTimestamp: ms}),
 		}
-		b.builder.Start(p.bufs.get())
-		rec.TimestampDelta = 0
-		size := b.builder.Append(rec) - BatchHeaderSize
 		// Room for as many records as batch.size holds of this one's size.
 		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
 		b.recs = make([]pendingRecord, 0, est)
-		if p.trace != nil {
+		if traced {
 			b.ids = make([]int64, 0, est)
 		}
 		part.open = b
+		touch = true
 		// Wake the sender to arm the linger timer, unless its timer already
 		// fires before this batch's linger ends.
 		if nw := p.nextWake.Load(); nw <= 0 || nw > b.created.Add(p.cfg.linger).UnixNano() {
@@ -286,15 +283,22 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		}
 	}
 	b.recs = append(b.recs, pendingRecord{m, done})
-	if p.trace != nil {
+	b.size += size
+	b.maxTs = max(b.maxTs, ms)
+	if traced {
 		b.ids = append(b.ids, id)
 	}
-	if b.builder.Size() >= p.cfg.batchBytes {
+	if b.size >= p.cfg.batchBytes {
 		part.sealed = append(part.sealed, b)
 		part.open = nil
-		wake = true
+		wake, touch = true, true
 	}
 	part.mu.Unlock()
+	if touch && part.touched.CompareAndSwap(false, true) {
+		p.touchMu.Lock()
+		p.touched = append(p.touched, part)
+		p.touchMu.Unlock()
+	}
 	if wake {
 		p.wakeSender()
 	}
@@ -331,13 +335,7 @@ func (p *Producer) partitionFor(ctx context.Context, m *Message) (*partition, er
 // finish delivers a record's outcome and frees its buffer slot.
 func (p *Producer) finish(r pendingRecord, err error) {
 	r.done(r.msg, err)
-	<-p.sem
-	if p.buffered.Add(-1) == 0 {
-		p.idleMu.Lock()
-		close(p.idle)
-		p.idle = make(chan struct{})
-		p.idleMu.Unlock()
-	}
+	p.gate.release(1)
 }
 
 // Flush sends every buffered record without waiting for the linger and
@@ -347,17 +345,14 @@ func (p *Producer) Flush(ctx context.Context) error {
 	defer p.flushing.Add(-1)
 	p.wakeSender()
 	for {
-		p.idleMu.Lock()
-		if p.buffered.Load() == 0 {
-			p.idleMu.Unlock()
+		ch := p.gate.idleChan()
+		if ch == nil {
 			return nil
 		}
-		ch := p.idle
-		p.idleMu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("producer: flush: %d records still buffered: %w", p.buffered.Load(), ctx.Err())
+			return fmt.Errorf("producer: flush: %d records still buffered: %w", p.gate.buffered(), ctx.Err())
 		}
 	}
 }

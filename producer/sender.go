@@ -2,6 +2,8 @@ package producer
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -67,16 +69,28 @@ type sender struct {
 	p     *Producer
 	conns map[int32]*brokerConn
 
-	snap   *snapshot
-	parts  []*partition // every partition of snap, topic then id order
-	byNode map[int32][]*partition
-	rot    int
-	items  []inboxItem
-	dials  sync.WaitGroup // dials in progress
+	snap  *snapshot
+	parts []*partition // every partition of snap, topic then id order
+	rot   int
+	items []inboxItem
+	dials sync.WaitGroup // dials in progress
+	enc   encoder
+	freed int // buffer slots of done batches not yet given back (freeSlots)
+
+	// A step looks at the candidates only: the partitions that may have
+	// something to do (see step). A full scan of every partition happens
+	// when nextScan is reached, the metadata changes or a flush begins.
+	cands     []*partition
+	nextScan  time.Time // the earliest deadline (linger, retry backoff, delivery timeout) known; zero if none
+	flushSeen bool      // the previous step saw a flush in progress
+	spare     []*partition
+	nodes     []int32
+	nodeParts []*partition
 }
 
 func newSender(p *Producer) *sender {
-	return &sender{p: p, conns: make(map[int32]*brokerConn)}
+	return &sender{p: p, conns: make(map[int32]*brokerConn),
+		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.trace != nil}}
 }
 
 func (s *sender) run(ctx context.Context) {
@@ -86,7 +100,9 @@ func (s *sender) run(ctx context.Context) {
 	for {
 		now := time.Now()
 		s.processInbox(now)
+		s.freeSlots() // before the step: producers refill while it sends
 		next := s.step(now)
+		s.freeSlots()
 		wait := time.Hour
 		if !next.IsZero() {
 			wait = max(time.Until(next), 0)
@@ -112,11 +128,12 @@ func (s *sender) batchEvent(kind tracer.Kind, b *batch) *tracer.Event {
 	return &tracer.Event{Kind: kind, Partition: b.part.id, Batch: b.id, PID: s.p.pid, Epoch: b.epoch, Seq: b.seq}
 }
 
-// refreshPartitions rebuilds the partition lists when the snapshot changed.
-func (s *sender) refreshPartitions() {
+// refreshPartitions rebuilds the partition list and the partitions' leaders
+// when the snapshot changed, and reports whether it did.
+func (s *sender) refreshPartitions() bool {
 	snap := s.p.meta.Load()
 	if snap == s.snap {
-		return
+		return false
 	}
 	s.snap = snap
 	s.parts = s.parts[:0]
@@ -125,33 +142,88 @@ func (s *sender) refreshPartitions() {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	s.byNode = make(map[int32][]*partition)
 	for _, name := range names {
 		for _, part := range snap.topics[name].parts {
 			s.parts = append(s.parts, part)
-			leader := snap.leader(part)
-			s.byNode[leader] = append(s.byNode[leader], part)
+			part.leader = snap.leader(part)
 		}
+	}
+	return true
+}
+
+// addCand makes part a candidate for the next step.
+func (s *sender) addCand(part *partition) {
+	if !part.cand {
+		part.cand = true
+		s.cands = append(s.cands, part)
+	}
+}
+
+// takeTouched makes the partitions Produce changed since the last step
+// candidates.
+func (s *sender) takeTouched() {
+	p := s.p
+	p.touchMu.Lock()
+	list := p.touched
+	p.touched = s.spare[:0]
+	p.touchMu.Unlock()
+	for i, part := range list {
+		part.touched.Store(false) // from here on, Produce queues it again
+		s.addCand(part)
+		list[i] = nil
+	}
+	s.spare = list[:0]
+}
+
+// scanBy lowers nextScan to t.
+func (s *sender) scanBy(t time.Time) {
+	if s.nextScan.IsZero() || t.Before(s.nextScan) {
+		s.nextScan = t
 	}
 }
 
 // step does everything that can be done now and returns when to look again.
 // It never schedules a wake-up for a batch that is ready but blocked (a full
 // connection, a dial, no leader): the event that unblocks it wakes the sender.
+//
+// A step looks only at the candidates: the partitions Produce opened or
+// sealed a batch of (Producer.touched), the partitions of the batches that
+// were answered, retried or lost since the last step, and the partitions
+// that still had something to send when their connection was full. Every
+// deadline of a partition it looks at (a linger, a retry backoff, a
+// delivery timeout) lowers nextScan; at nextScan, when a flush begins and
+// when the metadata changes, every partition is a candidate (a full scan).
+// A partition that is not a candidate has nothing to send until one of
+// those events: blocked by the first-ack rule, HoldWhileRetrying, a bump or
+// an unresolved sequence until an answer comes; lingering or backing off
+// until a deadline it registered.
 func (s *sender) step(now time.Time) time.Time {
 	p := s.p
 	p.stats.steps.Add(1)
 	p.nextWake.Store(0) // busy: Produce wakes us for any new batch meanwhile
-	s.refreshPartitions()
-	var next time.Time
-	later := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
+	full := s.refreshPartitions()
+	flushing := p.flushing.Load() > 0
+	if flushing && !s.flushSeen {
+		full = true // open batches are all ready now
+	}
+	s.flushSeen = flushing
+	if !s.nextScan.IsZero() && !now.Before(s.nextScan) {
+		full = true
+	}
+	s.takeTouched()
+	if full {
+		s.nextScan = time.Time{}
+		for _, part := range s.parts {
+			s.addCand(part)
 		}
 	}
-	flushing := p.flushing.Load() > 0
-	for _, part := range s.parts {
-		s.expireRetries(part, now)
+	cands := s.cands
+	for _, part := range cands {
+		if full {
+			// A batch waiting for a retry registered its delivery timeout
+			// (retry, partDeadlines), so none expires before nextScan.
+			s.expireRetries(part, now)
+		}
 		st := &part.seq
 		if st.unresolved && len(st.inflight) == 0 {
 			bumped := st.resolve()
@@ -160,54 +232,65 @@ func (s *sender) step(now time.Time) time.Time {
 		if st.bumpReq && !st.outstanding() {
 			p.epoch++
 			p.stats.bumps.Add(1)
-			st.bump(p.epoch, p.pid)
+			st.bump(p.epoch)
 			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
 		}
 	}
-	for node, parts := range s.byNode {
-		s.drainNode(node, parts, now, flushing)
+	// Drain each leader's candidates.
+	nodes := s.nodes[:0]
+	for _, part := range cands {
+		if !slices.Contains(nodes, part.leader) {
+			nodes = append(nodes, part.leader)
+		}
 	}
-	// When to look again: retry backoffs, lingers, delivery and request timeouts.
+	blocked := 0 // nodes blocked from sending what they have: nodes[:blocked]
+	for i, node := range nodes {
+		parts := s.nodeParts[:0]
+		for _, part := range cands {
+			if part.leader == node {
+				parts = append(parts, part)
+			}
+		}
+		if s.drainNode(node, parts, now, flushing) {
+			nodes[blocked], nodes[i] = nodes[i], nodes[blocked]
+			blocked++
+		}
+		clear(parts)
+		s.nodeParts = parts[:0]
+	}
+	// Deadlines: retry backoffs, lingers, delivery timeouts.
 	var dead []*batch
-	for _, part := range s.parts {
-		st := &part.seq
-		for _, b := range st.inflight {
-			if b.st == stRetry {
-				later(b.created.Add(p.cfg.deliveryTimeout))
-			}
-		}
-		r, hasRetry := st.nextRetry()
-		if r != nil && !st.bumpReq && r.retryAt.After(now) {
-			later(r.retryAt)
-		}
-		lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.rules)
-		part.mu.Lock()
-		// Batches never sent that reached the delivery timeout fail here.
-		for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
-			dead = append(dead, part.sealed[0])
-			part.sealed = part.sealed[1:]
-		}
-		if len(part.sealed) == 0 && part.open != nil && now.Sub(part.open.created) >= p.cfg.deliveryTimeout {
-			dead = append(dead, part.open)
-			part.open = nil
-		}
-		switch {
-		case len(part.sealed) > 0:
-			later(part.sealed[0].created.Add(p.cfg.deliveryTimeout))
-		case part.open != nil:
-			later(part.open.created.Add(p.cfg.deliveryTimeout))
-			if d := part.open.created.Add(p.cfg.linger); lingering && d.After(now) {
-				later(d)
-			}
-		}
-		part.mu.Unlock()
+	for _, part := range cands {
+		dead = s.partDeadlines(part, now, flushing, full, dead)
 	}
 	for _, b := range dead {
 		s.failBatch(b, ErrDeliveryTimeout, "delivery timeout before the batch was sent")
 	}
 	if len(dead) > 0 {
-		later(now)
+		s.scanBy(now)
 	}
+	// The candidates of blocked nodes stay candidates, and so do those a
+	// lost connection made candidates during the step; the others have
+	// nothing to send until an event makes them candidates again.
+	all := s.cands
+	kept := all[:0]
+	for i, part := range all {
+		if i >= len(cands) || slices.Contains(nodes[:blocked], part.leader) {
+			kept = append(kept, part)
+		} else {
+			part.cand = false
+		}
+	}
+	clear(all[len(kept):])
+	s.cands = kept
+	s.nodes = nodes[:0]
+	next := s.nextScan
+	later := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	// Request timeouts and dial backoffs.
 	for _, bc := range s.conns {
 		if len(bc.outstanding) > 0 {
 			deadline := bc.outstanding[0].sent.Add(p.cfg.requestTimeout)
@@ -227,6 +310,55 @@ func (s *sender) step(now time.Time) time.Time {
 		p.nextWake.Store(-1) // nothing scheduled
 	}
 	return next
+}
+
+// partDeadlines registers part's deadlines with scanBy (when a batch waiting
+// for a retry expires, when the next retry's backoff ends, when the open
+// batch's linger ends if it could then be sent, when an unsent batch
+// expires) and takes the unsent batches that reached the delivery timeout
+// out of part, appending them to dead. Outside a full scan the deadlines of
+// the batches waiting for a retry are known already (retry registered
+// them, and nextScan only goes back to zero for a full scan).
+func (s *sender) partDeadlines(part *partition, now time.Time, flushing, full bool, dead []*batch) []*batch {
+	p := s.p
+	st := &part.seq
+	r, hasRetry := st.nextRetry()
+	if full {
+		for _, b := range st.inflight {
+			if b.st == stRetry {
+				s.scanBy(b.created.Add(p.cfg.deliveryTimeout))
+			}
+		}
+	}
+	// The next retry's backoff, on every step that looks at the partition:
+	// a retry that became the lowest after a full scan (the ones before it
+	// were acknowledged) registered its backoff only when it was answered,
+	// and that registration is gone once a full scan has passed.
+	if r != nil && !st.bumpReq && r.retryAt.After(now) {
+		s.scanBy(r.retryAt)
+	}
+	lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.rules)
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	// Batches never sent that reached the delivery timeout fail here.
+	for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
+		dead = append(dead, part.sealed[0])
+		part.sealed = part.sealed[1:]
+	}
+	if len(part.sealed) == 0 && part.open != nil && now.Sub(part.open.created) >= p.cfg.deliveryTimeout {
+		dead = append(dead, part.open)
+		part.open = nil
+	}
+	switch {
+	case len(part.sealed) > 0:
+		s.scanBy(part.sealed[0].created.Add(p.cfg.deliveryTimeout))
+	case part.open != nil:
+		s.scanBy(part.open.created.Add(p.cfg.deliveryTimeout))
+		if d := part.open.created.Add(p.cfg.linger); lingering && d.After(now) {
+			s.scanBy(d)
+		}
+	}
+	return dead
 }
 
 // expireRetries fails batches waiting for a retry that reached
@@ -259,39 +391,46 @@ func (s *sender) failBatch(b *batch, err error, reason string) {
 
 func (s *sender) failRecords(b *batch, err error) {
 	for _, r := range b.recs {
-		s.p.finish(r, err)
+		r.done(r.msg, err)
 	}
 	s.release(b)
 }
 
-// release recycles a done batch's buffers.
+// release frees a done batch's buffer slots (with the others freed in the
+// same pass over the inbox or step: see freeSlots) and recycles its
+// compressed records.
 func (s *sender) release(b *batch) {
-	if b.builder != nil {
-		s.p.bufs.put(b.builder.head[:0])
-		b.builder = nil
+	s.freed += len(b.recs)
+	if b.payload != nil {
+		s.p.bufs.put(b.payload[:0])
+		b.payload = nil
 	}
-	s.p.bufs.put(b.encoded)
-	b.encoded = nil
 }
 
 // drainNode sends produce requests to node while it has room: each request
-// takes at most one batch per partition, as RecordAccumulator.drain does.
-func (s *sender) drainNode(node int32, parts []*partition, now time.Time, flushing bool) {
+// takes at most one batch per partition of parts, as RecordAccumulator.drain
+// does. It reports whether it stopped with something left to send that the
+// node cannot take now (no leader, no connection, a full connection).
+func (s *sender) drainNode(node int32, parts []*partition, now time.Time, flushing bool) bool {
 	p := s.p
 	if node < 0 {
-		return // no leader known; a metadata refresh is pending
+		return true // no leader known; a metadata refresh is pending
 	}
 	bc := s.conns[node]
 	if bc == nil {
 		bc = &brokerConn{node: node}
 		s.conns[node] = bc
 	}
-	for len(bc.outstanding) < p.cfg.maxInFlight {
+	for {
+		if len(bc.outstanding) >= p.cfg.maxInFlight {
+			return true
+		}
 		if bc.conn == nil {
 			if s.anyReady(parts, now, flushing) {
 				s.dial(bc, now)
+				return true
 			}
-			return
+			return false
 		}
 		var batches []*batch
 		var fresh []bool
@@ -300,13 +439,16 @@ func (s *sender) drainNode(node int32, parts []*partition, now time.Time, flushi
 			part := parts[(s.rot+i)%n]
 			b, isNew := s.nextBatch(part, now, flushing)
 			if b != nil {
+				if batches == nil {
+					batches, fresh = make([]*batch, 0, n-i), make([]bool, 0, n-i)
+				}
 				batches = append(batches, b)
 				fresh = append(fresh, isNew)
 			}
 		}
 		s.rot++
 		if len(batches) == 0 {
-			return
+			return false
 		}
 		s.send(bc, batches, fresh, now)
 	}
@@ -360,43 +502,22 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	if b == nil {
 		return nil, false
 	}
+	if s.enc.codec != CodecNone {
+		if err := s.enc.compress(b, p.bufs); err != nil {
+			err = fmt.Errorf("encode record batch: %w", err)
+			s.failBatch(b, err, "encoding: "+err.Error())
+			return nil, false
+		}
+	}
 	st.canDrainNew(p.epoch, p.cfg.rules) // resets the sequence in a new epoch
-	seq := st.next
-	b.builder.SetProducer(p.pid, st.epoch, seq)
-	head := b.builder.head
-	enc, err := b.builder.Finish()
-	if err != nil || &enc[0] != &head[0] {
-		p.bufs.put(head[:0]) // compressed, moved or failed: the builder's array is free
-	}
-	b.builder = nil
-	if err != nil {
-		s.failBatch(b, err, "encoding: "+err.Error())
-		return nil, false
-	}
-	b.encoded = enc
 	st.assign(b)
 	return b, true
 }
 
 func (s *sender) send(bc *brokerConn, batches []*batch, fresh []bool, now time.Time) {
 	p := s.p
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks = -1
-	req.TimeoutMillis = int32(p.cfg.requestTimeout / time.Millisecond)
-	byTopic := map[string]int{}
+	req := &produceRequest{timeout: int32(p.cfg.requestTimeout / time.Millisecond), batches: batches, enc: &s.enc}
 	for _, b := range batches {
-		i, ok := byTopic[b.part.topic]
-		if !ok {
-			i = len(req.Topics)
-			byTopic[b.part.topic] = i
-			rt := kmsg.NewProduceRequestTopic()
-			rt.Topic = b.part.topic
-			req.Topics = append(req.Topics, rt)
-		}
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = b.part.id
-		rp.Records = b.encoded
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		b.st = stSent
 	}
 	r := &request{conn: bc.conn, batches: batches, sent: now}
@@ -485,6 +606,7 @@ func (s *sender) disconnect(bc *brokerConn, conn *wire.Conn, now time.Time) {
 		for _, b := range r.batches {
 			if b.st == stSent {
 				s.retry(b, now)
+				s.addCand(b.part)
 			}
 		}
 	}
@@ -496,6 +618,17 @@ func (s *sender) retry(b *batch, now time.Time) {
 	b.st = stRetry
 	b.attempts++
 	b.retryAt = now.Add(s.p.cfg.retryBackoff)
+	s.scanBy(b.retryAt)
+	s.scanBy(b.created.Add(s.p.cfg.deliveryTimeout))
+}
+
+// freeSlots gives back the buffer slots of the batches done since it last
+// ran, all at once: blocked producers wake once, not once per batch.
+func (s *sender) freeSlots() {
+	if s.freed > 0 {
+		s.p.gate.release(s.freed)
+		s.freed = 0
+	}
 }
 
 func (s *sender) processInbox(now time.Time) {
@@ -511,7 +644,7 @@ func (s *sender) processInbox(now time.Time) {
 				s.p.mloop.refresh("")
 				continue
 			}
-			if s.p.closed.Load() && s.p.buffered.Load() == 0 {
+			if s.p.closed.Load() && s.p.gate.buffered() == 0 {
 				it.dialed.Close()
 				continue
 			}
@@ -530,21 +663,12 @@ func (s *sender) processInbox(now time.Time) {
 }
 
 func (s *sender) handleResponse(bc *brokerConn, r *request, resp *kmsg.ProduceResponse, now time.Time) {
-	type key struct {
-		topic string
-		part  int32
-	}
-	results := make(map[key]*kmsg.ProduceResponseTopicPartition)
-	for i := range resp.Topics {
-		t := &resp.Topics[i]
-		for j := range t.Partitions {
-			results[key{t.Topic, t.Partitions[j].Partition}] = &t.Partitions[j]
-		}
-	}
+	var at respCursor
 	refresh := false
 	for _, b := range r.batches {
+		s.addCand(b.part) // an answer may unblock the partition
 		code, off, lso := kerr.UnknownServerError.Code, int64(-1), int64(-1)
-		if pr := results[key{b.part.topic, b.part.id}]; pr != nil {
+		if pr := at.find(resp, b.part.topic, b.part.id); pr != nil {
 			code, off, lso = pr.ErrorCode, pr.BaseOffset, pr.LogStartOffset
 		}
 		if s.p.trace != nil {
@@ -564,6 +688,37 @@ func (s *sender) handleResponse(bc *brokerConn, r *request, resp *kmsg.ProduceRe
 	}
 }
 
+// respCursor finds a batch's partition in a produce response. Brokers answer
+// in the order asked, so it looks where the previous one was found first,
+// and searches the whole response only when that fails.
+type respCursor struct{ t, p int }
+
+func (c *respCursor) find(resp *kmsg.ProduceResponse, topic string, part int32) *kmsg.ProduceResponseTopicPartition {
+	if c.t < len(resp.Topics) {
+		if t := &resp.Topics[c.t]; t.Topic == topic {
+			for j := c.p; j < len(t.Partitions); j++ {
+				if t.Partitions[j].Partition == part {
+					c.p = j + 1
+					return &t.Partitions[j]
+				}
+			}
+		}
+	}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		if t.Topic != topic {
+			continue
+		}
+		for j := range t.Partitions {
+			if t.Partitions[j].Partition == part {
+				c.t, c.p = i, j+1
+				return &t.Partitions[j]
+			}
+		}
+	}
+	return nil
+}
+
 // handleBatch applies one partition's answer to its batch (Sender.completeBatch)
 // and reports whether metadata should be refreshed.
 func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time) bool {
@@ -580,7 +735,7 @@ func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time
 			if off >= 0 {
 				r.msg.Offset = off + int64(i)
 			}
-			s.p.finish(r, nil)
+			r.done(r.msg, nil)
 		}
 		s.release(b)
 		return false
@@ -634,6 +789,7 @@ func (s *sender) abort() {
 			s.failBatch(b, ErrClosed, "producer closed")
 		}
 	}
+	s.freeSlots()
 	// Dials still running deliver to the inbox; close what they opened.
 	s.dials.Wait()
 	for _, it := range s.p.inbox.take(nil) {

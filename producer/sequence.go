@@ -23,18 +23,20 @@ type pendingRecord struct {
 	done func(*Message, error)
 }
 
-// batch is one record batch of one partition.
+// batch is one record batch of one partition. Its records are encoded when
+// it is written (encode.go).
 type batch struct {
 	id      int64
 	part    *partition
 	recs    []pendingRecord
-	ids     []int64 // kcheck ids of the records, when tracing
-	builder *BatchBuilder
+	ids     []int64   // kcheck ids of the records, when tracing
 	created time.Time // when its first record was produced
-	baseTs  int64
+	baseTs  int64     // the first record's timestamp (ms)
+	maxTs   int64     // the latest record timestamp (ms)
+	size    int       // encoded size without compression, header included
 
 	// Owned by the sender once the batch leaves the partition's buffer.
-	encoded  []byte
+	payload  []byte // the compressed records, for a compressed codec
 	st       state
 	seq      int32 // base sequence, -1 before drain
 	epoch    int16
@@ -212,15 +214,15 @@ func (s *seqState) onError(b *batch, code int16, logStart int64, retriable bool)
 }
 
 // bump renumbers the partition's in-flight batches from 0 in the new epoch
-// (TransactionManager.bumpIdempotentProducerEpoch, startSequencesAtBeginning).
-// The caller has checked that none of them is in an outstanding request.
-func (s *seqState) bump(epoch int16, pid int64) {
+// (TransactionManager.bumpIdempotentProducerEpoch, startSequencesAtBeginning);
+// their next send encodes the new numbers. The caller has checked that none
+// of them is in an outstanding request.
+func (s *seqState) bump(epoch int16) {
 	s.epoch, s.next, s.lastAcked = epoch, 0, -1
 	s.bumpReq, s.unresolved = false, false
 	for _, b := range s.inflight {
 		b.seq, b.epoch, b.reset = s.next, epoch, true
 		s.next = NextSequence(s.next, b.n())
-		SetBatchProducer(b.encoded, pid, b.epoch, b.seq)
 	}
 }
 

@@ -209,19 +209,21 @@ func (c *conn) readResponses() {
 				}
 			}
 		}
-		if !c.answer(ex, events) {
-			return
-		}
+		// The answer is traced once the client has it: an answer that
+		// cannot be written is lost with the connection (its Disconnect).
 		buf = appendFrame(buf[:0], frame)
 		if _, err := c.cc.Write(buf); err != nil {
 			c.close()
 			return
 		}
+		if !c.answer(ex, events) {
+			return
+		}
 	}
 }
 
-// answer emits the events of a response the client is about to read,
-// unless the connection is already cut (then its Disconnect says it all).
+// answer emits the events of a response the client was sent, unless the
+// connection is already cut (then its Disconnect says it all).
 func (c *conn) answer(ex *exchange, events []tracer.Event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

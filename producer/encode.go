@@ -1,0 +1,290 @@
+package producer
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Records are encoded when their batch is written to a connection, straight
+// into the connection's write buffer (as franz-go does), not when they are
+// produced: Produce only sizes them. The bytes of a batch are then written
+// once, next to the CRC that reads them and the write that sends them, while
+// they are in cache. A retry encodes the batch again with its (possibly
+// renumbered) sequence. A compressed batch is compressed once, when it gets
+// its sequence, and keeps its compressed records for its retries.
+
+// idHeaderSize is the encoded size of a record's kcheck-id header for id.
+func idHeaderSize(id int64) int {
+	digits := 1
+	if id < 0 {
+		digits = len(strconv.FormatInt(id, 10)) // ids are positive; for completeness
+	} else {
+		for v := id; v >= 10; v /= 10 {
+			digits++
+		}
+	}
+	return varintLen(int64(len(IDHeader))) + len(IDHeader) + varintLen(int64(digits)) + digits
+}
+
+// messageBodySize is the encoded size of m as the record at offsetDelta
+// with timestamp delta tsDelta, excluding the record's length varint, with
+// the kcheck-id header for id when traced. It is recordBodySize without
+// building the record.
+func messageBodySize(m *Message, tsDelta int64, offsetDelta int32, traced bool, id int64) int {
+	nh := len(m.Headers)
+	n := 1 + varintLen(tsDelta) + varintLen(int64(offsetDelta)) + bytesLen(m.Key) + bytesLen(m.Value)
+	for i := range m.Headers {
+		h := &m.Headers[i]
+		n += varintLen(int64(len(h.Key))) + len(h.Key) + bytesLen(h.Value)
+	}
+	if traced {
+		nh++
+		n += idHeaderSize(id)
+	}
+	return n + varintLen(int64(nh))
+}
+
+// encoder encodes batches for the sender; it is owned by the sender
+// goroutine (produce requests are written from it).
+type encoder struct {
+	pid    int64
+	codec  Codec
+	traced bool
+	sizes  []int  // body size of each record of the batch being encoded
+	idBuf  []byte // a record's kcheck-id while it is encoded
+	recBuf []byte // the records section of a batch being compressed
+}
+
+// measure computes the body sizes of b's records into e.sizes and returns
+// the size of b's uncompressed records section.
+func (e *encoder) measure(b *batch) int {
+	e.sizes = e.sizes[:0]
+	total := 0
+	for i := range b.recs {
+		m := b.recs[i].msg
+		var id int64
+		if e.traced {
+			id = b.ids[i]
+		}
+		n := messageBodySize(m, m.Timestamp.UnixMilli()-b.baseTs, int32(i), e.traced, id)
+		e.sizes = append(e.sizes, n)
+		total += varintLen(int64(n)) + n
+	}
+	return total
+}
+
+// appendRecords appends b's records section, uncompressed, to dst; e.sizes
+// must hold their sizes (measure).
+func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
+	for i := range b.recs {
+		m := b.recs[i].msg
+		dst = binary.AppendVarint(dst, int64(e.sizes[i]))
+		dst = append(dst, 0) // attributes
+		dst = binary.AppendVarint(dst, m.Timestamp.UnixMilli()-b.baseTs)
+		dst = binary.AppendVarint(dst, int64(i))
+		dst = appendVarintBytes(dst, m.Key)
+		dst = appendVarintBytes(dst, m.Value)
+		nh := len(m.Headers)
+		if e.traced {
+			nh++
+		}
+		dst = binary.AppendVarint(dst, int64(nh))
+		for j := range m.Headers {
+			h := &m.Headers[j]
+			dst = binary.AppendVarint(dst, int64(len(h.Key)))
+			dst = append(dst, h.Key...)
+			dst = appendVarintBytes(dst, h.Value)
+		}
+		if e.traced {
+			e.idBuf = strconv.AppendInt(e.idBuf[:0], b.ids[i], 10)
+			dst = binary.AppendVarint(dst, int64(len(IDHeader)))
+			dst = append(dst, IDHeader...)
+			dst = appendVarintBytes(dst, e.idBuf)
+		}
+	}
+	return dst
+}
+
+// compress compresses b's records into b.payload, with a buffer from bufs;
+// a batch of a compressed codec is compressed once, before its first send.
+func (e *encoder) compress(b *batch, bufs *bufPool) error {
+	e.measure(b)
+	e.recBuf = e.appendRecords(e.recBuf[:0], b)
+	out, err := e.codec.Compress(bufs.get(), e.recBuf)
+	if err != nil {
+		bufs.put(out[:0])
+		return err
+	}
+	b.payload = out
+	return nil
+}
+
+// batchSize returns the size of b encoded, and prepares appendBatch.
+func (e *encoder) batchSize(b *batch) int {
+	if e.codec != CodecNone {
+		return BatchHeaderSize + len(b.payload)
+	}
+	return BatchHeaderSize + e.measure(b)
+}
+
+// appendBatch appends b as a v2 record batch with its current epoch and
+// sequence; batchSize(b) must come right before it.
+func (e *encoder) appendBatch(dst []byte, b *batch) []byte {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, 0) // base offset
+	dst = binary.BigEndian.AppendUint32(dst, 0) // length, below
+	dst = binary.BigEndian.AppendUint32(dst, 0xffffffff)
+	dst = append(dst, 2)                        // magic
+	dst = binary.BigEndian.AppendUint32(dst, 0) // CRC, below
+	dst = binary.BigEndian.AppendUint16(dst, uint16(e.codec))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(b.n()-1))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(b.baseTs))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(b.maxTs))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(e.pid))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(b.epoch))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(b.seq))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(b.n()))
+	if e.codec != CodecNone {
+		dst = append(dst, b.payload...)
+	} else {
+		dst = e.appendRecords(dst, b)
+	}
+	batch := dst[start:]
+	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-12))
+	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))
+	return dst
+}
+
+// appendVarintBytes appends b with its zigzag varint length, -1 for nil.
+func appendVarintBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
+
+// produceRequest is a produce request (acks=all, no transactional id) whose
+// batches are encoded into the connection's write buffer when the request
+// is written (kmsg.Request; wire.Conn.Send writes it). It speaks versions 3
+// (the first with record batches, which idempotence needs) to 12 (the last
+// that names topics).
+type produceRequest struct {
+	version int16
+	timeout int32 // milliseconds
+	batches []*batch
+	enc     *encoder
+}
+
+var _ kmsg.Request = (*produceRequest)(nil)
+
+// Key returns Produce's API key.
+func (r *produceRequest) Key() int16 { return kmsg.Produce.Int16() }
+
+// MaxVersion returns the newest version the request can be encoded in.
+func (r *produceRequest) MaxVersion() int16 { return 12 }
+
+// SetVersion sets the version the request is encoded in.
+func (r *produceRequest) SetVersion(v int16) { r.version = v }
+
+// GetVersion returns the version the request is encoded in.
+func (r *produceRequest) GetVersion() int16 { return r.version }
+
+// IsFlexible reports whether the version is a flexible one (KIP-482).
+func (r *produceRequest) IsFlexible() bool { return r.version >= 9 }
+
+// ReadFrom is not supported: the request is only ever written.
+func (r *produceRequest) ReadFrom([]byte) error {
+	return errors.New("producer: a produce request cannot be decoded")
+}
+
+// ResponseKind returns an empty produce response of the request's version.
+func (r *produceRequest) ResponseKind() kmsg.Response {
+	resp := kmsg.NewPtrProduceResponse()
+	resp.SetVersion(r.version)
+	return resp
+}
+
+// AppendTo appends the request's body, its batches grouped by topic in the
+// order the topics first appear in r.batches.
+func (r *produceRequest) AppendTo(dst []byte) []byte {
+	flex := r.IsFlexible()
+	if flex {
+		dst = append(dst, 0) // null transactional id (compact)
+	} else {
+		dst = binary.BigEndian.AppendUint16(dst, 0xffff)
+	}
+	dst = binary.BigEndian.AppendUint16(dst, 0xffff) // acks -1
+	dst = binary.BigEndian.AppendUint32(dst, uint32(r.timeout))
+	topics := 0
+	for i := range r.batches {
+		if firstOfTopic(r.batches, i) {
+			topics++
+		}
+	}
+	dst = appendArrayLen(dst, topics, flex)
+	for i, b := range r.batches {
+		if !firstOfTopic(r.batches, i) {
+			continue
+		}
+		topic := b.part.topic
+		n := 0
+		for _, c := range r.batches[i:] {
+			if c.part.topic == topic {
+				n++
+			}
+		}
+		if flex {
+			dst = binary.AppendUvarint(dst, uint64(len(topic))+1)
+		} else {
+			dst = binary.BigEndian.AppendUint16(dst, uint16(len(topic)))
+		}
+		dst = append(dst, topic...)
+		dst = appendArrayLen(dst, n, flex)
+		for _, c := range r.batches[i:] {
+			if c.part.topic != topic {
+				continue
+			}
+			dst = binary.BigEndian.AppendUint32(dst, uint32(c.part.id))
+			size := r.enc.batchSize(c)
+			if flex {
+				dst = binary.AppendUvarint(dst, uint64(size)+1)
+			} else {
+				dst = binary.BigEndian.AppendUint32(dst, uint32(size))
+			}
+			dst = r.enc.appendBatch(dst, c)
+			if flex {
+				dst = append(dst, 0) // partition tags
+			}
+		}
+		if flex {
+			dst = append(dst, 0) // topic tags
+		}
+	}
+	if flex {
+		dst = append(dst, 0) // request tags
+	}
+	return dst
+}
+
+// firstOfTopic reports whether batches[i] is the first batch of its topic.
+func firstOfTopic(batches []*batch, i int) bool {
+	t := batches[i].part.topic
+	for _, b := range batches[:i] {
+		if b.part.topic == t {
+			return false
+		}
+	}
+	return true
+}
+
+func appendArrayLen(dst []byte, n int, flex bool) []byte {
+	if flex {
+		return binary.AppendUvarint(dst, uint64(n)+1)
+	}
+	return binary.BigEndian.AppendUint32(dst, uint32(n))
+}
