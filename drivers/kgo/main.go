@@ -4,10 +4,12 @@
 // count what was lost, duplicated or reordered. It takes the same flags and
 // prints the same one line of JSON as drivers/java, so a script can run
 // either: exit 0 clean, 1 anomalies or failed sends, 2 setup errors (with a
-// message on stderr).
+// message on stderr). With --bench it runs the throughput mode instead
+// (bench.go; bench/run.sh).
 //
 //	go build -o bin/kcheck-kgo-driver ./drivers/kgo
 //	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] ...
+//	bin/kcheck-kgo-driver --bench --bootstrap HOST:PORT --topic T [--records N] ...
 package main
 
 import (
@@ -27,6 +29,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/bench/loadgen"
 )
 
 const (
@@ -87,6 +91,9 @@ func (r *result) clean() bool {
 }
 
 func main() {
+	if bench, argv := loadgen.HasFlag(os.Args[1:]); bench {
+		benchMain(argv) // the throughput mode: bench.go
+	}
 	t0 := time.Now()
 	cfg, err := parseArgs(os.Args[1:])
 	if err != nil {

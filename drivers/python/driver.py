@@ -6,6 +6,7 @@ was lost, duplicated or reordered. Same flags, same one line of JSON on stdout
 and same exit codes as drivers/java: 0 clean, 1 anomalies or failed sends,
 2 setup errors (with a message on stderr). Each record carries a kcheck-id
 header, its number n in decimal ASCII, and the value prefix "rec=<n>;".
+With --bench it runs the throughput mode instead (bench.py).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/driver.py --bootstrap HOST:PORT --topic T
 """
@@ -378,6 +379,19 @@ def read_back(ck, cfg, key_of):
 
 def main(argv):
     t0 = time.monotonic()
+    if "--bench" in argv:  # the throughput mode: bench.py (bench/run.sh)
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+        import bench
+        rest = list(argv)
+        rest.remove("--bench")
+        try:
+            return bench.run(rest, SetupError, error_name, quiet_logger, JavaRandom)
+        except SetupError as e:
+            die(str(e))
+        except KeyboardInterrupt:
+            die("python driver: interrupted")
+        except Exception as e:  # anything else is a setup error too, without a traceback
+            die("python driver: %s: %s" % (type(e).__name__, e))
     try:
         cfg = parse_args(argv)
         try:

@@ -145,6 +145,11 @@ func (c *conn) writeUpstream() {
 			return
 		}
 		if d := time.Until(out.due); d > 0 {
+			// What is written goes now, not with this later request.
+			if err := bw.Flush(); err != nil {
+				c.close()
+				return
+			}
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:

@@ -5,6 +5,7 @@
 // record carries a kcheck-id header, its number n in decimal ASCII, as well
 // as the value prefix "rec=<n>;". drivers/kgo and drivers/python run the same
 // experiment with other clients, with the same flags, JSON and exit codes.
+// With --bench it runs the throughput mode instead (Bench.java).
 package kcheck;
 
 import java.nio.charset.StandardCharsets;
@@ -52,6 +53,13 @@ public final class Main {
     }
 
     public static void main(String[] argv) {
+        int bench = java.util.Arrays.asList(argv).indexOf("--bench");
+        if (bench >= 0) { // the throughput mode (Bench.java; bench/run.sh)
+            List<String> rest = new ArrayList<>(java.util.Arrays.asList(argv));
+            rest.remove(bench);
+            Bench.main(rest.toArray(new String[0]));
+            return;
+        }
         long t0 = System.nanoTime();
         Map<String, String> a = new HashMap<>(Map.of(
             "--partitions", "64", "--records", "3000", "--value-bytes", "10240", "--keys", "1024",

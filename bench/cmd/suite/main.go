@@ -1,0 +1,408 @@
+// Command suite is the benchmark suite behind bench/run.sh (make bench,
+// make bench-quick): in one run it measures
+//
+//  1. producer throughput and produce-to-ack latency on one real Kafka
+//     broker: kcheck's producer (rule on and off) against the stock Java
+//     client 4.3.1, franz-go's kgo and librdkafka, 1 and 64 partitions;
+//  2. pipelining under 1 s of added delay (kcheck proxy --fault slow), linger
+//     200 ms, 5 requests in flight against 1;
+//  3. the send path under contention: Produce call latency with 1, 5 and 8
+//     goroutines on kfake, ours against kgo (HdrHistogram);
+//  4. checker scaling: kcheck verify at 10k, 100k and 1M events, producer
+//     state expiry at 100 to 100k producer ids;
+//  5. TLC: every make tlc configuration, and trace validation at about 1k
+//     and 10k events;
+//
+// then writes RESULTS.md (machine, spreads over repeats, ratios to peers
+// measured in the same run), SVG plots and results.json into --out.
+// run.sh builds everything and passes the paths; --quick uses fewer repeats
+// and smaller sizes with the same code. Exit 0 when every phase ran, 1 when
+// some measurement failed (RESULTS.md says which), 2 on bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// params are the sizes and repeats of one mode.
+type params struct {
+	Mode string
+
+	TPRepeats, TPRecords, TPWarmup int
+	TPPartitions                   []int
+
+	DelayClients                      []string
+	DelayRepeats, DelayRecords        int
+	DelayRate, DelayLingerMs, DelayMs int
+
+	EnqRepeats, EnqRecords int
+	EnqGoroutines          []int
+
+	CheckRepeats, VerifyBenchtime int
+	VerifySizes                   []int
+	ExpiryIters                   map[int]int // producer ids -> iterations
+
+	TLCRepeats, TVRepeats int
+	TVRecords             []int // kcheck run --records for the TV traces
+}
+
+var modes = map[string]params{
+	"quick": {
+		Mode:      "quick",
+		TPRepeats: 3, TPRecords: 20000, TPWarmup: 1000, TPPartitions: []int{1, 64},
+		DelayClients: []string{"ours-on"}, DelayRepeats: 3, DelayRecords: 100,
+		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
+		EnqRepeats: 3, EnqRecords: 100000, EnqGoroutines: []int{1, 5, 8},
+		CheckRepeats: 3, VerifyBenchtime: 1, VerifySizes: []int{10_000, 100_000, 1_000_000},
+		ExpiryIters: map[int]int{100: 20000, 1_000: 2000, 10_000: 200, 100_000: 20},
+		TLCRepeats:  2, TVRepeats: 2, TVRecords: []int{3300},
+	},
+	// smoke is a functional check of the whole suite in a few minutes (one
+	// repeat, tiny sizes; suite --smoke), not a measurement.
+	"smoke": {
+		Mode:      "smoke",
+		TPRepeats: 1, TPRecords: 2000, TPWarmup: 100, TPPartitions: []int{1, 64},
+		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 1, DelayRecords: 30,
+		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
+		EnqRepeats: 1, EnqRecords: 20000, EnqGoroutines: []int{1, 5, 8},
+		CheckRepeats: 1, VerifyBenchtime: 1, VerifySizes: []int{10_000, 100_000},
+		ExpiryIters: map[int]int{100: 2000, 1_000: 200, 10_000: 20, 100_000: 2},
+		TLCRepeats:  1, TVRepeats: 1, TVRecords: []int{3300},
+	},
+	"full": {
+		Mode:      "full",
+		TPRepeats: 5, TPRecords: 100000, TPWarmup: 2000, TPPartitions: []int{1, 64},
+		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 3, DelayRecords: 300,
+		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
+		EnqRepeats: 5, EnqRecords: 400000, EnqGoroutines: []int{1, 5, 8},
+		CheckRepeats: 5, VerifyBenchtime: 3, VerifySizes: []int{10_000, 100_000, 1_000_000},
+		ExpiryIters: map[int]int{100: 50000, 1_000: 5000, 10_000: 500, 100_000: 50},
+		TLCRepeats:  3, TVRepeats: 3, TVRecords: []int{3300, 34000},
+	},
+}
+
+// paths are the programs run.sh built.
+type paths struct {
+	Root, Out                                   string
+	Kcheck, Produce, KgoDriver, JavaJar, Python string
+	Enqueue, VerifyTest, ReplayTest, TLCJar     string
+	KafkaVersion                                string
+}
+
+// suite is one run.
+type suite struct {
+	p     params
+	path  paths
+	res   *results
+	b     *broker   // the real broker of the throughput and delay phases
+	goals []goalRow // filled while the report is written
+}
+
+var phaseNames = []string{"throughput", "delay", "enqueue", "checker", "tlc"}
+
+func main() {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "fewer repeats and smaller sizes (make bench-quick)")
+	smoke := fs.Bool("smoke", false, "a functional check: one repeat, tiny sizes (not a measurement)")
+	only := fs.String("only", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ","))
+	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
+	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
+	var pa paths
+	fs.StringVar(&pa.Root, "root", ".", "the repository")
+	fs.StringVar(&pa.Out, "out", "bench", "where RESULTS.md, results.json and the plots go")
+	fs.StringVar(&pa.Kcheck, "kcheck", "bin/kcheck", "kcheck")
+	fs.StringVar(&pa.Produce, "produce", "bin/kcheck-bench-produce", "bench/cmd/produce")
+	fs.StringVar(&pa.KgoDriver, "kgo", "bin/kcheck-kgo-driver", "drivers/kgo")
+	fs.StringVar(&pa.JavaJar, "java-jar", "drivers/java/target/kcheck-java-driver.jar", "drivers/java's jar")
+	fs.StringVar(&pa.Python, "python", "", "the librdkafka driver's python (drivers/python/setup.sh)")
+	fs.StringVar(&pa.Enqueue, "enqueue", "bin/kcheck-bench-enqueue", "bench/cmd/enqueue")
+	fs.StringVar(&pa.VerifyTest, "verify-test", "bin/bench/verify.test", "go test -c ./checker/verify")
+	fs.StringVar(&pa.ReplayTest, "replay-test", "bin/bench/replay.test", "go test -c ./checker/replay")
+	fs.StringVar(&pa.TLCJar, "tlc-jar", "", "tla2tools.jar (spec/tlatools.sh)")
+	fs.StringVar(&pa.KafkaVersion, "kafka-version", "4.1.0", "the broker's Kafka version")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "suite: unexpected arguments %q\n", fs.Args())
+		os.Exit(2)
+	}
+	phases := map[string]bool{}
+	for _, ph := range phaseNames {
+		phases[ph] = *only == ""
+	}
+	for _, ph := range strings.Split(*only, ",") {
+		if ph == "" {
+			continue
+		}
+		if _, ok := phases[ph]; !ok {
+			fmt.Fprintf(os.Stderr, "suite: --only %q: no phase %q (want %s)\n", *only, ph, strings.Join(phaseNames, ","))
+			os.Exit(2)
+		}
+		phases[ph] = true
+	}
+	mode := "full"
+	if *quick {
+		mode = "quick"
+	}
+	if *smoke {
+		mode = "smoke"
+	}
+	root, err := filepath.Abs(pa.Root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		os.Exit(2)
+	}
+	pa.Root = root
+	for _, p := range []*string{&pa.Out, &pa.Kcheck, &pa.Produce, &pa.KgoDriver, &pa.JavaJar, &pa.Enqueue, &pa.VerifyTest, &pa.ReplayTest} {
+		if !filepath.IsAbs(*p) {
+			*p = filepath.Join(root, *p)
+		}
+	}
+
+	if *from != "" {
+		if err := rewrite(*from, pa); err != nil {
+			fmt.Fprintln(os.Stderr, "suite:", err)
+			os.Exit(2)
+		}
+		return
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s := &suite{p: modes[mode], path: pa, res: &results{Mode: mode, Started: time.Now(), Note: *note, Errors: map[string][]string{}}}
+	s.res.Params = s.p
+	s.res.Machine = machineInfo(pa)
+	for _, ph := range phaseNames {
+		if phases[ph] {
+			s.res.Phases = append(s.res.Phases, ph)
+		}
+	}
+
+	if phases["throughput"] || phases["delay"] {
+		s.mark("start Kafka " + pa.KafkaVersion)
+		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond)
+		if err != nil {
+			for _, ph := range []string{"throughput", "delay"} {
+				if phases[ph] {
+					s.fail(ph, err)
+				}
+			}
+		} else {
+			s.b = b
+			if phases["throughput"] {
+				s.phase(ctx, "throughput", func() { s.throughput(ctx) })
+			}
+			if phases["delay"] {
+				s.phase(ctx, "delay", func() { s.delay(ctx) })
+			}
+			s.logf("stopping Kafka")
+			s.b.stop()
+		}
+	}
+	if phases["enqueue"] {
+		s.phase(ctx, "enqueue", func() { s.enqueue(ctx) })
+	}
+	if phases["checker"] {
+		s.phase(ctx, "checker", func() { s.checker(ctx) })
+	}
+	if phases["tlc"] {
+		s.phase(ctx, "tlc", func() { s.tlc(ctx) })
+	}
+	s.res.Finished = time.Now()
+	s.mark("end")
+	if ctx.Err() != nil {
+		s.res.Note = strings.TrimSpace(s.res.Note + " Interrupted: the results are partial.")
+	}
+	if err := s.write(); err != nil {
+		fmt.Fprintln(os.Stderr, "suite: writing the results:", err)
+		os.Exit(2)
+	}
+	fmt.Fprintf(os.Stderr, "suite: wrote %s\n", filepath.Join(pa.Out, "RESULTS.md"))
+	if len(s.res.Errors) > 0 || ctx.Err() != nil {
+		os.Exit(1)
+	}
+}
+
+// phase runs one phase between two load marks, unless interrupted.
+func (s *suite) phase(ctx context.Context, name string, f func()) {
+	if ctx.Err() != nil {
+		s.fail(name, fmt.Errorf("not run: interrupted"))
+		return
+	}
+	s.mark("start " + name)
+	t0 := time.Now()
+	f()
+	s.res.PhaseSeconds = append(s.res.PhaseSeconds, phaseTime{name, time.Since(t0).Seconds()})
+	s.mark("end " + name)
+}
+
+func (s *suite) logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "suite %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+// fail records an error of a phase (its measurement is left out).
+func (s *suite) fail(phase string, err error) {
+	s.logf("%s: %v", phase, err)
+	s.res.Errors[phase] = append(s.res.Errors[phase], err.Error())
+}
+
+// mark records the load average now.
+func (s *suite) mark(what string) {
+	l := loadavg()
+	s.res.Loads = append(s.res.Loads, loadMark{What: what, At: time.Now().Format("15:04:05"), Load: l})
+	s.logf("%s (load average %s)", what, l)
+}
+
+// results is everything measured; results.json holds it as it is.
+type results struct {
+	Mode         string
+	Params       params
+	Machine      machine
+	Note         string
+	Started      time.Time
+	Finished     time.Time
+	Phases       []string
+	PhaseSeconds []phaseTime
+	Loads        []loadMark
+	Errors       map[string][]string
+	Restarts     []string // why and when the broker was restarted
+
+	Throughput []tpRun
+	Delay      []delayRun
+	Enqueue    []enqRun
+	Verify     []verifyRun
+	Expiry     []expiryRun
+	TLC        []tlcRun
+	TV         []tvRun
+	TVTraces   []tvTrace
+}
+
+type phaseTime struct {
+	Phase   string
+	Seconds float64
+}
+
+type loadMark struct{ What, At, Load string }
+
+// machine names the machine and the tools.
+type machine struct {
+	Nproc                        int
+	CPU, Memory, Kernel          string
+	Go, Java, Python, Librdkafka string
+	Kgo, Kafka, JavaClient       string
+}
+
+func machineInfo(pa paths) machine {
+	m := machine{Nproc: runtime.NumCPU(), Go: runtime.Version(), Kafka: pa.KafkaVersion, JavaClient: "4.3.1"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				var kb float64
+				fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+				m.Memory = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m.Kernel = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
+		m.Java = strings.TrimSpace(strings.Split(string(out), "\n")[0])
+	}
+	if pa.Python != "" {
+		if out, err := exec.Command(pa.Python, "-c", "import sys, confluent_kafka as c; v = c.version(); print(sys.version.split()[0], v[0] if isinstance(v, tuple) else v, c.libversion()[0])").Output(); err == nil {
+			f := strings.Fields(string(out))
+			if len(f) == 3 {
+				m.Python = "Python " + f[0] + ", confluent-kafka " + f[1]
+				m.Librdkafka = f[2]
+			}
+		}
+	}
+	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/twmb/franz-go").Output(); err == nil {
+		m.Kgo = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// rewrite writes RESULTS.md and the plots again from a results.json.
+func rewrite(from string, pa paths) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	res := &results{}
+	if err := json.Unmarshal(b, res); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	s := &suite{p: res.Params, path: pa, res: res}
+	md, err := s.report()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(pa.Out, "RESULTS.md"), []byte(md), 0o644)
+}
+
+// write writes results.json, the plots and RESULTS.md.
+func (s *suite) write() error {
+	if err := os.MkdirAll(s.path.Out, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(s.res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.path.Out, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md, err := s.report()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.path.Out, "RESULTS.md"), []byte(md), 0o644)
+}
+
+// rotate orders xs for repeat i: repeats come in pairs, the second of a pair
+// the first reversed (so every two clients swap places between the two and
+// their paired ratios see drift from both sides), and each pair starts one
+// client later than the one before (so no client is always first or last).
+func rotate[T any](xs []T, i int) []T {
+	k := (i / 2) % len(xs)
+	out := append(slices.Clone(xs[k:]), xs[:k]...)
+	if i%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+// Tests of the throughput mode's flags, percentiles and workload (fast:
+// they measure nothing, so they may run in make test).
+
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	c, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t"}, map[string]string{"first-ack": "on"}, "x: ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Records != 100000 || c.ValueBytes != 1024 || c.Keys != 1024 || c.LingerMs != 5 || c.BatchBytes != 16384 ||
+		c.MaxInFlight != 5 || c.MaxBuffered != 10000 || c.Rate != 0 || c.Warmup != 1000 || c.WarmupTopic != "t" ||
+		c.Compression != "none" || c.Extra["first-ack"] != "on" {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, argv := range [][]string{
+		{"--topic", "t"},
+		{"--bootstrap", "h:1", "--topic", "t", "--bogus", "1"},
+		{"--bootstrap", "h:1", "--topic", "t", "--records", "0"},
+		{"--bootstrap", "h:1", "--topic", "t", "--records", "x"},
+		{"--bootstrap", "h:1", "--topic", "t", "--max-in-flight", "6"},
+		{"--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"},
+		{"--bootstrap", "h:1", "--topic"},
+	} {
+		var ue *UsageError
+		if _, err := Parse(argv, nil, "x: "); !errors.As(err, &ue) {
+			t.Errorf("Parse(%q): %v, want a usage error", argv, err)
+		}
+	}
+	on, rest := HasFlag([]string{"--topic", "t", "--bench", "--records", "5"})
+	if !on || !slices.Equal(rest, []string{"--topic", "t", "--records", "5"}) {
+		t.Errorf("HasFlag: %v %q", on, rest)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 1000; i++ {
+		d = append(d, time.Duration(i))
+	}
+	for q, want := range map[float64]time.Duration{0.5: 500, 0.95: 950, 0.99: 990, 0.999: 999, 1: 1000, 0: 1} {
+		if got := Percentile(d, q); got != want {
+			t.Errorf("Percentile(%v) = %v, want %v", q, got, want)
+		}
+	}
+	if Percentile(nil, 0.5) != 0 {
+		t.Error("Percentile of nothing")
+	}
+}
+
+// TestWorkload checks the letters and keys against java.util.Random(1) as
+// drivers/kgo's test does: every driver draws the same records.
+func TestWorkload(t *testing.T) {
+	w := NewWorkload(10240, 1024)
+	var h int32
+	for _, c := range w.Value {
+		h = 31*h + int32(c)
+	}
+	if h != -272447338 {
+		t.Errorf("letters hash %d, want -272447338", h)
+	}
+	var s int64
+	for range 3000 {
+		k := string(w.NextKey())
+		var n int64
+		for _, c := range k[len("key-"):] {
+			n = n*10 + int64(c-'0')
+		}
+		s = s*31 + n
+	}
+	if s != -4138879308510851376 {
+		t.Errorf("keys hash %d, want -4138879308510851376", s)
+	}
+	if NewWorkload(4, 0).NextKey() != nil {
+		t.Error("no keys: want nil")
+	}
+}
+
+// fake acknowledges every record after a short while, failing every tenth.
+type fake struct {
+	cb Callback
+	n  int
+	wg sync.WaitGroup
+}
+
+func (f *fake) Send(_ context.Context, _ string, _, _ []byte, start time.Time) {
+	f.n++
+	var err error
+	if f.n > 5 && f.n%10 == 0 {
+		err = errors.New("boom")
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		time.Sleep(time.Millisecond)
+		f.cb(start, err)
+	}()
+}
+
+func (f *fake) Close() { f.wg.Wait() }
+
+func TestRun(t *testing.T) {
+	cfg, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--records", "100", "--warmup", "5", "--rate", "2000"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder(nil)
+	f := &fake{cb: rec.Callback}
+	res, err := Run(context.Background(), cfg, f, rec, time.Now())
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Records != 100 || res.Acked != 90 || res.Failed != 10 || res.FailedErrors["boom"] != 10 || res.ExitCode() != 1 {
+		t.Errorf("result %+v", res)
+	}
+	if res.LatencyMs.P50 < 1 || res.LatencyMs.Max < res.LatencyMs.P99 || res.RecordsPerS <= 0 || res.Seconds < 0.04 {
+		t.Errorf("latency %+v, %v records/s in %v s (100 records at 2000/s take at least 0.05 s)", res.LatencyMs, res.RecordsPerS, res.Seconds)
+	}
+}

