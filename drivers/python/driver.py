@@ -335,10 +335,21 @@ def read_back(ck, cfg, key_of):
     try:
         end = {}
         for p in range(partitions):
-            try:
-                _, high = consumer.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)
-            except ck.KafkaException as e:
-                raise SetupError('python driver: read-back: end offset of "%s"[%d]: %s' % (topic, p, e))
+            # A broker still taking up a new partition's leadership (a loaded
+            # machine, seconds after the topic was created) answers with a
+            # retriable error: wait for it, up to READ_TIMEOUT_S.
+            give_up, backoff = time.monotonic() + READ_TIMEOUT_S, 0.02
+            while True:
+                try:
+                    _, high = consumer.get_watermark_offsets(ck.TopicPartition(topic, p), timeout=30)
+                    break
+                except ck.KafkaException as e:
+                    err = e.args[0] if e.args and isinstance(e.args[0], ck.KafkaError) else None
+                    if err is None or not err.retriable() and err.code() != ck.KafkaError.NOT_LEADER_FOR_PARTITION \
+                            or time.monotonic() > give_up:
+                        raise SetupError('python driver: read-back: end offset of "%s"[%d]: %s' % (topic, p, e))
+                    time.sleep(backoff)
+                    backoff = min(2 * backoff, 1.0)
             end[p] = high
         consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
         nxt = {p: 0 for p in range(partitions)}
