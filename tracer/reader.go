@@ -39,13 +39,14 @@ type Reader struct {
 	header Header
 	last   int64 // I of the previous event
 	lastT  int64
+	mem    slabs // what events are decoded into
 }
 
 // NewReader reads and checks the header line of the trace in r; name is used
 // in errors (usually the file's path).
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, 128<<10), maxLine)
 	sc.Split(scanFullLines)
 	rd := &Reader{name: name, sc: sc}
 	line, err := rd.readLine()
@@ -115,46 +116,61 @@ func (r *Reader) errorf(field, format string, args ...any) error {
 	return &SyntaxError{File: r.name, Line: r.line, Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// Next returns the next event, or io.EOF after the last one.
+// Next returns the next event, or io.EOF after the last one. Every event is
+// a value of its own, never reused: a caller may keep it.
 func (r *Reader) Next() (*Event, error) {
-	line, err := r.readLine()
-	if err != nil {
+	e := r.mem.event()
+	if _, err := r.ReadInto(e); err != nil {
 		return nil, err
 	}
-	e := &Event{}
+	return e, nil
+}
+
+// ReadInto decodes the next event into e, all of which it overwrites, and
+// returns its line; io.EOF after the last event. It lets a caller reuse
+// Events: the Records and Log it sets are never shared with another event,
+// so they stay valid after e is reused.
+func (r *Reader) ReadInto(e *Event) (line int, err error) {
+	text, err := r.readLine()
+	if err != nil {
+		return 0, err
+	}
+	*e = Event{}
 	var present field
-	if key, err := parseEvent(line, e, &present); err != nil {
+	kind, key, err := parseEvent(text, e, &present, &r.mem)
+	if err != nil {
 		if key != "" {
-			return nil, r.errorf(key, "%v", err)
+			return 0, r.errorf(key, "%v", err)
 		}
-		return nil, r.errorf("", "not a valid event: %v", err)
+		return 0, r.errorf("", "not a valid event: %v", err)
 	}
-	for _, must := range []struct {
-		f    field
-		name string
-	}{{fI, "i"}, {fT, "t"}, {fKind, "ev"}} {
-		if present&must.f == 0 {
-			return nil, r.errorf(must.name, "missing")
+	if present&(fI|fT|fKind) != fI|fT|fKind {
+		for _, must := range keyTable[:3] {
+			if present&must.f == 0 {
+				return 0, r.errorf(must.name, "missing")
+			}
 		}
 	}
-	want, ok := kindFields[e.Kind]
-	if !ok {
-		return nil, r.errorf("ev", "unknown event %q (known: %v)", e.Kind, Kinds())
+	if kind < 0 {
+		return 0, r.errorf("ev", "unknown event %q (known: %v)", e.Kind, Kinds())
 	}
+	want := kindTable[kind].want
 	if e.I != r.last+1 {
-		return nil, r.errorf("i", "event %d out of order: expected %d", e.I, r.last+1)
+		return 0, r.errorf("i", "event %d out of order: expected %d", e.I, r.last+1)
 	}
 	if e.T < r.lastT {
-		return nil, r.errorf("t", "time %d goes backwards (previous event at %d)", e.T, r.lastT)
+		return 0, r.errorf("t", "time %d goes backwards (previous event at %d)", e.T, r.lastT)
 	}
-	for _, fn := range fieldNames {
-		switch {
-		case want&fn.f != 0 && present&fn.f == 0:
-			return nil, r.errorf(fn.name, "missing: %s carries it", e.Kind)
-		case want&fn.f == 0 && present&fn.f != 0:
-			return nil, r.errorf(fn.name, "not a field of %s", e.Kind)
+	if present&^(fI|fT|fKind) != want {
+		for _, fn := range fieldNames {
+			switch {
+			case want&fn.f != 0 && present&fn.f == 0:
+				return 0, r.errorf(fn.name, "missing: %s carries it", e.Kind)
+			case want&fn.f == 0 && present&fn.f != 0:
+				return 0, r.errorf(fn.name, "not a field of %s", e.Kind)
+			}
 		}
 	}
 	r.last, r.lastT = e.I, e.T
-	return e, nil
+	return r.line, nil
 }

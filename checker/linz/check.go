@@ -36,7 +36,7 @@ type Result struct {
 	Violations []checker.Violation // one per Illegal partition, in partition order
 
 	Events     int           // events added
-	Operations int           // operations Porcupine was given: batches, and per segment a read (and a start)
+	Operations int           // operations of the histories: batches, and per segment a read (and a start)
 	Timeout    time.Duration // the budget Check was given (0: none)
 	Elapsed    time.Duration // Check's wall time
 
@@ -59,25 +59,44 @@ type PartitionResult struct {
 	Unknown int // of which expired, closed in flight, or with no outcome
 	Records int // records read back
 	Elapsed time.Duration
-	run     *partRun // nil if Porcupine was not run
+	run     *partRun // nil if the partition could not be checked
 }
 
 // partRun is one partition's Porcupine history and what the check found.
 type partRun struct {
 	p       *partition
+	segFrom []int64 // per segment, the offset it starts at
+	segTo   []int64 // per segment, the offset it ends before
+	size    int     // operations in the history
+	// linearized: certify built a linearization of every segment, so
+	// Porcupine need not search, and the history is built only if a
+	// visualization asks for it.
+	linearized bool
+
+	// What build needs: the operations as Check saw them, where each is
+	// in the read-back and its segment.
+	trace chunks[opTrace]
+	texts []string
+	end   int64
+	at    []int64
+	seg   []int32
+
+	built   sync.Once
 	ops     []porcupine.Operation // every segment's operations (start, batches, read), in call order
 	mine    []*op                 // ops[i]'s op (a segment's read is the ReadBack's op)
 	segs    [][]int               // per segment, its operations' indices in ops
-	segFrom []int64               // per segment, the offset it starts at
-	segTo   []int64               // per segment, the offset it ends before
 	clients int                   // visualization rows used
-	info    porcupine.LinearizationInfo
+
+	infoOnce sync.Once
+	info     porcupine.LinearizationInfo
 }
 
 // Check runs Porcupine on every partition's history, in parallel, within
-// timeout (0 or less: no limit). A partition Porcupine cannot finish in time
-// is Inconclusive, never Ok. Check does not change c.
+// timeout (0 or less: no limit), unless certify linearizes it directly. A
+// partition Porcupine cannot finish in time is Inconclusive, never Ok.
+// Check does not change what c has been given.
 func (c *Checker) Check(timeout time.Duration) Result {
+	c.checked = true // the Result keeps the operations as they are now
 	start := time.Now()
 	timeout = max(timeout, 0)
 	var deadline time.Time
@@ -93,17 +112,22 @@ func (c *Checker) Check(timeout time.Duration) Result {
 		pr := &res.Partitions[i]
 		pr.Partition = id
 		p := c.parts[id]
-		if p != nil {
-			pr.count(p)
-		}
-		if reason := c.uncheckable(p); reason != "" {
-			pr.Verdict, pr.Reason = Inconclusive, reason
-			continue
-		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pr.run = c.history(p)
+			if p != nil {
+				pr.count(p)
+			}
+			if reason := c.uncheckable(p); reason != "" {
+				pr.Verdict, pr.Reason = Inconclusive, reason
+				return
+			}
+			pr.run = c.plan(p)
+			if pr.run.linearized && (deadline.IsZero() || time.Now().Before(deadline)) {
+				pr.Verdict = Ok // see certify
+				return
+			}
+			pr.run.build()
 			pr.check(res.model, timeout, deadline)
 		})
 	}
@@ -115,7 +139,7 @@ func (c *Checker) Check(timeout time.Duration) Result {
 	for i := range res.Partitions {
 		pr := &res.Partitions[i]
 		if pr.run != nil {
-			res.Operations += len(pr.run.ops)
+			res.Operations += pr.run.size
 		}
 		switch pr.Verdict {
 		case Illegal:
@@ -147,9 +171,9 @@ func (c *Checker) partitionIDs() []int32 {
 }
 
 func (pr *PartitionResult) count(p *partition) {
-	pr.Batches, pr.Records = len(p.ops), len(p.log)
-	for _, o := range p.ops {
-		switch o.out.kind {
+	pr.Batches, pr.Records = p.ops.n, len(p.log)
+	for i := range p.ops.n {
+		switch p.ops.at(i).out.kind {
 		case acked, ackedAnyOffset:
 			pr.Acked++
 		case failed:
@@ -169,12 +193,19 @@ func (c *Checker) uncheckable(p *partition) string {
 		return "the trace cannot be turned into operations: " + strings.Join(p.problems, "; ")
 	}
 	foreign, first := 0, -1
-	for i, r := range p.log {
+	known, isKnown := int64(0), false // the last producer id found the trace's: most records have it
+	for i := range p.log {
+		r := &p.log[i]
+		if r.ID >= 0 && isKnown && r.PID == known {
+			continue
+		}
 		if r.ID < 0 || !c.pids[r.PID] {
 			if foreign++; first < 0 {
 				first = i
 			}
+			continue
 		}
+		known, isKnown = r.PID, true
 	}
 	if foreign > 0 {
 		r := p.log[first]
@@ -197,36 +228,36 @@ const segmentOps = 1024
 // it from the read-back (all but the first) and a read of the read-back up to
 // its end, every operation on a visualization row no other overlaps.
 func (c *Checker) history(p *partition) *partRun {
+	run := c.plan(p)
+	run.build()
+	return run
+}
+
+// plan places p's operations in the read-back, cuts the history into
+// segments and has certify try to linearize them; build makes the history.
+func (c *Checker) plan(p *partition) *partRun {
 	log := p.readBack.ids
-	// Where each operation's records lie in the read-back, whole and in
-	// order: it can append only there. Failed ones never append.
-	at := make([]int64, len(p.ops))
-	byFirst := make(map[int64]int, len(p.ops)) // first record id → operation
-	for i, o := range p.ops {
-		at[i] = -1
-		byFirst[o.in.recs[0]] = i
-	}
-	for off, id := range log {
-		if i, ok := byFirst[id]; ok && at[i] < 0 && p.readBack.holds(int64(off), p.ops[i].in.recs) {
-			at[i] = int64(off)
-		}
-	}
+	t := &p.ops
+	at := placeOps(p, c.shared)
 	var appenders []int
-	for i, o := range p.ops {
-		if at[i] >= 0 && o.out.kind != failed {
+	for i := range t.n {
+		if at[i] >= 0 && t.at(i).out.kind != failed {
 			appenders = append(appenders, i)
 		}
 	}
-	slices.SortStableFunc(appenders, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
+	byAt := func(a, b int) int { return cmp.Compare(at[a], at[b]) }
+	if !slices.IsSortedFunc(appenders, byAt) {
+		slices.SortStableFunc(appenders, byAt)
+	}
 	// Cut before an appender when it and every later one were called no
 	// sooner than every earlier one.
-	seg := make([]int32, len(p.ops))
+	seg := make([]int32, t.n)
 	from := []int64{0}         // per segment, its first offset
 	firstCall := []int64{minT} // per segment, its appenders' earliest call
 	later := make([]int64, len(appenders)+1)
 	later[len(appenders)] = maxT
 	for j := len(appenders) - 1; j >= 0; j-- {
-		later[j] = min(later[j+1], p.ops[appenders[j]].call)
+		later[j] = min(later[j+1], t.at(appenders[j]).call)
 	}
 	maxCall, n := int64(minT), 0
 	for j, i := range appenders {
@@ -234,63 +265,228 @@ func (c *Checker) history(p *partition) *partRun {
 			from, firstCall, n = append(from, at[i]), append(firstCall, later[j]), 0
 		}
 		seg[i] = int32(len(from) - 1)
-		maxCall, n = max(maxCall, p.ops[i].call), n+1
+		maxCall, n = max(maxCall, t.at(i).call), n+1
 	}
-	for i, o := range p.ops {
-		if at[i] < 0 || o.out.kind == failed { // by call time
+	for i := range t.n {
+		if o := t.at(i); at[i] < 0 || o.out.kind == failed { // by call time
 			k, _ := slices.BinarySearch(firstCall, o.call+1)
 			seg[i] = int32(max(k-1, 0))
 		}
 	}
-	type item struct {
-		o         *op
-		seg       int32
-		in, out   any
-		call, ret int64
-	}
-	items := make([]item, 0, len(p.ops)+2*len(from))
-	segCall := make([]int64, len(from)) // per segment, its earliest call
-	for k := range segCall {
-		segCall[k] = maxT
-	}
-	for i, o := range p.ops {
-		ret := o.ret
-		if o.out.kind == pending || o.out.kind == unknown {
-			ret = c.end // it may be appended at any time before the read
-		}
-		items = append(items, item{o, seg[i], o.in, o.out, o.call, ret})
-		segCall[seg[i]] = min(segCall[seg[i]], o.call)
-	}
-	// The states the segments start and end in: the read-back's prefixes.
 	bounds := append(slices.Clone(from[1:]), int64(len(log))) // per segment, its end
-	states := prefixStates(log, append(slices.Clone(from), int64(len(log))))
-	for k := range from {
-		if k > 0 {
-			start := &op{start: true, callLine: p.read.callLine}
-			items = append(items, item{start, int32(k), startInput{p.id, states[from[k]]}, nil, segCall[k] - 2, segCall[k] - 1})
+	return &partRun{p: p, segFrom: from, segTo: bounds, size: t.n + 2*len(from) - 1,
+		linearized: certify(p, c.end, at, seg, appenders, from, bounds),
+		trace:      *t, texts: c.texts, end: c.end, at: at, seg: seg}
+}
+
+// build makes the history plan planned, once.
+func (run *partRun) build() {
+	run.built.Do(func() {
+		p, seg, from, bounds := run.p, run.seg, run.segFrom, run.segTo
+		log := p.readBack.ids
+		ops := p.opsOf(&run.trace, run.texts)
+		// The states the segments start and end in: the read-back's prefixes.
+		states := prefixStates(log, append(slices.Clone(from), int64(len(log))))
+		run.ops, run.mine = make([]porcupine.Operation, 0, run.size), make([]*op, 0, run.size)
+		run.segs = make([][]int, len(from))
+		metas := make([]meta, run.size)
+		add := func(o *op, seg int32, in, out any, call, ret int64) {
+			metas[len(run.ops)] = meta{o, seg}
+			run.ops = append(run.ops, porcupine.Operation{Input: in, Call: call, Output: out, Return: ret, Metadata: &metas[len(run.ops)]})
+			run.mine = append(run.mine, o)
 		}
-		// The read is after every other operation returned (intervals are closed).
-		items = append(items, item{p.read, int32(k), readInput{p.id}, readOutput{states[bounds[k]]}, c.end + 1, c.end + 2})
-	}
-	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.call, b.call) })
-	run := &partRun{p: p, ops: make([]porcupine.Operation, 0, len(items)), mine: make([]*op, 0, len(items)),
-		segs: make([][]int, len(from)), segFrom: from, segTo: bounds}
-	var rows rowHeap // the rows in use, the one free soonest first
-	for _, it := range items {
-		row := len(rows)
-		if len(rows) > 0 && rows[0].until < it.call {
-			row = rows[0].row
-			rows[0].until = it.ret
-			heap.Fix(&rows, 0)
-		} else {
-			heap.Push(&rows, busyRow{it.ret, row})
+		segCall := make([]int64, len(from)) // per segment, its earliest call
+		for k := range segCall {
+			segCall[k] = maxT
 		}
-		run.segs[it.seg] = append(run.segs[it.seg], len(run.ops))
-		run.ops = append(run.ops, porcupine.Operation{ClientId: row, Input: it.in, Call: it.call, Output: it.out, Return: it.ret, Metadata: meta{it.o, it.seg}})
-		run.mine = append(run.mine, it.o)
+		for i, o := range ops {
+			add(o, seg[i], o.in, o.out, o.call, returns(o.out.kind, o.ret, run.end))
+			segCall[seg[i]] = min(segCall[seg[i]], o.call)
+		}
+		for k := range from {
+			if k > 0 {
+				start := &op{start: true, callLine: p.read.callLine}
+				add(start, int32(k), startInput{p.id, states[from[k]]}, nil, segCall[k]-2, segCall[k]-1)
+			}
+			// The read is after every other operation returned (intervals are closed).
+			add(p.read, int32(k), readInput{p.id}, readOutput{states[bounds[k]]}, run.end+1, run.end+2)
+		}
+		// In call order, ties in the order added.
+		byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
+		if !slices.IsSortedFunc(run.ops, byCall) {
+			perm := make([]int, len(run.ops))
+			for i := range perm {
+				perm[i] = i
+			}
+			slices.SortStableFunc(perm, func(a, b int) int { return byCall(run.ops[a], run.ops[b]) })
+			ops, mine := make([]porcupine.Operation, len(perm)), make([]*op, len(perm))
+			for i, j := range perm {
+				ops[i], mine[i] = run.ops[j], run.mine[j]
+			}
+			run.ops, run.mine = ops, mine
+		}
+		segLen := make([]int, len(from))
+		for _, m := range metas {
+			segLen[m.seg]++
+		}
+		for k := range run.segs {
+			run.segs[k] = make([]int, 0, segLen[k])
+		}
+		var rows rowHeap // the rows in use, the one free soonest first
+		for i := range run.ops {
+			o := &run.ops[i]
+			row := len(rows)
+			if len(rows) > 0 && rows[0].until < o.Call {
+				row = rows[0].row
+				rows[0].until = o.Return
+				heap.Fix(&rows, 0)
+			} else {
+				heap.Push(&rows, busyRow{o.Return, row})
+			}
+			o.ClientId = row
+			seg := o.Metadata.(*meta).seg
+			run.segs[seg] = append(run.segs[seg], i)
+		}
+		run.clients = len(rows)
+		run.trace, run.texts, run.at, run.seg = chunks[opTrace]{}, nil, nil, nil // built: no longer needed
+	})
+}
+
+// returns is when an operation that ended as kind at ret returns in the
+// history: at ret, or for an unknown outcome at the end of the history, as
+// it may be appended at any time before the read.
+func returns(kind outcomeKind, ret, end int64) int64 {
+	if kind == pending || kind == unknown {
+		return end
 	}
-	run.clients = len(rows)
-	return run
+	return ret
+}
+
+// certify reports whether it can build a linearization of every segment of
+// p's history directly, as it can for any log an idempotent producer wrote
+// correctly; false says only that Porcupine must search. end is the end of
+// the history; at, seg, appenders, from and to are plan's.
+//
+// The linearization: in each segment, the appenders (operations placed in
+// the read-back, other than failed ones) append in offset order, and every
+// other operation leaves the log as it is. It is legal if
+//
+//   - the appenders' records tile the segment's part of the read-back, from
+//     its first offset to its end, so that each appends where the log ends
+//     (its step allows it: the read-back holds its records there), the log
+//     after them is the segment's end of the read-back (the read allows it),
+//     and each acknowledged one with an offset appends at that offset;
+//   - every acknowledged operation is an appender: no other step allows it;
+//     a failed operation, or one with an unknown outcome left out, leaves
+//     the log as it is, which its step always allows;
+//   - real time allows the order: give each appender, in offset order, the
+//     point max(its call, the previous appender's point) and every other
+//     operation its call; if each point is at most its operation's return,
+//     then sorting the operations by point (appenders among themselves in
+//     offset order) puts a before b whenever a returned before b was
+//     called. The start comes before every call and the read after every
+//     return, as build places them.
+//
+// So the history is linearizable and Porcupine, which is complete, would
+// find it Ok: certify changes no verdict, it spares the search.
+func certify(p *partition, end int64, at []int64, seg []int32, appenders []int, from, to []int64) bool {
+	for i := range p.ops.n {
+		o := p.ops.at(i)
+		if o.call > returns(o.out.kind, o.ret, end) {
+			return false
+		}
+		appends := at[i] >= 0 && o.out.kind != failed
+		switch {
+		case o.out.kind == acked && (!appends || o.out.offset != at[i]):
+			return false
+		case o.out.kind == ackedAnyOffset && !appends:
+			return false
+		}
+	}
+	k, tail, point := 0, from[0], int64(minT) // the segment, where its log ends, the last point
+	for _, i := range appenders {
+		if int(seg[i]) != k { // the segment is over: its log must end at its end
+			if tail != to[k] || int(seg[i]) != k+1 {
+				return false
+			}
+			k, tail, point = k+1, from[k+1], minT
+		}
+		o := p.ops.at(i)
+		if at[i] != tail {
+			return false
+		}
+		tail += int64(o.n)
+		if point = max(point, o.call); point > returns(o.out.kind, o.ret, end) {
+			return false
+		}
+	}
+	if tail != to[k] {
+		return false
+	}
+	return k == len(from)-1
+}
+
+// placeOps returns, for each of p's operations, the offset where the
+// read-back holds its records, whole and in order: the first such offset
+// that holds its first record; -1 if none. Only there can it append. Of
+// operations whose records begin with the same id, only the last sent is
+// placed. shared says whether a record id was sent twice.
+func placeOps(p *partition, shared bool) []int64 {
+	log := p.readBack.ids
+	t := &p.ops
+	at := make([]int64, t.n)
+	for i := range at {
+		at[i] = -1
+	}
+	firstOf := func(i int) int64 { o := t.at(i); return (*p.ids.at(int(o.slab)))[o.first] }
+	if shared {
+		byFirst := make(map[int64]int, t.n) // first record id → operation
+		for i := range t.n {
+			byFirst[firstOf(i)] = i
+		}
+		for off, id := range log {
+			if i, ok := byFirst[id]; ok && at[i] < 0 && p.readBack.holds(int64(off), p.recs(t.at(i))) {
+				at[i] = int64(off)
+			}
+		}
+		return at
+	}
+	// No record id was sent twice, so at most one operation begins with an
+	// id, and an operation's records after its first begin none: once it
+	// is placed, the search goes on after them. The operation is most often
+	// the one after the last placed, or one of the next few (those before
+	// it failed, or expired unwritten); failing that, a map finds it.
+	next := 0
+	var byFirst map[int64]int
+	for off := 0; off < len(log); off++ {
+		id := log[off]
+		i := -1
+		for j := next; j < min(next+4, t.n); j++ {
+			if firstOf(j) == id {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			if byFirst == nil {
+				byFirst = make(map[int64]int, t.n)
+				for j := range t.n {
+					byFirst[firstOf(j)] = j
+				}
+			}
+			j, ok := byFirst[id]
+			if !ok {
+				continue
+			}
+			i = j
+		}
+		if recs := p.recs(t.at(i)); at[i] < 0 && p.readBack.holds(int64(off), recs) {
+			at[i] = int64(off)
+			next = i + 1
+			off += len(recs) - 1
+		}
+	}
+	return at
 }
 
 // busyRow is a visualization row and when its last operation returns.
@@ -337,7 +533,7 @@ func (pr *PartitionResult) check(model porcupine.Model, timeout time.Duration, d
 	if !deadline.IsZero() {
 		if budget = time.Until(deadline); budget <= 0 {
 			pr.Verdict = Inconclusive
-			pr.Reason = fmt.Sprintf("timed out: the %v budget was spent before Porcupine could start on this partition (%d operations)", timeout, len(pr.run.ops))
+			pr.Reason = fmt.Sprintf("timed out: the %v budget was spent before Porcupine could start on this partition (%d operations)", timeout, pr.run.size)
 			return
 		}
 	}

@@ -57,9 +57,10 @@
 // offset order. Appending k records is O(1) whatever the log's length:
 // h' = h·B^k + H(recs), with B^k and H(recs) computed once per batch. The
 // state is never a copy of the log (KAFKA-16229's lesson: nothing quadratic).
-// Equal is ==; Hash mixes the three fields. The model is nondeterministic,
-// converted with NondeterministicModel.ToModel, so Porcupine follows the set
-// of states a prefix of the history can reach. Step is pure:
+// Equal is ==; Hash mixes the three fields. The model is nondeterministic:
+// Porcupine follows the set of states a prefix of the history can reach, a
+// stateSet, built as NondeterministicModel.ToModel's power-set construction
+// builds it, without boxing every state. Step is pure:
 //
 //   - acknowledged at off: legal only if n = off; appends recs.
 //   - acknowledged, offset unknown: appends recs.
@@ -97,9 +98,24 @@
 // or unknown and absent from the read-back) go to the segment of their call.
 // An idempotent producer writes in send order, so its traces cut everywhere.
 //
+// # Sparing the search
+//
+// For most partitions the linearization is plain: the operations placed in
+// the read-back append in offset order, tiling it, and the others leave the
+// log as it is. Before Porcupine searches, Check tries that one order in
+// each segment (certify, in check.go): if the placed operations tile the
+// segment's part of the read-back, every acknowledged one is among them at
+// its offset, and real time allows their offset order (no placed operation
+// returned before one placed below it was called), it is a linearization,
+// so Porcupine, which is complete, would find the partition Ok; Check says
+// Ok without running it. Any other partition goes to Porcupine as before,
+// so every Illegal verdict and its explanation are Porcupine's. The
+// history of a partition spared the search is built, and Porcupine run on
+// it, only when a visualization asks.
+//
 // # Verdicts
 //
-// A partition is Ok when Porcupine linearizes it, Illegal when Porcupine
+// A partition is Ok when Porcupine (or certify) linearizes it, Illegal when Porcupine
 // finds it cannot, and Inconclusive when the model cannot decide it:
 // Porcupine ran out of the time Check was given (a timeout is never Ok); the
 // read-back holds records kcheck did not write (id -1, or a producer id that

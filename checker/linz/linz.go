@@ -15,24 +15,151 @@ const reasonClosed = "producer closed"
 type Checker struct {
 	h      tracer.Header
 	parts  map[int32]*partition
+	byNum  []*partition   // partitions in the order they first appear
+	last   *partition     // the previous event's partition
 	pids   map[int64]bool // producer ids of the trace (InitProducerId, SendNew)
-	marks  []mark         // events about no one partition: Disconnect, Fault with p -1
+	pid    int64          // the last producer id added to pids
+	hasPID bool
+	marks  []mark // events about no one partition: Disconnect, Fault with p -1
 	events int
 	end    int64 // t of the last event: the end of the history
 
+	// batches locates each batch id's operation in the first partition
+	// that sent it; others holds any further partition's (a batch id sent
+	// to two partitions is two operations, as the trace is per partition).
+	batches index
+	others  map[batchKey]int
+	// sent holds every record id sent, for Check to know whether one was
+	// sent twice (shared), which makes it look for where each operation
+	// lies in the read-back the slow way.
+	sent   idSet
+	shared bool
+	texts  []string // the causes operations name, by text (0: "")
+	textOf map[string]text
+	// checked: a Result of Check may still read the operations as they
+	// were, so the next Add copies them before it changes one.
+	checked bool
+
 	segmentOps int // appends a segment holds before it may close (segmentOps; tests lower it)
+}
+
+// batchKey is a batch in a partition.
+type batchKey struct {
+	partition int32
+	batch     int64
 }
 
 // partition is what the trace says about one partition.
 type partition struct {
 	id       int32
-	ops      []*op         // produce operations, in SendNew order
-	batches  map[int64]*op // by batch id
-	read     *op           // the ReadBack, nil until seen
+	num      int             // its index in Checker.byNum
+	ops      chunks[opTrace] // produce operations, in SendNew order
+	ids      chunks[[]int64] // their record ids, in slabs an operation's ids are not split across
+	read     *op             // the ReadBack, nil until seen
 	log      []tracer.LogRecord
 	readBack *readLog // log's ids, shared by the operations' inputs
 	marks    []mark   // its broker and client events, for the visualization
 	problems []string // why its history cannot be checked (Inconclusive)
+}
+
+// opTrace is what the trace says of a produce operation: an op without its
+// pointers. A long trace has millions, which the garbage collector need not
+// scan; a history turns them into ops (opsOf).
+type opTrace struct {
+	batch, pid int64
+	epoch      int16
+	seq        int32
+	slab       int32 // its records are the partition's ids slab slab[first : first+n]
+	first, n   int32
+	out        outcome
+	call, ret  int64
+	callLine   int
+	outLine    int
+	cause      text
+}
+
+// idSlab is how many record ids a slab of a partition's ids holds, unless
+// one operation has more.
+const idSlab = 2048
+
+// keepIDs copies ids into p's slabs and returns where they are.
+func (p *partition) keepIDs(ids []int64) (slab, first int32) {
+	if p.ids.n == 0 || len(ids) > cap(*p.ids.at(p.ids.n - 1))-len(*p.ids.at(p.ids.n - 1)) {
+		p.ids.add(make([]int64, 0, max(idSlab, len(ids))))
+	}
+	last := p.ids.at(p.ids.n - 1)
+	first = int32(len(*last))
+	*last = append(*last, ids...)
+	return int32(p.ids.n - 1), first
+}
+
+// recs returns the record ids of t, an operation of p's.
+func (p *partition) recs(t *opTrace) []int64 {
+	end := t.first + t.n
+	return (*p.ids.at(int(t.slab)))[t.first:end:end]
+}
+
+// chunks is an append-only list kept in chunks of chunkLen elements:
+// growing it copies nothing, and an element stays where it is.
+type chunks[T any] struct {
+	c [][]T
+	n int
+}
+
+const chunkLen = 256
+
+func (l *chunks[T]) add(v T) {
+	if l.n%chunkLen == 0 {
+		l.c = append(l.c, make([]T, 0, chunkLen))
+	}
+	last := &l.c[len(l.c)-1]
+	*last = append(*last, v)
+	l.n++
+}
+
+func (l *chunks[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
+
+// clone returns a copy of l that shares no element with it.
+func (l *chunks[T]) clone() chunks[T] {
+	c := make([][]T, len(l.c))
+	for i, ch := range l.c {
+		c[i] = append(make([]T, 0, chunkLen), ch...)
+	}
+	return chunks[T]{c: c, n: l.n}
+}
+
+// text is a string an operation names: its index in Checker.texts.
+type text int32
+
+// text returns the text for s.
+func (c *Checker) text(s string) text {
+	if s == "" {
+		return 0
+	}
+	t, ok := c.textOf[s]
+	if !ok {
+		if c.textOf == nil {
+			c.textOf = map[string]text{}
+			c.texts = []string{""}
+		}
+		t = text(len(c.texts))
+		c.texts = append(c.texts, s)
+		c.textOf[s] = t
+	}
+	return t
+}
+
+// str returns the string t stands for.
+func (c *Checker) str(t text) string {
+	if t == 0 {
+		return ""
+	}
+	return c.texts[t]
+}
+
+// settle records the operation's outcome.
+func (o *opTrace) settle(line int, t int64, out outcome, cause text) {
+	o.out, o.outLine, o.ret, o.cause = out, line, t, cause
 }
 
 // op is one operation of a partition's history, as built from the trace.
@@ -48,13 +175,34 @@ type op struct {
 	cause    string // what settled it: the Receive's error, the Fail's reason, or "" (see how)
 }
 
+// opsOf returns p's produce operations as ops, in SendNew order, as they
+// are in ops (p's, or what they were when Check ran).
+func (p *partition) opsOf(ops *chunks[opTrace], texts []string) []*op {
+	n := ops.n
+	type slot struct {
+		o  op
+		in batchInput
+	}
+	slots := make([]slot, n) // one allocation, in order in memory
+	out := make([]*op, n)
+	for i := range n {
+		t, s := ops.at(i), &slots[i]
+		setBatchInput(&s.in, p.id, t.batch, t.pid, t.epoch, t.seq, p.recs(t), p.readBack)
+		s.o = op{in: &s.in, out: t.out, call: t.call, ret: t.ret, callLine: t.callLine, outLine: t.outLine}
+		if t.cause != 0 {
+			s.o.cause = texts[t.cause]
+		}
+		out[i] = &s.o
+	}
+	return out
+}
+
 // mark is an event shown on the visualization but not an operation.
 type mark struct {
-	line  int
-	t     int64
-	kind  tracer.Kind
-	batch *op // Receive with a retriable error: the operation it answered
-	e     *tracer.Event
+	line int
+	t    int64
+	kind tracer.Kind
+	e    *tracer.Event
 }
 
 // New returns a Checker for the trace whose header is h.
@@ -63,12 +211,48 @@ func New(h tracer.Header) *Checker {
 }
 
 func (c *Checker) partition(id int32) *partition {
+	if c.last != nil && c.last.id == id {
+		return c.last
+	}
 	p := c.parts[id]
 	if p == nil {
-		p = &partition{id: id, batches: make(map[int64]*op), readBack: &readLog{}}
+		p = &partition{id: id, num: len(c.byNum), readBack: &readLog{}}
 		c.parts[id] = p
+		c.byNum = append(c.byNum, p)
 	}
+	c.last = p
 	return p
+}
+
+// addPID notes a producer id of the trace.
+func (c *Checker) addPID(pid int64) {
+	if !c.hasPID || pid != c.pid {
+		c.pids[pid] = true
+		c.pid, c.hasPID = pid, true
+	}
+}
+
+// batch returns p's operation for batch id b, or nil.
+func (c *Checker) batch(p *partition, b int64) *opTrace {
+	if r, ok := c.batches.get(b); ok && r.part() == p.num {
+		return p.ops.at(r.i())
+	}
+	if i, ok := c.others[batchKey{p.id, b}]; ok {
+		return p.ops.at(i)
+	}
+	return nil
+}
+
+// addBatch records that batch b of p is p's operation i; p has no batch b yet.
+func (c *Checker) addBatch(p *partition, b int64, i int) {
+	if _, ok := c.batches.get(b); !ok {
+		c.batches.put(b, refOf(p.num, i))
+		return
+	}
+	if c.others == nil {
+		c.others = make(map[batchKey]int)
+	}
+	c.others[batchKey{p.id, b}] = i
 }
 
 func (p *partition) problem(line int, format string, args ...any) {
@@ -76,17 +260,24 @@ func (p *partition) problem(line int, format string, args ...any) {
 }
 
 // Add feeds the event e, read from the trace's line line, in trace order. It
-// keeps e (its Records and Log are not copied).
+// keeps e's Log (it is not copied), and a copy of the events it shows as
+// marks; e itself is not kept.
 func (c *Checker) Add(line int, e *tracer.Event) {
+	if c.checked {
+		for _, p := range c.byNum {
+			p.ops = p.ops.clone()
+		}
+		c.checked = false
+	}
 	c.events++
 	c.end = max(c.end, e.T)
 	switch e.Kind {
 	case tracer.InitProducerID:
-		c.pids[e.PID] = true
+		c.addPID(e.PID)
 	case tracer.SendNew:
-		c.pids[e.PID] = true
+		c.addPID(e.PID)
 		p := c.partition(e.Partition)
-		if p.batches[e.Batch] != nil {
+		if c.batch(p, e.Batch) != nil {
 			p.problem(line, "SendNew for batch %d, which was already sent", e.Batch)
 			return
 		}
@@ -94,17 +285,19 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			p.problem(line, "SendNew for batch %d with no records", e.Batch)
 			return
 		}
-		o := &op{
-			in:       newBatchInput(e.Partition, e.Batch, e.PID, e.Epoch, e.Seq, e.Records, p.readBack),
-			out:      outcome{kind: pending},
-			call:     e.T,
-			callLine: line,
+		c.addBatch(p, e.Batch, p.ops.n)
+		slab, first := p.keepIDs(e.Records)
+		p.ops.add(opTrace{batch: e.Batch, pid: e.PID, epoch: e.Epoch, seq: e.Seq, slab: slab, first: first,
+			n: int32(len(e.Records)), out: outcome{kind: pending}, call: e.T, callLine: line})
+		for _, id := range e.Records {
+			if c.shared {
+				break
+			}
+			c.shared = !c.sent.add(id)
 		}
-		p.batches[e.Batch] = o
-		p.ops = append(p.ops, o)
 	case tracer.Receive:
 		p := c.partition(e.Partition)
-		o := p.batches[e.Batch]
+		o := c.batch(p, e.Batch)
 		if o == nil {
 			p.problem(line, "Receive for batch %d, which no SendNew sent", e.Batch)
 			return
@@ -114,45 +307,45 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 		}
 		switch {
 		case e.Err == "NONE" && e.Offset >= 0:
-			o.settle(line, e.T, outcome{kind: acked, offset: e.Offset}, e.Err)
+			o.settle(line, e.T, outcome{kind: acked, offset: e.Offset}, c.text(e.Err))
 		case e.Err == "NONE", e.Err == "DUPLICATE_SEQUENCE_NUMBER":
-			o.settle(line, e.T, outcome{kind: ackedAnyOffset, offset: -1}, e.Err)
+			o.settle(line, e.T, outcome{kind: ackedAnyOffset, offset: -1}, c.text(e.Err))
 		default: // retriable: the batch is retried, the operation goes on
-			p.marks = append(p.marks, mark{line: line, t: e.T, kind: e.Kind, batch: o, e: e})
+			p.marks = append(p.marks, newMark(line, e))
 		}
 	case tracer.ExpireBatch:
 		p := c.partition(e.Partition)
-		o := p.batches[e.Batch]
+		o := c.batch(p, e.Batch)
 		if o == nil {
 			p.problem(line, "ExpireBatch for batch %d, which no SendNew sent", e.Batch)
 			return
 		}
 		if o.out.kind == pending {
-			o.settle(line, e.T, outcome{kind: unknown}, "")
+			o.settle(line, e.T, outcome{kind: unknown}, 0)
 		}
 	case tracer.Fail:
 		p := c.partition(e.Partition)
-		o := p.batches[e.Batch]
+		o := c.batch(p, e.Batch)
 		if o == nil || o.out.kind != pending {
 			return // never sent: nothing can have been written; or already settled
 		}
 		if e.Reason == reasonClosed {
-			o.settle(line, e.T, outcome{kind: unknown}, e.Reason)
+			o.settle(line, e.T, outcome{kind: unknown}, c.text(e.Reason))
 		} else {
-			o.settle(line, e.T, outcome{kind: failed}, e.Reason)
+			o.settle(line, e.T, outcome{kind: failed}, c.text(e.Reason))
 		}
 	case tracer.Fault:
 		if e.Partition < 0 {
-			c.marks = append(c.marks, mark{line: line, t: e.T, kind: e.Kind, e: e})
+			c.marks = append(c.marks, newMark(line, e))
 			return
 		}
 		p := c.partition(e.Partition)
-		p.marks = append(p.marks, mark{line: line, t: e.T, kind: e.Kind, e: e})
+		p.marks = append(p.marks, newMark(line, e))
 	case tracer.Disconnect:
-		c.marks = append(c.marks, mark{line: line, t: e.T, kind: e.Kind, e: e})
+		c.marks = append(c.marks, newMark(line, e))
 	case tracer.Bump, tracer.ResolveSequences:
 		p := c.partition(e.Partition)
-		p.marks = append(p.marks, mark{line: line, t: e.T, kind: e.Kind, e: e})
+		p.marks = append(p.marks, newMark(line, e))
 	case tracer.ReadBack:
 		p := c.partition(e.Partition)
 		if p.read != nil {
@@ -168,9 +361,11 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 	}
 }
 
-// settle records the operation's outcome.
-func (o *op) settle(line int, t int64, out outcome, cause string) {
-	o.out, o.outLine, o.ret, o.cause = out, line, t, cause
+// newMark returns the mark of event e at line, with a copy of e: a reader
+// may hand out events many to an allocation, and a mark is kept to the end.
+func newMark(line int, e *tracer.Event) mark {
+	ev := *e
+	return mark{line: line, t: e.T, kind: e.Kind, e: &ev}
 }
 
 // how says in words how a produce operation ended.

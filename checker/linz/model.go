@@ -86,9 +86,15 @@ func (l *readLog) holds(n int64, ids []int64) bool {
 }
 
 func newBatchInput(partition int32, batch, pid int64, epoch int16, seq int32, recs []int64, readBack *readLog) *batchInput {
-	b := &batchInput{partition: partition, batch: batch, pid: pid, epoch: epoch, seq: seq, recs: recs, readBack: readBack}
-	b.h1, b.h2, b.pow1, b.pow2 = hashIDs(recs)
+	b := new(batchInput)
+	setBatchInput(b, partition, batch, pid, epoch, seq, recs, readBack)
 	return b
+}
+
+// setBatchInput sets *b to the input of a batch.
+func setBatchInput(b *batchInput, partition int32, batch, pid int64, epoch int16, seq int32, recs []int64, readBack *readLog) {
+	*b = batchInput{partition: partition, batch: batch, pid: pid, epoch: epoch, seq: seq, recs: recs, readBack: readBack}
+	b.h1, b.h2, b.pow1, b.pow2 = hashIDs(recs)
 }
 
 // outcomeKind is how a produce operation ended, as far as the trace tells.
@@ -137,6 +143,11 @@ type meta struct {
 // An append that would leave a log the read-back does not begin with is
 // dropped: no later step can make such a log equal to the read-back.
 func step(s state, input, output any) []state {
+	return appendStep(nil, s, input, output)
+}
+
+// appendStep appends step's states to dst.
+func appendStep(dst []state, s state, input, output any) []state {
 	switch in := input.(type) {
 	case *batchInput:
 		out := output.(outcome)
@@ -144,35 +155,85 @@ func step(s state, input, output any) []state {
 		switch out.kind {
 		case acked:
 			if s.n != out.offset || !appends {
-				return nil
+				return dst
 			}
-			return []state{s.append(in)}
+			return append(dst, s.append(in))
 		case ackedAnyOffset:
 			if !appends {
-				return nil
+				return dst
 			}
-			return []state{s.append(in)}
+			return append(dst, s.append(in))
 		case failed:
-			return []state{s}
+			return append(dst, s)
 		default: // unknown, pending: appended or not
 			if !appends {
-				return []state{s}
+				return append(dst, s)
 			}
-			return []state{s, s.append(in)}
+			return append(dst, s, s.append(in))
 		}
 	case readInput:
 		if s != output.(readOutput).log {
-			return nil
+			return dst
 		}
-		return []state{s}
+		return append(dst, s)
 	case startInput:
 		if s != (state{}) {
-			return nil
+			return dst
 		}
-		return []state{in.log}
+		return append(dst, in.log)
 	}
 	panic(fmt.Sprintf("linz: operation input of type %T", input))
 }
+
+// stateSet is the set of states a prefix of a history can reach: Porcupine's
+// state. It is what NondeterministicModel.ToModel's power-set construction
+// keeps, without its boxing of every state: the states step reaches from
+// each state in turn, in that order, each kept once, where it first appears.
+// So Porcupine's search, its verdict and the states it shows are the same.
+type stateSet []state
+
+// next is the set after the operation: empty if no state allows it.
+func (ss stateSet) next(input, output any) stateSet {
+	var buf [4]state
+	all := buf[:0]
+	for _, s := range ss {
+		all = appendStep(all, s, input, output)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	out := make(stateSet, 0, len(all))
+	for _, s := range all {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// hash is ToModel's: the XOR of its states' hashes, as a set's is order-free.
+func (ss stateSet) hash() uint64 {
+	var h uint64
+	for _, s := range ss {
+		h ^= s.hash()
+	}
+	return h
+}
+
+// equal is ToModel's: both sets hold the same states.
+func (ss stateSet) equal(o stateSet) bool {
+	if len(ss) != len(o) {
+		return false
+	}
+	for _, s := range ss {
+		if !slices.Contains(o, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s state) hash() uint64 { return s.h1 ^ mix(s.h2+uint64(s.n)) }
 
 // partitionOf is the Kafka partition an operation's input names.
 func partitionOf(input any) int32 {
@@ -195,48 +256,73 @@ type segKey struct {
 // partitionOps splits a history by Kafka partition and, within one, by
 // segment, in increasing order, each keeping the history's order.
 func partitionOps(history []porcupine.Operation) [][]porcupine.Operation {
-	by := make(map[segKey][]porcupine.Operation)
-	for _, o := range history {
-		k := segKey{partitionOf(o.Input), o.Metadata.(meta).seg}
-		by[k] = append(by[k], o)
+	// Two passes: count each part, then fill it, sized once. A segment's
+	// operations mostly follow each other, so the last key is checked first.
+	type part struct {
+		key segKey
+		ops []porcupine.Operation
+		n   int
 	}
-	keys := make([]segKey, 0, len(by))
-	for k := range by {
-		keys = append(keys, k)
+	keyOf := func(o *porcupine.Operation) segKey {
+		return segKey{partitionOf(o.Input), o.Metadata.(*meta).seg}
 	}
-	slices.SortFunc(keys, func(a, b segKey) int {
-		return cmp.Or(cmp.Compare(a.partition, b.partition), cmp.Compare(a.seg, b.seg))
+	by := make(map[segKey]int)
+	var parts []part
+	which := make([]int32, len(history)) // history[i]'s part
+	last := -1
+	for i := range history {
+		k := keyOf(&history[i])
+		if last < 0 || parts[last].key != k {
+			j, ok := by[k]
+			if !ok {
+				j = len(parts)
+				by[k] = j
+				parts = append(parts, part{key: k})
+			}
+			last = j
+		}
+		parts[last].n++
+		which[i] = int32(last)
+	}
+	for j := range parts {
+		parts[j].ops = make([]porcupine.Operation, 0, parts[j].n)
+	}
+	for i, o := range history {
+		parts[which[i]].ops = append(parts[which[i]].ops, o)
+	}
+	slices.SortFunc(parts, func(a, b part) int {
+		return cmp.Or(cmp.Compare(a.key.partition, b.key.partition), cmp.Compare(a.key.seg, b.key.seg))
 	})
-	out := make([][]porcupine.Operation, len(keys))
-	for i, k := range keys {
-		out[i] = by[k]
+	out := make([][]porcupine.Operation, len(parts))
+	for i, p := range parts {
+		out[i] = p.ops
 	}
 	return out
 }
 
-// newModel returns the Porcupine model of a set of partition logs.
+// newModel returns the Porcupine model of a set of partition logs: the
+// nondeterministic step over stateSets (see stateSet).
 func newModel() porcupine.Model {
-	nm := porcupine.NondeterministicModel{
+	return porcupine.Model{
 		Partition: partitionOps,
-		Init:      func() []any { return []any{state{}} },
-		Step: func(s, input, output any) []any {
-			next := step(s.(state), input, output)
-			out := make([]any, len(next))
-			for i, n := range next {
-				out[i] = n
+		Init:      func() any { return stateSet{state{}} },
+		Step: func(s, input, output any) (bool, any) {
+			next := s.(stateSet).next(input, output)
+			return len(next) > 0, next
+		},
+		Equal:             func(a, b any) bool { return a.(stateSet).equal(b.(stateSet)) },
+		Hash:              func(s any) uint64 { return s.(stateSet).hash() },
+		DescribeOperation: describeOperation,
+		DescribeState: func(s any) string {
+			ss := s.(stateSet)
+			descriptions := make([]string, 0, len(ss))
+			for _, st := range ss {
+				descriptions = append(descriptions, describeState(st))
 			}
-			return out
+			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
 		},
-		Equal: func(a, b any) bool { return a.(state) == b.(state) },
-		Hash: func(s any) uint64 {
-			st := s.(state)
-			return st.h1 ^ mix(st.h2+uint64(st.n))
-		},
-		DescribeOperation:         describeOperation,
-		DescribeState:             func(s any) string { return describeState(s.(state)) },
 		DescribeOperationMetadata: describeMetadata,
 	}
-	return nm.ToModel()
 }
 
 func describeOperation(input, output any) string {
@@ -272,7 +358,7 @@ func describeState(s state) string {
 
 // describeMetadata renders an operation's meta: its trace lines.
 func describeMetadata(m any) string {
-	mt, ok := m.(meta)
+	mt, ok := m.(*meta)
 	if !ok {
 		return ""
 	}

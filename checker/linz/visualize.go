@@ -25,6 +25,7 @@ func (r *Result) Visualize(w io.Writer) error {
 		if run == nil {
 			continue
 		}
+		run.build()
 		for _, o := range run.ops {
 			o.ClientId += row
 			ops = append(ops, o)
@@ -52,6 +53,13 @@ func (r *Result) VisualizePartition(w io.Writer, partition int32) error {
 		if r.Partitions[i].Partition == partition {
 			run = r.Partitions[i].run
 		}
+	}
+	if run != nil && run.linearized {
+		// certify spared the search: Porcupine runs now, as Check would have.
+		run.infoOnce.Do(func() {
+			run.build()
+			_, run.info = porcupine.CheckOperationsVerbose(r.model, run.ops, r.Timeout)
+		})
 	}
 	if run == nil || run.info.PartialLinearizations() == nil {
 		return fmt.Errorf("linz: partition %d: Porcupine did not run on it", partition)
@@ -132,7 +140,7 @@ func annotations(marks []mark) []porcupine.Annotation {
 			a.Details = fmt.Sprintf("line %d: the connection to node %d was lost; its outstanding batches are retried", m.line, e.Node)
 			a.BackgroundColor = "#f8d7da"
 		case tracer.Receive:
-			a.Tag, a.Description = "answers", fmt.Sprintf("b%d %s", m.batch.in.batch, e.Err)
+			a.Tag, a.Description = "answers", fmt.Sprintf("b%d %s", e.Batch, e.Err)
 			a.Details = fmt.Sprintf("line %d: Receive for batch %d (epoch %d, seq %d), request %d from node %d: %s; the batch is retried", m.line, e.Batch, e.Epoch, e.Seq, e.Req, e.Node, e.Err)
 			a.BackgroundColor = "#fff3cd"
 		case tracer.Bump:

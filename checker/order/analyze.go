@@ -104,9 +104,10 @@ func (e *epoch) above(q int32) (int32, int) {
 // per record sent to the partition (index into part.ids), where it is in
 // the partition's log.
 type analysis struct {
-	pos  []int32 // first position in the log, -1 if absent
-	pos2 []int32 // second position, if cnt > 1
-	cnt  []uint8 // occurrences, saturating
+	pos   []int32 // first position in the log, -1 if absent
+	pos2  []int32 // second position, if cnt > 1
+	cnt   []uint8 // occurrences, saturating
+	stats *Stats  // where the partition's counts go
 }
 
 // partScan is what one pass over a partition's read-back finds.
@@ -150,7 +151,7 @@ func (s *partScan) at(off int64) int {
 func (s *partScan) firstHole(b *batch, eps []*epoch, i int) int {
 	found := -1
 	for si, e := range eps {
-		q := b.attempt(si).seq + int32(i)
+		q := s.c.attempt(b, si).seq + int32(i)
 		if e.hole(q) {
 			e.owned[q] = struct{}{}
 			if found < 0 {
@@ -162,12 +163,12 @@ func (s *partScan) firstHole(b *batch, eps []*epoch, i int) int {
 }
 
 // sentAs reports whether b's record i was sent as (pid, ep, seq) in some attempt.
-func (b *batch) sentAs(pid int64, ep int16, seq int32, i int) bool {
+func (c *Checker) sentAs(b *batch, pid int64, ep int16, seq int32, i int) bool {
 	if pid != b.pid {
 		return false
 	}
-	for si := range b.attempts() {
-		if at := b.attempt(si); at.ep == ep && at.seq+int32(i) == seq {
+	for si := range c.attempts(b) {
+		if at := c.attempt(b, si); at.ep == ep && at.seq+int32(i) == seq {
 			return true
 		}
 	}
@@ -177,7 +178,7 @@ func (b *batch) sentAs(pid int64, ep int16, seq int32, i int) bool {
 // run checks partition pt's read-back against what was sent to it and
 // appends what it finds to out.
 func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.Violation {
-	n := len(pt.ids)
+	n := pt.ids.n
 	a.pos, a.pos2, a.cnt = slices.Grow(a.pos[:0], n)[:n], slices.Grow(a.pos2[:0], n)[:n], slices.Grow(a.cnt[:0], n)[:n]
 	for i := range n {
 		a.pos[i], a.pos2[i], a.cnt[i] = -1, -1, 0
@@ -199,16 +200,17 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 	var lastEp *epoch
 	var lastPID int64
 	var lastOrd *sendOrder
+	next := 0 // the record the log most likely holds next: the one after the last found
 	for k := range log {
 		lr := &log[k]
 		if lr.Offset != log[0].Offset+int64(k) {
 			s.dense = false
 		}
 		if lr.ID < 0 {
-			c.stats.Foreign++
+			a.stats.Foreign++
 			continue
 		}
-		c.stats.ReadBack++
+		a.stats.ReadBack++
 		if key := (epKey{lr.PID, lr.Epoch}); lastEp == nil || key != lastKey {
 			lastKey, lastEp = key, s.eps[key]
 			if lastEp == nil {
@@ -217,10 +219,17 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 			}
 		}
 		lastEp.add(lr.Seq)
-		rf, ok := c.rec.get(lr.ID)
-		if !ok {
-			unknown = append(unknown, k)
-			continue
+		// A record sent once is where c.rec says; checking the likely one
+		// first spares most lookups in c.rec, which are cache misses.
+		var rf ref
+		if next < n && pt.reused == nil && pt.ids.at(next) == lr.ID {
+			rf = refOf(pt.num, next)
+		} else {
+			var ok bool
+			if rf, ok = c.rec.get(lr.ID); !ok {
+				unknown = append(unknown, k)
+				continue
+			}
 		}
 		if rf.part() != pt.num {
 			b := c.owner(rf)
@@ -228,8 +237,9 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 			continue
 		}
 		r := rf.i()
-		b := pt.bs.at(int(pt.owner[r]))
-		if !b.sentAs(lr.PID, lr.Epoch, lr.Seq, r-b.first) {
+		next = r + 1
+		b := pt.bs.at(int(pt.owner.at(r)))
+		if !c.sentAs(b, lr.PID, lr.Epoch, lr.Seq, r-b.first) {
 			mismatch[b] = append(mismatch[b], k)
 		}
 		switch a.cnt[r] {
@@ -303,8 +313,8 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	lostAt, gapAt := -1, -1
 	var eps []*epoch // the epochs of b's attempts in the log
 	if s.holey {
-		for si := range b.attempts() {
-			eps = append(eps, s.eps[epKey{b.pid, b.attempt(si).ep}])
+		for si := range c.attempts(b) {
+			eps = append(eps, s.eps[epKey{b.pid, c.attempt(b, si).ep}])
 		}
 	}
 	for i := 0; i < b.n; i++ {
@@ -325,7 +335,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 			if !in {
 				lost = append(lost, i)
 			} else if b.ackOff >= 0 {
-				if k := s.at(b.ackOff + int64(i)); k < 0 || log[k].ID != pt.ids[r] {
+				if k := s.at(b.ackOff + int64(i)); k < 0 || log[k].ID != pt.ids.at(r) {
 					wrong = append(wrong, i)
 				}
 			}
@@ -350,7 +360,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	ids := func(is []int) []int64 {
 		out := make([]int64, len(is))
 		for j, i := range is {
-			out[j] = pt.ids[b.first+i]
+			out[j] = pt.ids.at(b.first + i)
 		}
 		return out
 	}
@@ -378,7 +388,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 
 	if len(lost) > 0 {
 		if b.out == acked {
-			at := b.cur()
+			at := c.cur(b)
 			x := v(checker.Lost, at, lost, b.sent0.line, b.ackLine, pt.readLine)
 			where := "with no offset (DUPLICATE_SEQUENCE_NUMBER)"
 			if b.ackOff >= 0 {
@@ -392,7 +402,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 				upper(name(at, lost)), were(lost), where, are(lost), pt.id)
 			out = append(out, x)
 		} else {
-			at := b.attempt(lostAt)
+			at := c.attempt(b, lostAt)
 			q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(lost[0]))
 			x := v(checker.Lost, at, lost, at.line, b.endLine, pt.readLine)
 			x.Detail = fmt.Sprintf("%s %s not in the log, yet sequence %d of epoch %d is (offset %d): the broker took a later sequence without them, so they can no longer be written in epoch %d (KAFKA-14359). The batch %s.",
@@ -401,14 +411,14 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		}
 	}
 	if len(dup) > 0 {
-		at := b.cur()
+		at := c.cur(b)
 		x := v(checker.Duplicate, at, dup, b.sent0.line, pt.readLine)
 		x.Detail = fmt.Sprintf("%s %s in the log more than once: at %s and again at %s.",
 			upper(name(at, dup)), are(dup), plural("offset", offs(a.pos, dup)), plural("offset", offs(a.pos2, dup)))
 		out = append(out, x)
 	}
 	if len(wrong) > 0 {
-		at := b.cur()
+		at := c.cur(b)
 		x := v(checker.InconsistentOffset, at, wrong, b.sent0.line, b.ackLine, pt.readLine)
 		acked := make([]int64, len(wrong))
 		for j, i := range wrong {
@@ -427,10 +437,10 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		out = append(out, x)
 	}
 	if len(present) > 0 {
-		at := b.cur()
-		why := fmt.Sprintf("it was failed as never sent (%s)", b.reason)
+		at := c.cur(b)
+		why := fmt.Sprintf("it was failed as never sent (%s)", c.str(b.reason))
 		if b.errLine > 0 {
-			why = fmt.Sprintf("the batch failed with %s, which is not retriable", b.reason)
+			why = fmt.Sprintf("the batch failed with %s, which is not retriable", c.str(b.reason))
 		}
 		x := v(checker.FailedPresent, at, present, b.sent0.line, b.errLine, b.endLine, pt.readLine)
 		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet the application was told they definitely failed: %s.",
@@ -438,11 +448,11 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		out = append(out, x)
 	}
 	if len(gap) > 0 {
-		at := b.attempt(gapAt)
+		at := c.attempt(b, gapAt)
 		q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(gap[0]))
 		x := v(checker.Gap, at, gap, at.line, b.endLine, pt.readLine)
 		x.Detail = fmt.Sprintf("%s of epoch %d (%s of batch %d) %s missing from the log while sequence %d is at offset %d: the batch definitely failed (%s), yet the producer kept numbering after it without bumping its epoch.",
-			upper(plural("sequence", seqs(at, gap))), at.ep, recordList(ids(gap)), b.id, are(gap), q, log[k].Offset, b.reason)
+			upper(plural("sequence", seqs(at, gap))), at.ep, recordList(ids(gap)), b.id, are(gap), q, log[k].Offset, c.str(b.reason))
 		out = append(out, x)
 	}
 	return out
@@ -454,7 +464,7 @@ func (c *Checker) fate(b *batch) string {
 	case expired:
 		return "ended in a delivery timeout, its outcome unknown"
 	case closed:
-		return fmt.Sprintf("was failed (%s) with its outcome unknown", b.reason)
+		return fmt.Sprintf("was failed (%s) with its outcome unknown", c.str(b.reason))
 	}
 	return "had no outcome by the end of the trace"
 }
@@ -567,17 +577,17 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 		if !ok || rf.part() != pt.num || int(a.pos[rf.i()]) != k {
 			continue
 		}
-		if r := rf.i(); pt.bs.at(int(pt.owner[r])).pid == pid {
+		if r := rf.i(); pt.bs.at(int(pt.owner.at(r))).pid == pid {
 			firsts = append(firsts, r)
 		}
 	}
-	slices.SortFunc(firsts, func(x, y int) int { return cmp.Compare(pt.ids[x], pt.ids[y]) })
+	slices.SortFunc(firsts, func(x, y int) int { return cmp.Compare(pt.ids.at(x), pt.ids.at(y)) })
 	type pair struct{ a, b *batch } // a produced first
 	seen := map[pair]bool{}
 	listedA, listedB := map[*batch]bool{}, map[*batch]bool{}
 	for j := 1; j < len(firsts); j++ {
 		ra, rb := firsts[j-1], firsts[j]
-		ba, bb := pt.bs.at(int(pt.owner[ra])), pt.bs.at(int(pt.owner[rb]))
+		ba, bb := pt.bs.at(int(pt.owner.at(ra))), pt.bs.at(int(pt.owner.at(rb)))
 		p := pair{ba, bb}
 		if a.pos[rb] > a.pos[ra] || seen[p] {
 			continue
@@ -589,9 +599,9 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 		if ba == bb {
 			lb := log[a.pos[rb]]
 			v.Epoch, v.Seq = la.Epoch, la.Seq-int32(ra-ba.first)
-			v.Records = []int64{pt.ids[ra], pt.ids[rb]}
+			v.Records = []int64{pt.ids.at(ra), pt.ids.at(rb)}
 			v.Detail = fmt.Sprintf("Batch %d is out of order in the log: record %d (epoch %d, sequence %d) at offset %d comes after record %d (epoch %d, sequence %d) at offset %d, which was produced after it.",
-				ba.id, pt.ids[ra], la.Epoch, la.Seq, la.Offset, pt.ids[rb], lb.Epoch, lb.Seq, lb.Offset)
+				ba.id, pt.ids.at(ra), la.Epoch, la.Seq, la.Offset, pt.ids.at(rb), lb.Epoch, lb.Seq, lb.Offset)
 			out = append(out, v)
 			continue
 		}
@@ -617,10 +627,10 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 		first := log[a.pos[late[0]]]
 		v.Epoch, v.Seq = first.Epoch, first.Seq-int32(late[0]-ba.first)
 		for _, r := range late {
-			v.Records = append(v.Records, pt.ids[r])
+			v.Records = append(v.Records, pt.ids.at(r))
 		}
 		for _, r := range early {
-			v.Records = append(v.Records, pt.ids[r])
+			v.Records = append(v.Records, pt.ids.at(r))
 		}
 		v.Detail = fmt.Sprintf("Batch %d overtook batch %d, produced before it: %s at %s, after %s at %s.",
 			bb.id, ba.id, s.describe(a, ba, late), s.where(a, late), s.describe(a, bb, early), s.where(a, early))
@@ -646,7 +656,7 @@ func (a *analysis) involved(b *batch, in func(k int32) bool) []int {
 func (s *partScan) describe(a *analysis, b *batch, rs []int) string {
 	ids, seqs := make([]int64, len(rs)), make([]int64, len(rs))
 	for j, r := range rs {
-		ids[j], seqs[j] = s.pt.ids[r], int64(s.log[a.pos[r]].Seq)
+		ids[j], seqs[j] = s.pt.ids.at(r), int64(s.log[a.pos[r]].Seq)
 	}
 	return fmt.Sprintf("batch %d's %s (epoch %d, %s)", b.id, recordList(ids), s.log[a.pos[rs[0]]].Epoch, plural("sequence", seqs))
 }
@@ -677,7 +687,7 @@ func (s *partScan) strays(unknown []int, misplaced, mismatch map[*batch][]int, o
 	}
 	for b, ks := range misplaced {
 		ids, offs := s.idsAt(ks)
-		at := b.cur()
+		at := s.c.cur(b)
 		out = append(out, checker.Violation{
 			Kind: checker.NonConformance, Partition: pt.id, ProducerID: b.pid, Epoch: at.ep, Seq: at.seq, Batch: b.id,
 			Records: ids, Lines: lines(b.sent0.line, pt.readLine),

@@ -1,7 +1,5 @@
 package order
 
-import "slices"
-
 // ref locates a batch or a record: the number of its partition (its index
 // in Checker.byNum) and its index within the partition.
 type ref int64
@@ -12,20 +10,23 @@ func (r ref) part() int { return int(r >> 32) }
 func (r ref) i() int    { return int(uint32(r)) }
 
 // index maps ids to refs. kcheck numbers records and batches from 1 in
-// the order they are made, so ids are small and dense: they go in a slice,
+// the order they are made, so ids are small and dense: they go in a table,
 // which is much faster than a map at millions of entries. An id far beyond
 // the number of entries goes in a map instead, so memory stays proportional
-// to the entries whatever the ids.
+// to the entries whatever the ids. The table grows a block at a time, so
+// growing it copies nothing.
 type index struct {
-	dense  []ref // ref+1 by id; 0: none
+	dense  [][]ref // ref+1 by id, in blocks of indexBlock; 0: none
 	sparse map[int64]ref
 	n      int
 }
 
+const indexBlock = 1 << 12
+
 // get returns the ref of id, and whether it has one.
 func (x *index) get(id int64) (ref, bool) {
-	if id >= 0 && id < int64(len(x.dense)) {
-		if r := x.dense[id]; r > 0 {
+	if id >= 0 && id < int64(len(x.dense))*indexBlock {
+		if r := x.dense[id/indexBlock][id%indexBlock]; r > 0 {
 			return r - 1, true
 		}
 	}
@@ -36,16 +37,11 @@ func (x *index) get(id int64) (ref, bool) {
 // put sets the ref of id, which has none yet.
 func (x *index) put(id int64, r ref) {
 	x.n++
-	if id >= 0 && id < int64(len(x.dense)) {
-		x.dense[id] = r + 1
-		return
-	}
-	if limit := 2*int64(x.n) + 1024; id >= 0 && id < limit {
-		size := min(max(int64(2*len(x.dense)), id+1), limit)
-		old := len(x.dense)
-		x.dense = slices.Grow(x.dense, int(size)-old)[:size]
-		clear(x.dense[old:])
-		x.dense[id] = r + 1
+	if limit := 2*int64(x.n) + 1024; id >= 0 && (id < int64(len(x.dense))*indexBlock || id < limit) {
+		for id >= int64(len(x.dense))*indexBlock {
+			x.dense = append(x.dense, make([]ref, indexBlock))
+		}
+		x.dense[id/indexBlock][id%indexBlock] = r + 1
 		return
 	}
 	if x.sparse == nil {
@@ -55,7 +51,7 @@ func (x *index) put(id int64, r ref) {
 }
 
 // chunk is how many batches a batches chunk holds.
-const chunk = 256
+const chunk = 128
 
 // batches stores batches in fixed-size chunks: growing it never copies a
 // batch, and a *batch stays valid.
@@ -77,3 +73,22 @@ func (s *batches) add(b batch) int {
 
 // at returns the batch at index i.
 func (s *batches) at(i int) *batch { return &s.chunks[i/chunk][i%chunk] }
+
+// column is an append-only list kept in blocks of columnBlock values, so
+// that growing it copies nothing.
+type column[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+const columnBlock = 1 << 11
+
+func (c *column[T]) add(v T) {
+	if c.n%columnBlock == 0 {
+		c.blocks = append(c.blocks, make([]T, columnBlock))
+	}
+	c.blocks[c.n/columnBlock][c.n%columnBlock] = v
+	c.n++
+}
+
+func (c *column[T]) at(i int) T { return c.blocks[i/columnBlock][i%columnBlock] }

@@ -3,7 +3,10 @@ package order
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
@@ -66,21 +69,21 @@ type batch struct {
 	n     int // its records are ids[first : first+n]
 
 	// The distinct (epoch, sequence) it was sent with: sent0 by SendNew,
-	// more only after a Bump renumbered it.
+	// more (in Checker.more) only after a Bump renumbered it.
 	sent0 attempt
-	more  []attempt
+	more  int
 
 	out     outcome
 	ackLine int   // the Receive that acknowledged it
 	ackOff  int64 // its base offset, -1 if unknown (DUPLICATE_SEQUENCE_NUMBER)
 	endLine int   // the ExpireBatch or Fail that ended it
 	endT    int64
-	reason  string // the Fail's reason
-	errLine int    // for a batch failed by a non-retriable error, the Receive with it
+	reason  text // the Fail's reason
+	errLine int  // for a batch failed by a non-retriable error, the Receive with it
 
 	// The last Receive since the batch was last sent, for telling a Fail
 	// caused by a non-retriable error from one for another reason.
-	lastErr  string
+	lastErr  text
 	lastRecv int
 
 	ooo      int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
@@ -88,30 +91,63 @@ type batch struct {
 	oooFirst int64
 }
 
+// A batch holds no pointers, so the garbage collector need not scan the
+// millions a long trace has: its rarer parts live in the Checker, its
+// further attempts in more and its strings in texts.
+
 // attempts is how many distinct (epoch, sequence) b was sent with.
-func (b *batch) attempts() int { return 1 + len(b.more) }
+func (c *Checker) attempts(b *batch) int { return 1 + b.more }
 
 // attempt returns the i-th of them.
-func (b *batch) attempt(i int) attempt {
+func (c *Checker) attempt(b *batch, i int) attempt {
 	if i == 0 {
 		return b.sent0
 	}
-	return b.more[i-1]
+	return c.more[b.id][i-1]
 }
 
 // cur is the last (epoch, sequence) b was sent with.
-func (b *batch) cur() attempt { return b.attempt(len(b.more)) }
+func (c *Checker) cur(b *batch) attempt { return c.attempt(b, b.more) }
+
+// text is a string a batch names: its index in Checker.texts, 0 for "".
+type text int32
+
+// text returns the text for s.
+func (c *Checker) text(s string) text {
+	if s == "" {
+		return 0
+	}
+	t, ok := c.textOf[s]
+	if !ok {
+		if c.textOf == nil {
+			c.textOf = map[string]text{}
+			c.texts = []string{""}
+		}
+		t = text(len(c.texts))
+		c.texts = append(c.texts, s)
+		c.textOf[s] = t
+	}
+	return t
+}
+
+// str returns the string t stands for.
+func (c *Checker) str(t text) string {
+	if t == 0 {
+		return ""
+	}
+	return c.texts[t]
+}
 
 // part is one partition: the batches sent to it, their records and its
 // read-back. Keeping them by partition keeps Finish's passes over one
 // partition's log and batches sequential in memory.
 type part struct {
 	id        int32
-	num       int     // its index in Checker.byNum
-	sendLine  int     // the first SendNew to it
-	bs        batches // its batches, in SendNew order
-	ids       []int64 // its batches' record ids, batch after batch
-	owner     []int32 // index in ids -> index in bs
+	num       int           // its index in Checker.byNum
+	sendLine  int           // the first SendNew to it
+	bs        batches       // its batches, in SendNew order
+	ids       column[int64] // its batches' record ids, batch after batch
+	owner     column[int32] // index in ids -> index in bs
 	reused    map[int]bool
 	readLine  int // the ReadBack line, 0 if none
 	log       []tracer.LogRecord
@@ -130,6 +166,10 @@ type Checker struct {
 	stats Stats
 	lastT int64 // the time of the last event before the read-back: the end of the run
 	done  bool
+
+	more   map[int64][]attempt // batch id -> its attempts after sent0
+	texts  []string            // a batch's strings, by text
+	textOf map[string]text
 }
 
 // New returns a Checker for a trace with header h.
@@ -169,10 +209,14 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			return
 		}
 		c.stats.Retries++
-		if cur := b.cur(); cur.ep != e.Epoch || cur.seq != e.Seq {
-			b.more = append(b.more, attempt{ep: e.Epoch, seq: e.Seq, line: line})
+		if cur := c.cur(b); cur.ep != e.Epoch || cur.seq != e.Seq {
+			if c.more == nil {
+				c.more = map[int64][]attempt{}
+			}
+			c.more[b.id] = append(c.more[b.id], attempt{ep: e.Epoch, seq: e.Seq, line: line})
+			b.more++
 		}
-		b.lastErr, b.lastRecv = "", 0
+		b.lastErr, b.lastRecv = 0, 0
 	case tracer.Receive:
 		c.receive(line, e)
 	case tracer.ExpireBatch:
@@ -202,7 +246,7 @@ func (c *Checker) batch(id int64) *batch {
 // owner returns the batch of the record at r.
 func (c *Checker) owner(r ref) *batch {
 	pt := c.byNum[r.part()]
-	return pt.bs.at(int(pt.owner[r.i()]))
+	return pt.bs.at(int(pt.owner.at(r.i())))
 }
 
 func (c *Checker) sendNew(line int, e *tracer.Event) {
@@ -220,7 +264,7 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 	}
 	bi := pt.bs.n
 	c.byID.put(e.Batch, refOf(pt.num, bi))
-	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: len(pt.ids), ackOff: -1,
+	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: pt.ids.n, ackOff: -1,
 		sent0: attempt{ep: e.Epoch, seq: e.Seq, line: line}}
 	var twice []int64
 	for _, id := range e.Records {
@@ -231,14 +275,14 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 			if pt.reused == nil {
 				pt.reused = map[int]bool{}
 			}
-			pt.reused[len(pt.ids)] = true
+			pt.reused[pt.ids.n] = true
 		} else {
-			c.rec.put(id, refOf(pt.num, len(pt.ids)))
+			c.rec.put(id, refOf(pt.num, pt.ids.n))
 		}
-		pt.ids = append(pt.ids, id)
-		pt.owner = append(pt.owner, int32(bi))
+		pt.ids.add(id)
+		pt.owner.add(int32(bi))
 	}
-	b.n = len(pt.ids) - b.first
+	b.n = pt.ids.n - b.first
 	pt.bs.add(b)
 	c.stats.Batches++
 	c.stats.Records += b.n
@@ -275,7 +319,7 @@ func (c *Checker) receive(line int, e *tracer.Event) {
 			b.ackOff = -1 // acknowledged with no offset
 		}
 	default:
-		b.lastErr, b.lastRecv = e.Err, line
+		b.lastErr, b.lastRecv = c.text(e.Err), line
 	}
 }
 
@@ -293,11 +337,11 @@ func (c *Checker) fail(line int, e *tracer.Event) {
 	if b.out != pending {
 		return
 	}
-	b.endLine, b.endT, b.reason = line, e.T, e.Reason
+	b.endLine, b.endT, b.reason = line, e.T, c.text(e.Reason)
 	switch {
 	case e.Seq == -1:
 		b.out = failed
-	case b.lastErr != "" && e.Reason == b.lastErr && !retriable(b.lastErr):
+	case b.lastErr != 0 && e.Reason == c.str(b.lastErr) && !retriable(c.str(b.lastErr)):
 		b.out, b.errLine = failed, b.lastRecv
 	default:
 		b.out = closed
@@ -315,76 +359,124 @@ func retriable(name string) bool {
 }
 
 // Finish matches every sent record against the read-back and returns what it
-// found. The Checker is done after it.
+// found. The Checker is done after it. Partitions are matched in parallel,
+// each on its own: what Finish returns is the same as one by one.
 func (c *Checker) Finish() Result {
 	c.done = true
-	out := c.found
 	ps := slices.Clone(c.byNum)
 	slices.SortFunc(ps, func(a, b *part) int { return cmp.Compare(a.id, b.id) })
-	var a analysis
-	for _, pt := range ps {
-		p := pt.id
-		for i := range pt.bs.n {
-			b := pt.bs.at(i)
-			switch b.out {
-			case acked:
-				c.stats.Acked += b.n
-				c.stats.OutOfOrderAcked += b.ooo
-			case failed:
-				c.stats.Failed += b.n
-			default:
-				c.stats.Unknown += b.n
-				if b.ooo > 0 {
-					out = append(out, c.stall(pt, b))
+	found := make([][]checker.Violation, len(ps))
+	stats := make([]Stats, len(ps))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ps)) {
+		wg.Go(func() {
+			var a analysis
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ps) {
+					return
 				}
+				found[i] = c.finish(&a, ps[i], &stats[i])
 			}
-		}
-		for _, l := range pt.readTwice {
-			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
-				Lines:  []int{pt.readLine, l},
-				Detail: fmt.Sprintf("Partition %d was read back twice; only the first ReadBack is checked.", p)})
-		}
-		if pt.readLine == 0 {
-			out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
-				Lines: []int{pt.sendLine},
-				Detail: fmt.Sprintf("The read-back is missing: the trace has no ReadBack for partition %d, so its %d records in %d batches cannot be checked for loss, duplicates or order.",
-					p, len(pt.ids), pt.bs.n)})
-			continue
-		}
-		out = a.run(c, pt, out)
+		})
+	}
+	wg.Wait()
+	out := c.found
+	for i := range ps {
+		out = append(out, found[i]...)
+		c.stats.add(&stats[i])
 	}
 	sortViolations(out)
 	return Result{Violations: out, Stats: c.stats}
 }
 
+// finish matches partition pt, counting in st, with a's scratch space.
+func (c *Checker) finish(a *analysis, pt *part, st *Stats) []checker.Violation {
+	var out []checker.Violation
+	p := pt.id
+	for i := range pt.bs.n {
+		b := pt.bs.at(i)
+		switch b.out {
+		case acked:
+			st.Acked += b.n
+			st.OutOfOrderAcked += b.ooo
+		case failed:
+			st.Failed += b.n
+		default:
+			st.Unknown += b.n
+			if b.ooo > 0 {
+				out = append(out, c.stall(pt, b, st))
+			}
+		}
+	}
+	for _, l := range pt.readTwice {
+		out = append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
+			Lines:  []int{pt.readLine, l},
+			Detail: fmt.Sprintf("Partition %d was read back twice; only the first ReadBack is checked.", p)})
+	}
+	if pt.readLine == 0 {
+		return append(out, checker.Violation{Kind: checker.NonConformance, Partition: p, Seq: -1,
+			Lines: []int{pt.sendLine},
+			Detail: fmt.Sprintf("The read-back is missing: the trace has no ReadBack for partition %d, so its %d records in %d batches cannot be checked for loss, duplicates or order.",
+				p, pt.ids.n, pt.bs.n)})
+	}
+	a.stats = st
+	return a.run(c, pt, out)
+}
+
+// add adds o's counts to s.
+func (s *Stats) add(o *Stats) {
+	s.Batches += o.Batches
+	s.Records += o.Records
+	s.Acked += o.Acked
+	s.Failed += o.Failed
+	s.Unknown += o.Unknown
+	s.Unsent += o.Unsent
+	s.Retries += o.Retries
+	s.ReadBack += o.ReadBack
+	s.Foreign += o.Foreign
+	s.OutOfOrderAnswers += o.OutOfOrderAnswers
+	s.OutOfOrderAcked += o.OutOfOrderAcked
+	s.Stalls += o.Stalls
+	s.StallTime += o.StallTime
+}
+
 // stall reports b, which was answered OUT_OF_ORDER_SEQUENCE_NUMBER and ended
 // without an acknowledgement.
-func (c *Checker) stall(pt *part, b *batch) checker.Violation {
+func (c *Checker) stall(pt *part, b *batch, st *Stats) checker.Violation {
 	end, how := c.lastT, "had no outcome by the end of the trace"
 	switch b.out {
 	case expired:
 		end, how = b.endT, "ended in a delivery timeout"
 	case closed:
-		end, how = b.endT, fmt.Sprintf("ended failed (%s) with its outcome unknown", b.reason)
+		end, how = b.endT, fmt.Sprintf("ended failed (%s) with its outcome unknown", c.str(b.reason))
 	}
 	d := time.Duration(end - b.oooFirst)
-	c.stats.Stalls++
-	c.stats.StallTime += d
-	cur := b.cur()
+	st.Stalls++
+	st.StallTime += d
+	cur := c.cur(b)
 	times := "once"
 	if b.ooo > 1 {
 		times = fmt.Sprintf("%d times", b.ooo)
 	}
 	return checker.Violation{
 		Kind: checker.Stall, Partition: b.part, ProducerID: b.pid, Epoch: cur.ep, Seq: cur.seq, Batch: b.id,
-		Records: slices.Clone(pt.recordsOf(b)),
+		Records: pt.recordsOf(b),
 		Lines:   lines(b.sent0.line, b.oooLine, b.endLine),
 		Detail: fmt.Sprintf("Batch %d (%s; epoch %d, %s) was answered OUT_OF_ORDER_SEQUENCE_NUMBER %s over %s and never acknowledged: it %s (the KAFKA-14359 retry loop).",
 			b.id, recordList(pt.recordsOf(b)), cur.ep, seqRange(cur.seq, b.n), times, roundDuration(d), how),
 	}
 }
 
-func (pt *part) recordsOf(b *batch) []int64 { return pt.ids[b.first : b.first+b.n] }
+// recordsOf returns b's record ids.
+func (pt *part) recordsOf(b *batch) []int64 {
+	ids := make([]int64, b.n)
+	for i := range ids {
+		ids[i] = pt.ids.at(b.first + i)
+	}
+	return ids
+}
 
 // lines returns the non-zero lines, sorted and without repeats.
 func lines(ls ...int) []int {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
@@ -91,61 +92,84 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	lc := linz.New(h)
 	var conformance *replay.Error
 	// The trace is read and parsed in this goroutine and its events handed,
-	// in chunks, to two more: one for the spec replay and the ordering check,
-	// one for the linearizability check. Each sees every event in order; no
-	// check changes an event.
-	type item struct {
-		line int
-		e    *tracer.Event
-	}
-	const chunk = 512
-	toOrder, toLinz := make(chan []item, 8), make(chan []item, 8)
+	// in batches, to two more: one for the spec replay and the ordering
+	// check, one for the linearizability check. Each sees every event in
+	// order; no check changes an event or keeps it (they keep its Records
+	// and Log, which are never reused), so once both are done with a batch
+	// its Events are decoded into again.
 	var replayErr error
+	free, made := make(chan *batch, batches), 0
+	get := func() *batch { // a free batch, or a new one while fewer than batches exist
+		select {
+		case b := <-free:
+			return b
+		default:
+		}
+		if made < batches {
+			made++
+			return new(batch)
+		}
+		return <-free
+	}
+	done := func(b *batch) {
+		if b.pending.Add(-1) == 0 {
+			free <- b
+		}
+	}
+	toOrder, toLinz := make(chan *batch, batches), make(chan *batch, batches)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for items := range toOrder {
-			for _, it := range items {
+		for b := range toOrder {
+			for i := range b.n {
+				e := &b.events[i]
 				if conformance == nil && replayErr == nil {
-					if err := m.Step(it.line, it.e); err != nil && !errors.As(err, &conformance) {
+					if err := m.Step(b.lines[i], e); err != nil && !errors.As(err, &conformance) {
 						replayErr = err
 					}
 				}
-				oc.Add(it.line, it.e)
+				oc.Add(b.lines[i], e)
 			}
+			done(b)
 		}
 	})
 	wg.Go(func() {
-		for items := range toLinz {
-			for _, it := range items {
-				lc.Add(it.line, it.e)
+		for b := range toLinz {
+			for i := range b.n {
+				lc.Add(b.lines[i], &b.events[i])
 			}
+			done(b)
 		}
 	})
 	last := time.Now()
-	buf := make([]item, 0, chunk)
-	flush := func() {
-		if len(buf) > 0 {
-			toOrder <- buf
-			toLinz <- buf
-			buf = make([]item, 0, chunk)
+	for err == nil {
+		b := get()
+		b.n = 0
+		for b.n < len(b.events) {
+			var line int
+			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
+				break
+			}
+			b.lines[b.n] = line
+			b.n++
+			if rep.Events++; opts.Progress != nil && rep.Events%65536 == 0 && time.Since(last) > time.Second {
+				last = time.Now()
+				fmt.Fprintf(opts.Progress, "kcheck verify: %d events read\n", rep.Events)
+			}
 		}
+		if b.n == 0 {
+			free <- b
+			continue
+		}
+		b.pending.Store(2)
+		toOrder <- b
+		toLinz <- b
 	}
-	err = r.Each(func(line int, e *tracer.Event) error {
-		rep.Events++
-		buf = append(buf, item{line, e})
-		if len(buf) == chunk {
-			flush()
-		}
-		if opts.Progress != nil && rep.Events%65536 == 0 && time.Since(last) > time.Second {
-			last = time.Now()
-			fmt.Fprintf(opts.Progress, "kcheck verify: %d events read\n", rep.Events)
-		}
-		return nil
-	})
-	flush()
 	close(toOrder)
 	close(toLinz)
 	wg.Wait()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
 	if err == nil {
 		err = replayErr
 	}
@@ -159,15 +183,17 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			Detail: fmt.Sprintf("%s is not enabled: %s. The spec's state: %s.", conformance.Action, conformance.Reason, conformance.State),
 		})
 	}
-	ores := oc.Finish()
-	rep.Order = ores.Stats
-	rep.Violations = append(rep.Violations, ores.Violations...)
-
 	timeout := opts.LinzTimeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	// The ordering check's matching runs beside the linearizability check.
+	var ores order.Result
+	wg.Go(func() { ores = oc.Finish() })
 	lres := lc.Check(timeout)
+	wg.Wait()
+	rep.Order = ores.Stats
+	rep.Violations = append(rep.Violations, ores.Violations...)
 	rep.linz = &lres
 	rep.Linz = lres.Verdict
 	// A partition the ordering check already faulted is not reported twice:
@@ -218,6 +244,18 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	rep.Duration = time.Since(start)
 	return rep, nil
 }
+
+// batch is a run of events on their way to the checks.
+type batch struct {
+	events  [256]tracer.Event
+	lines   [256]int
+	n       int
+	pending atomic.Int32 // checks not done with it yet
+}
+
+// batches is how many batches may be in use at once: enough to keep both
+// checks busy while the trace is read.
+const batches = 8
 
 func firstLine(v checker.Violation) int {
 	if len(v.Lines) == 0 {
