@@ -793,9 +793,13 @@ func (r *Report) traceLine() string {
 		}
 		return "off"
 	}
-	s := fmt.Sprintf("%s events by %s (%s), topic %q, %d partitions; first-ack rule %s, hold-while-retrying %s, max in flight %d, delivery timeout %d ms; broker %s %s (%s)",
-		count(r.Events), h.Writer, h.Client, h.Topic, h.Partitions, rule(h.FirstAck), rule(h.HoldWhileRetrying), h.MaxInFlight, h.DeliveryTimeoutMs,
-		h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
+	rules := fmt.Sprintf("first-ack rule %s, hold-while-retrying %s, max in flight %d, delivery timeout %d ms",
+		rule(h.FirstAck), rule(h.HoldWhileRetrying), h.MaxInFlight, h.DeliveryTimeoutMs)
+	if h.Writer == tracer.ProxyWriter {
+		rules = "traced on the wire: the client's rules unknown, checked by the broker's"
+	}
+	s := fmt.Sprintf("%s events by %s (%s), topic %q, %d partitions; %s; broker %s %s (%s)",
+		count(r.Events), h.Writer, h.Client, h.Topic, h.Partitions, rules, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
 	if len(h.Faults) > 0 {
 		s += "; faults: " + strings.Join(h.Faults, ", ")
 	}

@@ -51,11 +51,14 @@ func (r *Report) Text(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	h := r.Header
 	fmt.Fprintf(bw, "kcheck verify %s: %s\n", r.File, strings.ToUpper(string(r.Verdict)))
-	rule := "off"
-	if h.FirstAck {
-		rule = "on"
+	rule := "first-ack rule off"
+	switch {
+	case h.Writer == tracer.ProxyWriter:
+		rule = "traced on the wire (the client's rules unknown: checked by the broker's)"
+	case h.FirstAck:
+		rule = "first-ack rule on"
 	}
-	fmt.Fprintf(bw, "  trace: %d events by %s (%s), topic %q, %d partitions, first-ack rule %s, broker %s %s (%s)\n",
+	fmt.Fprintf(bw, "  trace: %d events by %s (%s), topic %q, %d partitions, %s, broker %s %s (%s)\n",
 		r.Events, h.Writer, h.Client, h.Topic, h.Partitions, rule, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
 	conf := "follows the spec"
 	if r.Conformance != "" {
