@@ -234,8 +234,8 @@ func (c *Checker) addPID(pid int64) {
 
 // batch returns p's operation for batch id b, or nil.
 func (c *Checker) batch(p *partition, b int64) *opTrace {
-	if r, ok := c.batches.get(b); ok && r.part() == p.num {
-		return p.ops.at(r.i())
+	if r, ok := c.batches.Get(b); ok && r.Part() == p.num {
+		return p.ops.at(r.I())
 	}
 	if i, ok := c.others[batchKey{p.id, b}]; ok {
 		return p.ops.at(i)
@@ -245,8 +245,8 @@ func (c *Checker) batch(p *partition, b int64) *opTrace {
 
 // addBatch records that batch b of p is p's operation i; p has no batch b yet.
 func (c *Checker) addBatch(p *partition, b int64, i int) {
-	if _, ok := c.batches.get(b); !ok {
-		c.batches.put(b, refOf(p.num, i))
+	if _, ok := c.batches.Get(b); !ok {
+		c.batches.Put(b, refOf(p.num, i))
 		return
 	}
 	if c.others == nil {

@@ -226,17 +226,17 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 			rf = refOf(pt.num, next)
 		} else {
 			var ok bool
-			if rf, ok = c.rec.get(lr.ID); !ok {
+			if rf, ok = c.rec.Get(lr.ID); !ok {
 				unknown = append(unknown, k)
 				continue
 			}
 		}
-		if rf.part() != pt.num {
+		if rf.Part() != pt.num {
 			b := c.owner(rf)
 			misplaced[b] = append(misplaced[b], k)
 			continue
 		}
-		r := rf.i()
+		r := rf.I()
 		next = r + 1
 		b := pt.bs.at(int(pt.owner.at(r)))
 		if !c.sentAs(b, lr.PID, lr.Epoch, lr.Seq, r-b.first) {
@@ -573,11 +573,11 @@ func (a *analysis) reorder(s *partScan, pid int64, out []checker.Violation) []ch
 		if log[k].ID < 0 {
 			continue
 		}
-		rf, ok := c.rec.get(log[k].ID)
-		if !ok || rf.part() != pt.num || int(a.pos[rf.i()]) != k {
+		rf, ok := c.rec.Get(log[k].ID)
+		if !ok || rf.Part() != pt.num || int(a.pos[rf.I()]) != k {
 			continue
 		}
-		if r := rf.i(); pt.bs.at(int(pt.owner.at(r))).pid == pid {
+		if r := rf.I(); pt.bs.at(int(pt.owner.at(r))).pid == pid {
 			firsts = append(firsts, r)
 		}
 	}

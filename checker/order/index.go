@@ -1,54 +1,15 @@
 package order
 
-// ref locates a batch or a record: the number of its partition (its index
-// in Checker.byNum) and its index within the partition.
-type ref int64
+import "github.com/kcheck/kcheck/checker/idindex"
 
-func refOf(pnum, i int) ref { return ref(int64(pnum)<<32 | int64(uint32(i))) }
+// ref and index are idindex's: where a batch, a record or an operation is
+// kept, by id.
+type (
+	ref   = idindex.Ref
+	index = idindex.Index
+)
 
-func (r ref) part() int { return int(r >> 32) }
-func (r ref) i() int    { return int(uint32(r)) }
-
-// index maps ids to refs. kcheck numbers records and batches from 1 in
-// the order they are made, so ids are small and dense: they go in a table,
-// which is much faster than a map at millions of entries. An id far beyond
-// the number of entries goes in a map instead, so memory stays proportional
-// to the entries whatever the ids. The table grows a block at a time, so
-// growing it copies nothing.
-type index struct {
-	dense  [][]ref // ref+1 by id, in blocks of indexBlock; 0: none
-	sparse map[int64]ref
-	n      int
-}
-
-const indexBlock = 1 << 12
-
-// get returns the ref of id, and whether it has one.
-func (x *index) get(id int64) (ref, bool) {
-	if id >= 0 && id < int64(len(x.dense))*indexBlock {
-		if r := x.dense[id/indexBlock][id%indexBlock]; r > 0 {
-			return r - 1, true
-		}
-	}
-	r, ok := x.sparse[id]
-	return r, ok
-}
-
-// put sets the ref of id, which has none yet.
-func (x *index) put(id int64, r ref) {
-	x.n++
-	if limit := 2*int64(x.n) + 1024; id >= 0 && (id < int64(len(x.dense))*indexBlock || id < limit) {
-		for id >= int64(len(x.dense))*indexBlock {
-			x.dense = append(x.dense, make([]ref, indexBlock))
-		}
-		x.dense[id/indexBlock][id%indexBlock] = r + 1
-		return
-	}
-	if x.sparse == nil {
-		x.sparse = map[int64]ref{}
-	}
-	x.sparse[id] = r
-}
+func refOf(pnum, i int) ref { return idindex.RefOf(pnum, i) }
 
 // chunk is how many batches a batches chunk holds.
 const chunk = 128

@@ -236,17 +236,17 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 }
 
 func (c *Checker) batch(id int64) *batch {
-	r, ok := c.byID.get(id)
+	r, ok := c.byID.Get(id)
 	if !ok {
 		return nil
 	}
-	return c.byNum[r.part()].bs.at(r.i())
+	return c.byNum[r.Part()].bs.at(r.I())
 }
 
 // owner returns the batch of the record at r.
 func (c *Checker) owner(r ref) *batch {
-	pt := c.byNum[r.part()]
-	return pt.bs.at(int(pt.owner.at(r.i())))
+	pt := c.byNum[r.Part()]
+	return pt.bs.at(int(pt.owner.at(r.I())))
 }
 
 func (c *Checker) sendNew(line int, e *tracer.Event) {
@@ -263,12 +263,12 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 		pt.sendLine = line
 	}
 	bi := pt.bs.n
-	c.byID.put(e.Batch, refOf(pt.num, bi))
+	c.byID.Put(e.Batch, refOf(pt.num, bi))
 	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: pt.ids.n, ackOff: -1,
 		sent0: attempt{ep: e.Epoch, seq: e.Seq, line: line}}
 	var twice []int64
 	for _, id := range e.Records {
-		if _, ok := c.rec.get(id); ok {
+		if _, ok := c.rec.Get(id); ok {
 			// The id stays with the batch that sent it first; this
 			// slot keeps the sequence numbering but is not checked.
 			twice = append(twice, id)
@@ -277,7 +277,7 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 			}
 			pt.reused[pt.ids.n] = true
 		} else {
-			c.rec.put(id, refOf(pt.num, pt.ids.n))
+			c.rec.Put(id, refOf(pt.num, pt.ids.n))
 		}
 		pt.ids.add(id)
 		pt.owner.add(int32(bi))
@@ -287,7 +287,7 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 	c.stats.Batches++
 	c.stats.Records += b.n
 	if len(twice) > 0 {
-		r, _ := c.rec.get(twice[0])
+		r, _ := c.rec.Get(twice[0])
 		first := c.owner(r).sent0.line
 		c.found = append(c.found, checker.Violation{
 			Kind: checker.NonConformance, Partition: e.Partition, ProducerID: e.PID, Epoch: e.Epoch, Seq: e.Seq,
