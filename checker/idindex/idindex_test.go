@@ -20,7 +20,9 @@ func TestIndex(t *testing.T) {
 	if _, ok := x.Get(3); ok {
 		t.Fatal("id 3 was never put")
 	}
-	if len(x.sparse) != 2 {
-		t.Fatalf("%d ids in the map, want the far one and the negative one", len(x.sparse))
+	// With 7 entries the table holds ids below its first block (4096) or
+	// 2*7+1024: 4096, 9000, 1<<40 and -3 go in the map.
+	if len(x.sparse) != 4 || len(x.dense) != 1 {
+		t.Fatalf("%d ids in the map and %d blocks, want 4 and 1", len(x.sparse), len(x.dense))
 	}
 }
