@@ -214,21 +214,22 @@ func (c *conn) readResponses() {
 				}
 			}
 		}
-		// The answer is traced once the client has it: an answer that
-		// cannot be written is lost with the connection (its Disconnect).
+		// The answer is traced before the client can have it, so the trace
+		// holds every answer the client read (and, when the connection is
+		// cut as it is written, one it may not have).
+		if !c.answer(ex, events) {
+			return
+		}
 		buf = appendFrame(buf[:0], frame)
 		if _, err := c.cc.Write(buf); err != nil {
 			c.close()
 			return
 		}
-		if !c.answer(ex, events) {
-			return
-		}
 	}
 }
 
-// answer emits the events of a response the client was sent, unless the
-// connection is already cut (then its Disconnect says it all).
+// answer emits the events of a response about to be written to the client,
+// unless the connection is already cut (then its Disconnect says it all).
 func (c *conn) answer(ex *exchange, events []tracer.Event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
