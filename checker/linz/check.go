@@ -276,7 +276,7 @@ func (c *Checker) plan(p *partition) *partRun {
 	bounds := append(slices.Clone(from[1:]), int64(len(log))) // per segment, its end
 	return &partRun{p: p, segFrom: from, segTo: bounds, size: t.n + 2*len(from) - 1,
 		linearized: certify(p, c.end, at, seg, appenders, from, bounds),
-		trace:      *t, texts: c.texts, end: c.end, at: at, seg: seg}
+		trace:      *t, texts: c.texts.All(), end: c.end, at: at, seg: seg}
 }
 
 // build makes the history plan planned, once.

@@ -3,6 +3,7 @@ package linz
 import (
 	"fmt"
 
+	"github.com/kcheck/kcheck/checker/intern"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -34,8 +35,7 @@ type Checker struct {
 	// lies in the read-back the slow way.
 	sent   idSet
 	shared bool
-	texts  []string // the causes operations name, by text (0: "")
-	textOf map[string]text
+	texts  intern.Table // the causes operations name
 	// checked: a Result of Check may still read the operations as they
 	// were, so the next Add copies them before it changes one.
 	checked bool
@@ -129,33 +129,13 @@ func (l *chunks[T]) clone() chunks[T] {
 }
 
 // text is a string an operation names: its index in Checker.texts.
-type text int32
+type text = intern.ID
 
 // text returns the text for s.
-func (c *Checker) text(s string) text {
-	if s == "" {
-		return 0
-	}
-	t, ok := c.textOf[s]
-	if !ok {
-		if c.textOf == nil {
-			c.textOf = map[string]text{}
-			c.texts = []string{""}
-		}
-		t = text(len(c.texts))
-		c.texts = append(c.texts, s)
-		c.textOf[s] = t
-	}
-	return t
-}
+func (c *Checker) text(s string) text { return c.texts.ID(s) }
 
 // str returns the string t stands for.
-func (c *Checker) str(t text) string {
-	if t == 0 {
-		return ""
-	}
-	return c.texts[t]
-}
+func (c *Checker) str(t text) string { return c.texts.String(t) }
 
 // settle records the operation's outcome.
 func (o *opTrace) settle(line int, t int64, out outcome, cause text) {

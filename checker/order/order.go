@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/intern"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -110,33 +111,13 @@ func (c *Checker) attempt(b *batch, i int) attempt {
 func (c *Checker) cur(b *batch) attempt { return c.attempt(b, b.more) }
 
 // text is a string a batch names: its index in Checker.texts, 0 for "".
-type text int32
+type text = intern.ID
 
 // text returns the text for s.
-func (c *Checker) text(s string) text {
-	if s == "" {
-		return 0
-	}
-	t, ok := c.textOf[s]
-	if !ok {
-		if c.textOf == nil {
-			c.textOf = map[string]text{}
-			c.texts = []string{""}
-		}
-		t = text(len(c.texts))
-		c.texts = append(c.texts, s)
-		c.textOf[s] = t
-	}
-	return t
-}
+func (c *Checker) text(s string) text { return c.texts.ID(s) }
 
 // str returns the string t stands for.
-func (c *Checker) str(t text) string {
-	if t == 0 {
-		return ""
-	}
-	return c.texts[t]
-}
+func (c *Checker) str(t text) string { return c.texts.String(t) }
 
 // part is one partition: the batches sent to it, their records and its
 // read-back. Keeping them by partition keeps Finish's passes over one
@@ -167,9 +148,8 @@ type Checker struct {
 	lastT int64 // the time of the last event before the read-back: the end of the run
 	done  bool
 
-	more   map[int64][]attempt // batch id -> its attempts after sent0
-	texts  []string            // a batch's strings, by text
-	textOf map[string]text
+	more  map[int64][]attempt // batch id -> its attempts after sent0
+	texts intern.Table        // a batch's strings
 }
 
 // New returns a Checker for a trace with header h.
