@@ -216,36 +216,6 @@ func kgoVersion() string {
 	return "unknown"
 }
 
-// javaRandom is java.util.Random, so that this driver draws the same letters
-// and keys as the Java driver's new Random(1).
-type javaRandom struct{ seed int64 }
-
-const (
-	jrMult = 0x5DEECE66D
-	jrMask = 1<<48 - 1
-)
-
-func newJavaRandom(seed int64) *javaRandom { return &javaRandom{(seed ^ jrMult) & jrMask} }
-
-func (r *javaRandom) next(bits uint) int32 {
-	r.seed = (r.seed*jrMult + 0xB) & jrMask
-	return int32(r.seed >> (48 - bits))
-}
-
-func (r *javaRandom) nextInt(bound int32) int32 {
-	rv := r.next(31)
-	m := bound - 1
-	if bound&m == 0 {
-		return int32((int64(bound) * int64(rv)) >> 31)
-	}
-	for u := rv; ; u = r.next(31) {
-		rv = u % bound
-		if u-rv+m >= 0 { // int32 overflow, as in Java
-			return rv
-		}
-	}
-}
-
 // recordNumber returns n from a value that starts "rec=<n>;", or -1.
 func recordNumber(v []byte) int64 {
 	if len(v) < len(prefix)+2 || !bytes.HasPrefix(v, []byte(prefix)) {
@@ -334,10 +304,10 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		return nil, setupf("starting the producer: %v", err)
 	}
 
-	rng := newJavaRandom(1)
+	rng := loadgen.NewJavaRandom(1)
 	letters := make([]byte, cfg.valueBytes)
 	for i := range letters {
-		letters[i] = byte('a' + rng.nextInt(26)) // compressible, like text
+		letters[i] = byte('a' + rng.NextInt(26)) // compressible, like text
 	}
 	keyOf := make([]int32, cfg.records)
 	acked := make([]bool, cfg.records)
@@ -356,7 +326,7 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		keyOf[n] = -1
 		var key []byte
 		if cfg.keys > 0 {
-			keyOf[n] = rng.nextInt(int32(cfg.keys))
+			keyOf[n] = rng.NextInt(int32(cfg.keys))
 			key = []byte("key-" + strconv.Itoa(int(keyOf[n])))
 		}
 		value := slices.Clone(letters)

@@ -8,31 +8,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/kafka"
 )
 
-// TestJavaRandom checks javaRandom against values printed by Java's
-// new java.util.Random(1): the letters' String.hashCode, then a hash of 3,000
+// TestJavaRandom checks loadgen.JavaRandom, which this driver draws with,
+// against values printed by Java's new java.util.Random(1): the letters' String.hashCode, then a hash of 3,000
 // nextInt(1024) draws (the seed's keys), then five draws of a bound that is no
 // power of two.
 func TestJavaRandom(t *testing.T) {
-	r := newJavaRandom(1)
+	r := loadgen.NewJavaRandom(1)
 	var h int32
 	for range 10240 {
-		h = 31*h + ('a' + r.nextInt(26))
+		h = 31*h + ('a' + r.NextInt(26))
 	}
 	if h != -272447338 {
 		t.Errorf("letters hash %d, want -272447338", h)
 	}
 	var s int64
 	for range 3000 {
-		s = s*31 + int64(r.nextInt(1024))
+		s = s*31 + int64(r.NextInt(1024))
 	}
 	if s != -4138879308510851376 {
 		t.Errorf("keys hash %d, want -4138879308510851376", s)
 	}
 	for i, want := range []int32{775073953, 96911320, 206625761, 506627155, 720236926} {
-		if got := r.nextInt(1000000007); got != want {
+		if got := r.NextInt(1000000007); got != want {
 			t.Errorf("draw %d: %d, want %d", i, got, want)
 		}
 	}
