@@ -13,9 +13,9 @@ import (
 )
 
 // TestJavaRandom checks loadgen.JavaRandom, which this driver draws with,
-// against values printed by Java's new java.util.Random(1): the letters' String.hashCode, then a hash of 3,000
-// nextInt(1024) draws (the seed's keys), then five draws of a bound that is no
-// power of two.
+// against values printed by Java's new java.util.Random(1): the letters'
+// String.hashCode, then a hash of 3,000 nextInt(1024) draws (the seed's
+// keys), then five draws of a bound that is no power of two.
 func TestJavaRandom(t *testing.T) {
 	r := loadgen.NewJavaRandom(1)
 	var h int32
