@@ -17,9 +17,10 @@ import (
 const EventVar = "event"
 
 // WriteTrace writes trace readably, one row per step: the state number, the
-// action and the value of EventVar, followed by the other variables whose
-// value changed since the previous state, one a line. Each line starts with
-// indent. The state a lasso goes back to is marked with a "*".
+// action and the value of EventVar, followed by what changed since the
+// previous state, one a line: the first state's variables whole, then only
+// the parts of a variable that changed, such as batch[p1][2].st = "acked"
+// (see diff). Each line starts with indent. The state a lasso goes back to is marked with a "*".
 func WriteTrace(w io.Writer, trace []Step, indent string) error {
 	loop := make(map[int]bool)
 	for _, s := range trace {
@@ -72,9 +73,12 @@ func WriteTrace(w io.Writer, trace []Step, indent string) error {
 		for _, v := range vars {
 			if v.Name == EventVar {
 				event = "  " + flatten(v.Value)
-			} else if old, ok := lookup(prev, v.Name); !ok || old != v.Value {
-				val := layout(v.Value, len(varIndent)+len(v.Name)+3, lineWidth)
-				changes = append(changes, v.Name+" = "+indentValue(val, len(varIndent)+len(v.Name)+3))
+			} else if old, ok := lookup(prev, v.Name); !ok {
+				changes = append(changes, assignment(v.Name, v.Value, len(varIndent)))
+			} else {
+				for _, c := range diff(old, v.Value) {
+					changes = append(changes, assignment(v.Name+c.path, c.value, len(varIndent)))
+				}
 			}
 		}
 		prev = vars
@@ -93,6 +97,13 @@ func WriteTrace(w io.Writer, trace []Step, indent string) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// assignment writes "lhs = value", value laid out for a line that starts in
+// column col.
+func assignment(lhs, value string, col int) string {
+	n := col + len(lhs) + 3
+	return lhs + " = " + indentValue(layout(value, n, lineWidth), n)
 }
 
 // lineWidth is the width WriteTrace lays values out for (see layout). The
@@ -198,9 +209,12 @@ func WriteSummary(w io.Writer, reports []Report) error {
 		return err
 	}
 	var err error
-	if bad == 0 {
+	switch {
+	case bad == 0 && len(reports) == 1:
+		_, err = fmt.Fprintln(w, "the configuration concluded as expected")
+	case bad == 0:
 		_, err = fmt.Fprintf(w, "all %d configurations concluded as expected\n", len(reports))
-	} else {
+	default:
 		_, err = fmt.Fprintf(w, "%d of %d configurations did not conclude as expected\n", bad, len(reports))
 	}
 	return err

