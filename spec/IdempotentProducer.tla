@@ -55,8 +55,9 @@ ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
 
 \* Error names are Kafka's (org.apache.kafka.common.protocol.Errors).  The
-\* configurations inject NOT_LEADER_OR_FOLLOWER and NOT_ENOUGH_REPLICAS before the
-\* append, REQUEST_TIMED_OUT after it; trace validation injects what the trace shows.
+\* configurations inject NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS and
+\* REQUEST_TIMED_OUT before the append, REQUEST_TIMED_OUT and NOT_LEADER_OR_FOLLOWER
+\* after it; trace validation injects what the trace shows.
 \* Fatal are the errors a produce can get that the client does not retry.
 Fatal == {"INVALID_PRODUCER_EPOCH", "INVALID_RECORD", "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE",
           "INVALID_REQUIRED_ACKS", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_SERVER_ERROR"}
@@ -360,7 +361,10 @@ HandleProduce(c) ==
 
 \* Fault: the produce fails before the append.  NOT_LEADER_OR_FOLLOWER comes from
 \* Partition.appendRecordsToLeader when the broker is not (or no longer) the leader;
-\* NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, checked before the append.
+\* NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, checked before the append;
+\* REQUEST_TIMED_OUT stands for a request that timed out before the broker appended it
+\* (the answer a proxy in front of a stalled broker gives: kcheck proxy's
+\* timeout-before-append).
 RejectBeforeAppend(c) ==
     /\ faults < MaxFaults
     /\ reqs[c] # <<>>
