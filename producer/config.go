@@ -3,6 +3,7 @@ package producer
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kcheck/kcheck/tracer"
@@ -29,6 +30,7 @@ type cfg struct {
 	maxBuffered     int
 	trace           tracer.Sink
 	dialTimeout     time.Duration
+	maxEpoch        int16 // the highest epoch before a new producer id; tests lower it
 }
 
 func defaults() cfg {
@@ -44,6 +46,7 @@ func defaults() cfg {
 		retryBackoff:    100 * time.Millisecond,
 		maxBuffered:     10000,
 		dialTimeout:     10 * time.Second,
+		maxEpoch:        math.MaxInt16,
 	}
 }
 

@@ -21,4 +21,10 @@
 // responses, retries, delivery timeouts and epoch bumps. It looks only at the
 // partitions something happened to (a batch opened or sealed, an answer, a
 // deadline), not at every partition on every wake-up.
+//
+// Epoch bumps are producer-wide, as in Java: each bump takes the next epoch.
+// When a bump is needed at epoch 32767, the producer takes a new producer id
+// instead (resetIdempotentProducerId): it drains nothing new until no
+// request is outstanding and only the partitions waiting for the bump hold
+// batches, asks InitProducerId again, and renumbers those from 0.
 package producer

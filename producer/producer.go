@@ -42,8 +42,11 @@ type Producer struct {
 	meta  atomic.Pointer[snapshot]
 	mloop *metadataLoop
 
-	pid   int64
-	epoch int16 // owned by the sender after New
+	pid   int64 // the current producer id and epoch, owned by the sender after New
+	epoch int16
+
+	startPID   int64 // the producer id and epoch New got, for ProducerID
+	startEpoch int16
 
 	gate     *gate // MaxBufferedRecords; Flush waits on it
 	flushing atomic.Int32
@@ -113,6 +116,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 	if err := p.initProducerID(ctx); err != nil {
 		return nil, err
 	}
+	p.startPID, p.startEpoch = p.pid, p.epoch
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
@@ -197,7 +201,11 @@ func (p *Producer) initProducerID(ctx context.Context) error {
 }
 
 // ProducerID returns the producer id and the epoch it started with.
-func (p *Producer) ProducerID() (int64, int16) { return p.pid, p.epoch }
+func (p *Producer) ProducerID() (int64, int16) { return p.startPID, p.startEpoch }
+
+// current returns the producer id and epoch new sequences belong to; only
+// the sender may call it.
+func (p *Producer) current() idEpoch { return idEpoch{p.pid, p.epoch} }
 
 func (p *Producer) wakeSender() {
 	select {

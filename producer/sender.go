@@ -86,6 +86,12 @@ type sender struct {
 	spare     []*partition
 	nodes     []int32
 	nodeParts []*partition
+
+	// renew: a partition needs an epoch bump but the epoch is at its
+	// maximum, so the producer needs a new id (renewID); no new batch is
+	// drained meanwhile. renewAfter is when to try again after a failure.
+	renew      bool
+	renewAfter time.Time
 }
 
 func newSender(p *Producer) *sender {
@@ -102,6 +108,14 @@ func (s *sender) run(ctx context.Context) {
 		s.processInbox(now)
 		s.freeSlots() // before the step: producers refill while it sends
 		next := s.step(now)
+		if s.renew && s.quiet() {
+			if !now.Before(s.renewAfter) {
+				s.renewID(ctx, now)
+				next = now // step again at once, under the new id
+			} else if next.IsZero() || s.renewAfter.Before(next) {
+				next = s.renewAfter
+			}
+		}
 		s.freeSlots()
 		wait := time.Hour
 		if !next.IsZero() {
@@ -210,6 +224,9 @@ func (s *sender) step(now time.Time) time.Time {
 	if !s.nextScan.IsZero() && !now.Before(s.nextScan) {
 		full = true
 	}
+	if s.renew {
+		full = true // quiet looks at every partition
+	}
 	s.takeTouched()
 	if full {
 		s.nextScan = time.Time{}
@@ -230,9 +247,13 @@ func (s *sender) step(now time.Time) time.Time {
 			s.emit(&tracer.Event{Kind: tracer.ResolveSequences, Partition: part.id, Bumped: bumped})
 		}
 		if st.bumpReq && !st.outstanding() {
+			if p.epoch == p.cfg.maxEpoch {
+				s.renew = true // no higher epoch: a new producer id first
+				continue
+			}
 			p.epoch++
 			p.stats.bumps.Add(1)
-			st.bump(p.epoch)
+			st.bump(idEpoch{p.pid, p.epoch})
 			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
 		}
 	}
@@ -337,7 +358,7 @@ func (s *sender) partDeadlines(part *partition, now time.Time, flushing, full bo
 	if r != nil && !st.bumpReq && r.retryAt.After(now) {
 		s.scanBy(r.retryAt)
 	}
-	lingering := !hasRetry && !flushing && st.drainable(p.epoch, p.cfg.rules)
+	lingering := !hasRetry && !flushing && !s.renew && st.drainable(p.current(), p.cfg.rules)
 	part.mu.Lock()
 	defer part.mu.Unlock()
 	// Batches never sent that reached the delivery timeout fail here.
@@ -376,6 +397,48 @@ func (s *sender) expireRetries(part *partition, now time.Time) {
 		i--
 		st.unresolved = true
 		s.failRecords(b, ErrDeliveryTimeout)
+	}
+}
+
+// quiet reports whether the producer may take a new id: no request is
+// outstanding, and only the partitions waiting for an epoch bump hold
+// batches (the others finished theirs under the old id).
+func (s *sender) quiet() bool {
+	for _, part := range s.parts {
+		st := &part.seq
+		if st.outstanding() || (!st.bumpReq && (st.unresolved || len(st.inflight) > 0)) {
+			return false
+		}
+	}
+	return true
+}
+
+// renewID gets a new producer id when a partition needs an epoch bump and
+// the epoch is at its maximum (TransactionManager.bumpIdempotentProducerEpoch
+// at Short.MAX_VALUE calls resetIdempotentProducerId). The partitions waiting
+// for the bump are renumbered from 0 under the new id; the others move to it
+// at their next batch, as after a bump. If InitProducerId fails, it is tried
+// again after the retry backoff; the waiting batches meanwhile meet their
+// delivery timeout as usual.
+func (s *sender) renewID(ctx context.Context, now time.Time) {
+	p := s.p
+	ictx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
+	err := p.initProducerID(ictx)
+	cancel()
+	if err != nil {
+		s.renewAfter = now.Add(p.cfg.retryBackoff)
+		return
+	}
+	s.renew, s.renewAfter = false, time.Time{}
+	p.stats.renewals.Add(1)
+	s.enc.pid = p.pid
+	id := p.current()
+	for _, part := range s.parts {
+		if st := &part.seq; st.bumpReq {
+			p.stats.bumps.Add(1)
+			st.bump(id)
+			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
+		}
 	}
 }
 
@@ -485,7 +548,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 		}
 		return r, false
 	}
-	if !st.drainable(p.epoch, p.cfg.rules) {
+	if s.renew || !st.drainable(p.current(), p.cfg.rules) {
 		return nil, false
 	}
 	part.mu.Lock()
@@ -509,7 +572,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 			return nil, false
 		}
 	}
-	st.canDrainNew(p.epoch, p.cfg.rules) // resets the sequence in a new epoch
+	st.canDrainNew(p.current(), p.cfg.rules) // resets the sequence in a new epoch
 	st.assign(b)
 	return b, true
 }

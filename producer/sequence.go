@@ -55,7 +55,8 @@ func (b *batch) lastSeq() int32 { return NextSequence(b.seq, b.n()-1) }
 // keeps in inflightBatchesBySequence (sent or waiting for a retry), in
 // sequence order. It is owned by the sender goroutine.
 type seqState struct {
-	epoch      int16 // the epoch this partition's sequences belong to
+	pid        int64 // the producer id and epoch this partition's sequences belong to
+	epoch      int16
 	next       int32
 	lastAcked  int32 // -1: nothing acknowledged in epoch
 	bumpReq    bool
@@ -100,15 +101,25 @@ func (s *seqState) nextRetry() (b *batch, hasRetry bool) {
 	return nil, hasRetry
 }
 
+// idEpoch is a producer id and epoch (Java's ProducerIdAndEpoch).
+type idEpoch struct {
+	pid   int64
+	epoch int16
+}
+
+// current reports whether the partition's sequences belong to id.
+func (s *seqState) current(id idEpoch) bool { return s.pid == id.pid && s.epoch == id.epoch }
+
 // canDrainNew reports whether a new batch may get a sequence now, given the
-// producer's current epoch; it resets the partition to sequence 0 in a new
-// epoch once the partition is idle (maybeUpdateProducerIdAndEpoch, KAFKA-12152).
-func (s *seqState) canDrainNew(producerEpoch int16, r rules) bool {
-	if !s.drainable(producerEpoch, r) {
+// producer's current id and epoch; it resets the partition to sequence 0 in
+// a new epoch or under a new producer id once the partition is idle
+// (maybeUpdateProducerIdAndEpoch, KAFKA-12152).
+func (s *seqState) canDrainNew(id idEpoch, r rules) bool {
+	if !s.drainable(id, r) {
 		return false
 	}
-	if s.epoch != producerEpoch {
-		s.epoch, s.next, s.lastAcked = producerEpoch, 0, -1
+	if !s.current(id) {
+		s.pid, s.epoch, s.next, s.lastAcked = id.pid, id.epoch, 0, -1
 	}
 	return true
 }
@@ -121,11 +132,11 @@ type rules struct {
 
 // drainable reports, without changing anything, whether a new batch may get
 // a sequence now.
-func (s *seqState) drainable(producerEpoch int16, r rules) bool {
+func (s *seqState) drainable(id idEpoch, r rules) bool {
 	if s.bumpReq || s.unresolved {
 		return false
 	}
-	if s.epoch != producerEpoch {
+	if !s.current(id) {
 		return len(s.inflight) == 0
 	}
 	// The first-ack rule (KAFKA-14359): the first batch of the epoch is in
@@ -213,15 +224,15 @@ func (s *seqState) onError(b *batch, code int16, logStart int64, retriable bool)
 	return vFail
 }
 
-// bump renumbers the partition's in-flight batches from 0 in the new epoch
-// (TransactionManager.bumpIdempotentProducerEpoch, startSequencesAtBeginning);
-// their next send encodes the new numbers. The caller has checked that none
-// of them is in an outstanding request.
-func (s *seqState) bump(epoch int16) {
-	s.epoch, s.next, s.lastAcked = epoch, 0, -1
+// bump renumbers the partition's in-flight batches from 0 in the new epoch,
+// or under a new producer id (TransactionManager.bumpIdempotentProducerEpoch,
+// startSequencesAtBeginning); their next send encodes the new numbers. The
+// caller has checked that none of them is in an outstanding request.
+func (s *seqState) bump(id idEpoch) {
+	s.pid, s.epoch, s.next, s.lastAcked = id.pid, id.epoch, 0, -1
 	s.bumpReq, s.unresolved = false, false
 	for _, b := range s.inflight {
-		b.seq, b.epoch, b.reset = s.next, epoch, true
+		b.seq, b.epoch, b.reset = s.next, id.epoch, true
 		s.next = NextSequence(s.next, b.n())
 	}
 }

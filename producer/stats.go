@@ -9,12 +9,13 @@ type Stats struct {
 	Retries           int64 // batches sent again
 	OutOfOrderAnswers int64 // OUT_OF_ORDER_SEQUENCE_NUMBER answers (the KAFKA-14359 stall shows here)
 	Bumps             int64 // KIP-360 epoch bumps
+	NewProducerIDs    int64 // new producer ids taken because the epoch could go no higher
 	Disconnects       int64
 	Steps             int64 // times the sender woke up and looked for work
 }
 
 type stats struct {
-	requests, batches, retries, ooo, bumps, disconnects, steps atomic.Int64
+	requests, batches, retries, ooo, bumps, renewals, disconnects, steps atomic.Int64
 }
 
 // Stats returns the producer's counters so far.
@@ -22,7 +23,8 @@ func (p *Producer) Stats() Stats {
 	s := &p.stats
 	return Stats{
 		Requests: s.requests.Load(), Batches: s.batches.Load(), Retries: s.retries.Load(),
-		OutOfOrderAnswers: s.ooo.Load(), Bumps: s.bumps.Load(), Disconnects: s.disconnects.Load(),
-		Steps: s.steps.Load(),
+		OutOfOrderAnswers: s.ooo.Load(), Bumps: s.bumps.Load(), NewProducerIDs: s.renewals.Load(),
+		Disconnects: s.disconnects.Load(),
+		Steps:       s.steps.Load(),
 	}
 }

@@ -105,6 +105,7 @@ type pending struct {
 
 // partition is the spec's per-partition state.
 type partition struct {
+	pid        int64 // with pEpoch: the producer id and epoch its sequences belong to
 	pEpoch     int16
 	nextSeq    int32
 	lastAcked  int32 // -1: none in pEpoch
@@ -261,7 +262,7 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 			return nil
 		}
 		if m.started {
-			return &Error{Line: line, Action: "Init", Reason: "a second InitProducerId (a new producer id is not modelled)"}
+			return m.renew(line, e)
 		}
 		m.started, m.pid, m.epoch = true, e.PID, e.Epoch
 		return nil
@@ -329,11 +330,11 @@ func (m *Machine) sendNew(line int, e *tracer.Event) error {
 		return m.fail(line, act, e.Partition, "an epoch bump is pending for the partition")
 	case pt.unresolved:
 		return m.fail(line, act, e.Partition, "the partition has an unresolved sequence")
-	case pt.pEpoch != m.epoch && len(pt.inflight) > 0:
-		return m.fail(line, act, e.Partition, "the partition still has batches in flight from epoch %d", pt.pEpoch)
+	case !m.current(pt) && len(pt.inflight) > 0:
+		return m.fail(line, act, e.Partition, "the partition still has batches in flight from producer id %d epoch %d", pt.pid, pt.pEpoch)
 	}
 	seq, acked := pt.nextSeq, pt.lastAcked
-	if pt.pEpoch != m.epoch {
+	if !m.current(pt) {
 		seq, acked = 0, -1
 	}
 	if m.h.FirstAck && acked == -1 && len(pt.inflight) > 0 {
@@ -348,7 +349,7 @@ func (m *Machine) sendNew(line int, e *tracer.Event) error {
 	if e.N < 1 || int(e.N) != len(e.Records) {
 		return m.fail(line, act, e.Partition, "batch of n=%d with %d record ids", e.N, len(e.Records))
 	}
-	pt.pEpoch, pt.lastAcked = m.epoch, acked
+	pt.pid, pt.pEpoch, pt.lastAcked = m.pid, m.epoch, acked
 	pt.nextSeq = nextSeq(seq, e.N)
 	b := &batch{id: e.Batch, seq: seq, n: e.N, ep: m.epoch}
 	pt.inflight = append(pt.inflight, b)
@@ -479,7 +480,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 			next = append(next, out)
 		}
 	}
-	for _, br := range m.expand(pt, b) {
+	for _, br := range m.expand(pt) {
 		out, ok, why := m.answer(br, b, fault, e)
 		if !ok {
 			reasons = append(reasons, why)
@@ -509,11 +510,12 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 	return nil
 }
 
-// expand returns the broker states possible just before b's attempt is
-// handled: for each uncertain batch sent before b, it may have been appended.
+// expand returns the broker states possible just before the next attempt on
+// the partition is handled: each uncertain batch sent before it may have
+// been appended.
 // Requests on one connection are handled in order, so what was handled is a
 // prefix of the uncertain batches.
-func (m *Machine) expand(pt *partition, b *batch) []broker {
+func (m *Machine) expand(pt *partition) []broker {
 	if len(pt.uncertain) == 0 {
 		return pt.brokers
 	}
@@ -683,15 +685,21 @@ func OwnBrokerError(err string) bool {
 func (m *Machine) bump(line int, e *tracer.Event) error {
 	const act = "Bump"
 	pt := m.part(e.Partition)
+	// The first bump under a new producer id (see renew) moves the partition
+	// to the id's own epoch; any other goes one epoch up.
+	want := m.epoch + 1
+	if pt.pid != m.pid {
+		want = m.epoch
+	}
 	switch {
 	case !pt.bumpReq:
 		return m.fail(line, act, e.Partition, "no epoch bump was requested for the partition")
 	case pt.outstanding():
 		return m.fail(line, act, e.Partition, "the partition still has a request outstanding")
-	case e.Epoch != m.epoch+1:
-		return m.fail(line, act, e.Partition, "bumped to epoch %d, want %d", e.Epoch, m.epoch+1)
+	case e.Epoch != want:
+		return m.fail(line, act, e.Partition, "bumped to epoch %d, want %d", e.Epoch, want)
 	}
-	m.epoch = e.Epoch
+	m.epoch, pt.pid = e.Epoch, m.pid
 	slices.SortFunc(pt.inflight, func(a, b *batch) int { return int(a.seq) - int(b.seq) })
 	var seq int32
 	for _, b := range pt.inflight {
@@ -701,6 +709,52 @@ func (m *Machine) bump(line int, e *tracer.Event) error {
 	pt.pEpoch, pt.nextSeq, pt.lastAcked = m.epoch, seq, -1
 	pt.bumpReq, pt.unresolved = false, false
 	return nil
+}
+
+// current reports whether pt's sequences belong to the producer's current
+// id and epoch.
+func (m *Machine) current(pt *partition) bool { return pt.pid == m.pid && pt.pEpoch == m.epoch }
+
+// renew is a second InitProducerId from kcheck's producer: a new producer id,
+// taken when a partition needs an epoch bump and the epoch can go no higher
+// (Java's resetIdempotentProducerId). The spec has one producer id; renew
+// holds the new one to what keeps it safe: nothing outstanding, and every
+// partition that still holds batches waiting for its bump, so that no batch
+// of the old id is sent again under the new one unless renumbered by that
+// bump (which then follows, as Bump events). The broker has no state for
+// the new id.
+func (m *Machine) renew(line int, e *tracer.Event) error {
+	const act = "InitProducerId"
+	for p, pt := range m.parts {
+		switch {
+		case pt.outstanding():
+			return m.fail(line, act, p, "a new producer id while a request of the partition is outstanding")
+		case pt.bumpReq:
+		case len(pt.inflight) > 0:
+			return m.fail(line, act, p, "a new producer id while the partition has batches in flight under the old one and no bump pending")
+		case pt.unresolved:
+			return m.fail(line, act, p, "a new producer id while the partition has an unresolved sequence")
+		}
+	}
+	m.newProducerID(e)
+	return nil
+}
+
+// newProducerID takes e's producer id and epoch as the producer's: the
+// broker has no state for a new id on any partition. What uncertain attempts
+// of the old id may have appended is kept in the logs' lengths.
+func (m *Machine) newProducerID(e *tracer.Event) {
+	m.pid, m.epoch, m.maxSentEpoch = e.PID, e.Epoch, e.Epoch
+	for _, pt := range m.parts {
+		var next []broker
+		for _, br := range m.expand(pt) {
+			nb := broker{noState: true, logLen: br.logLen}
+			if !slices.ContainsFunc(next, nb.equal) {
+				next = append(next, nb)
+			}
+		}
+		pt.brokers = next
+	}
 }
 
 // expireBatch is the spec's ExpireBatch(p).

@@ -24,12 +24,9 @@ func (m *Machine) wireInit(e *tracer.Event) {
 		m.epoch = max(m.epoch, e.Epoch)
 		return
 	}
-	m.pid, m.epoch = e.PID, e.Epoch
+	m.newProducerID(e)
 	for _, pt := range m.parts {
-		for i := range pt.brokers {
-			pt.brokers[i] = broker{noState: true, logLen: pt.brokers[i].logLen}
-		}
-		pt.inflight, pt.uncertain, pt.faults = nil, nil, nil
+		pt.inflight, pt.faults = nil, nil
 	}
 	clear(m.outstanding)
 }

@@ -78,6 +78,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 
 	// First pass: batch numbers, leaders, epochs and sequences per epoch.
 	var baseEpoch int16
+	inits := 0
 	index := map[int64]int{}     // batch id -> number within its partition
 	count := map[int32]int{}     // batches per partition
 	conn := map[int32]int32{}    // partition -> node
@@ -86,6 +87,9 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	for i, e := range evs {
 		switch e.Kind {
 		case tracer.InitProducerID:
+			if inits++; inits > 1 {
+				return nil, unsupported(i, "a new producer id (the spec models one)")
+			}
 			baseEpoch = e.Epoch
 		case tracer.SendNew, tracer.Resend:
 			if e.Kind == tracer.SendNew {
