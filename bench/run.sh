@@ -13,10 +13,12 @@
 # and bench/results.json. Builds into bin/ (and drivers/java/target); starts
 # and stops its own broker; never part of make test.
 #
-#   bench/run.sh [--quick] [--only PHASE,...] [--note TEXT]
+#   bench/run.sh [--quick] [--only PHASE,...] [--pin] [--note TEXT]
 #
-# PHASE: throughput, delay, enqueue, checker, tlc (default: all). --note adds a
-# line about the machine to RESULTS.md (e.g. that it was shared).
+# PHASE: throughput, delay, enqueue, checker, tlc (default: all). --pin runs
+# the broker on the last CPU and the throughput clients on the others
+# (taskset), so that they do not take turns on a core. --note adds a line
+# about the machine to RESULTS.md (e.g. that it was shared).
 # Needs Go, Java 17+, Maven (Kafka, the Java client and TLC come from Maven
 # Central) and Python 3 with venv (librdkafka from PyPI). Exit status: 0 every
 # measurement ran; 1 some failed (RESULTS.md lists them); 2 bad usage, a
@@ -28,6 +30,7 @@ usage() {
   sed -n 's/^#   bench/bench/p' "$0"
   echo "  --quick      fewer repeats, smaller sizes, the same code (make bench-quick)"
   echo "  --only LIST  only these phases: throughput,delay,enqueue,checker,tlc"
+  echo "  --pin        the broker on a CPU of its own, the throughput clients on the others"
   echo "  --note TEXT  a note on the machine for RESULTS.md"
 }
 die() { echo "bench: $*" >&2; exit 2; }
@@ -36,6 +39,7 @@ args=()
 while [ $# -gt 0 ]; do
   case $1 in
   --quick) args+=(--quick) ;;
+  --pin) args+=(--pin) ;;
   --only | --note)
     [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
     args+=("$1" "$2")

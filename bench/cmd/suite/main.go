@@ -119,6 +119,7 @@ func main() {
 	only := fs.String("only", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ","))
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
+	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
 	fs.StringVar(&pa.Out, "out", "bench", "where RESULTS.md, results.json and the plots go")
@@ -183,6 +184,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := &suite{p: modes[mode], path: pa, res: &results{Mode: mode, Started: time.Now(), Note: *note, Errors: map[string][]string{}}}
+	if *pin {
+		cpus, err := pinning()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "suite: --pin:", err)
+			os.Exit(2)
+		}
+		s.res.Pin = cpus
+	}
 	s.res.Params = s.p
 	s.res.Machine = machineInfo(pa)
 	for _, ph := range phaseNames {
@@ -193,7 +202,7 @@ func main() {
 
 	if phases["throughput"] || phases["delay"] {
 		s.mark("start Kafka " + pa.KafkaVersion)
-		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond)
+		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
 		if err != nil {
 			for _, ph := range []string{"throughput", "delay"} {
 				if phases[ph] {
@@ -279,6 +288,7 @@ type results struct {
 	Loads        []loadMark
 	Errors       map[string][]string
 	Restarts     []string // why and when the broker was restarted
+	Pin          *pinned  // --pin: the CPUs of the broker and of the clients
 
 	Throughput []tpRun
 	Delay      []delayRun

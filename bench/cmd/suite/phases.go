@@ -82,6 +82,7 @@ func (s *suite) throughput(ctx context.Context) {
 				if err == nil {
 					argv := append(s.clientArgv(c, s.b.addr), "--topic", topic, "--warmup-topic", warm,
 						"--records", strconv.Itoa(s.p.TPRecords), "--warmup", strconv.Itoa(s.p.TPWarmup))
+					argv = taskset(s.res.clientCPUs(), argv)
 					run.Result, err = s.runClient(ctx, argv)
 				}
 				if err != nil {

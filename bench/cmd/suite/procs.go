@@ -104,8 +104,9 @@ type broker struct {
 
 // startBroker starts kcheck kafka --version v and waits for its address.
 // The node has a second listener, DELAYED, advertised at a delay proxy that
-// holds what clients send for delay.
-func startBroker(ctx context.Context, kcheck, version string, delay time.Duration) (*broker, error) {
+// holds what clients send for delay. With cpus (a taskset CPU list) the node
+// runs on those CPUs only.
+func startBroker(ctx context.Context, kcheck, version string, delay time.Duration, cpus string) (*broker, error) {
 	// Three free ports (client, controller, delayed listener) and the delay
 	// proxy's, all held open at once so that none is handed out twice.
 	var held []net.Listener
@@ -144,7 +145,7 @@ func startBroker(ctx context.Context, kcheck, version string, delay time.Duratio
 	b.logf = logf
 	// Not tied to ctx: stop sends SIGTERM so that it stops its node and
 	// removes its data.
-	b.cmd = exec.Command(kcheck, "kafka", "--version", version, "--dir", dir+"/kafka", "--heap", "1g",
+	argv := taskset(cpus, []string{kcheck, "kafka", "--version", version, "--dir", dir + "/kafka", "--heap", "1g",
 		"--port", strconv.Itoa(ports[0]), "--controller-port", strconv.Itoa(ports[1]),
 		"--set", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d,DELAYED://127.0.0.1:%d", ports[0], ports[1], ports[2]),
 		"--set", fmt.Sprintf("advertised.listeners=PLAINTEXT://127.0.0.1:%d,DELAYED://%s", ports[0], b.delayed),
@@ -154,7 +155,8 @@ func startBroker(ctx context.Context, kcheck, version string, delay time.Duratio
 		"--set", "broker.session.timeout.ms=60000",
 		// Delete a deleted topic's files at once, between measurements,
 		// rather than a minute later under another client's measurement.
-		"--set", "file.delete.delay.ms=0")
+		"--set", "file.delete.delay.ms=0"})
+	b.cmd = exec.Command(argv[0], argv[1:]...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		logf.Close()
@@ -281,7 +283,7 @@ func (s *suite) topics(ctx context.Context, ts ...topicSpec) error {
 	s.logf("restarting Kafka: %s", why)
 	s.res.Restarts = append(s.res.Restarts, why)
 	s.b.stop()
-	b, rerr := startBroker(ctx, s.path.Kcheck, s.path.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond)
+	b, rerr := startBroker(ctx, s.path.Kcheck, s.path.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
 	if rerr != nil {
 		return fmt.Errorf("%w; restarting Kafka: %v", err, rerr)
 	}

@@ -256,7 +256,12 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 		}
 	}
 	w("\nClient CPU is the client process's own CPU time (every thread: Java's JIT and GC, librdkafka's threads and Python) over the timed part, per record: less sensitive than records/s to other work on the machine, since it counts only the time the client ran. ")
-	w("The broker ran on the same cores.\n\nRatios, per repeat (ours ÷ peer; records/s above 1: ours is faster; latency and CPU below 1: ours is lower):\n\n")
+	if pin := s.res.Pin; pin != nil {
+		w("Pinned (`--pin`, taskset): the broker ran on CPU %s for the whole run, each client on CPU %s: they did not take turns on a core, and a client had that much CPU and no more.\n\nRatios, per repeat", pin.Broker, pin.Clients)
+	} else {
+		w("The broker ran on the same cores (not pinned; `bench/run.sh --pin` puts it on a core of its own).\n\nRatios, per repeat")
+	}
+	w(" (ours ÷ peer; records/s above 1: ours is faster; latency and CPU below 1: ours is lower):\n\n")
 	w("| partitions | measure | ours (rule on) ÷ Java | ÷ kgo | ÷ librdkafka | rule on ÷ rule off |\n|---|---|---|---|---|---|\n")
 	goalPeer, havePeer, spreadPeer := true, false, true
 	goalRule, haveRule, spreadRule := true, false, true
