@@ -25,6 +25,7 @@ func commands() []*cli.Command {
 		tlcCommand(),
 		kafkaCommand(),
 		proxyCommand(),
+		readbackCommand(),
 	}
 }
 

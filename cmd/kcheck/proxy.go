@@ -59,7 +59,7 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for fault choices"},
-			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it)"},
+			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it; kcheck readback adds it later)"},
 		},
 		Action: doProxy,
 	}

@@ -151,6 +151,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp's 0600 is for secrets
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }
 
