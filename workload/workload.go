@@ -61,7 +61,7 @@ type Summary struct {
 	LostAcked           int // of Lost, those the broker had acknowledged
 	Duplicated          int // found more than once
 	OutOfOrder          int // found after a record produced later to the same partition
-	Stalls              int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
+	OutOfOrderAnswers   int // OUT_OF_ORDER_SEQUENCE_NUMBER answers the producer got (a stall is when they go on until the delivery timeout)
 	FirstErrors         []string
 	Duration            time.Duration
 	TraceEvents         int64
@@ -347,7 +347,7 @@ func summarise(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partit
 			}
 		}
 	}
-	sum.Stalls = int(p.Stats().OutOfOrderAnswers)
+	sum.OutOfOrderAnswers = int(p.Stats().OutOfOrderAnswers)
 }
 
 // CreateTopic creates topic with n partitions on the controller and waits

@@ -63,7 +63,7 @@ func TestRuleOffLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Lost == 0 || sum.Stalls == 0 || !sum.Anomalies() {
+	if sum.Lost == 0 || sum.OutOfOrderAnswers == 0 || !sum.Anomalies() {
 		t.Fatalf("rule off: expected a loss after OUT_OF_ORDER_SEQUENCE_NUMBER stalls: %+v", sum)
 	}
 	_, kinds := readTrace(t, cfg.TracePath)

@@ -165,7 +165,8 @@ func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 	}
 	fmt.Fprintf(w, "kcheck run: %s\n", verdict)
 	fmt.Fprintf(w, "  sent %d, acknowledged %d, failed %d, read back %d\n", s.Sent, s.Acked, s.Failed, s.ReadBack)
-	fmt.Fprintf(w, "  lost %d (%d of them acknowledged), duplicated %d, out of order %d, stalls (OUT_OF_ORDER_SEQUENCE_NUMBER answers) %d\n", s.Lost, s.LostAcked, s.Duplicated, s.OutOfOrder, s.Stalls)
+	fmt.Fprintf(w, "  lost %d (%d of them acknowledged), duplicated %d, out of order %d\n", s.Lost, s.LostAcked, s.Duplicated, s.OutOfOrder)
+	fmt.Fprintf(w, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers %d (kcheck verify tells which were retried into a stall)\n", s.OutOfOrderAnswers)
 	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
 	for _, e := range s.FirstErrors {
 		fmt.Fprintf(w, "  error: %s\n", e)
