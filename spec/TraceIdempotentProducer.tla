@@ -71,8 +71,11 @@ Logged ==
 \* A broker step the trace does not show: an unfaulted produce being handled.
 \* It is taken only when the next line needs it (lazily): a Receive on c with
 \* no response waiting, a fault on c whose attempt is not at the head of c's
-\* requests, or a Disconnect of c (the broker may have handled any prefix of
-\* c's requests before the connection went).  Handling later rather than
+\* requests, or a Disconnect of c whose line says anyHandled (the broker may
+\* have handled any prefix of c's requests before the connection went; the
+\* translator says FALSE, nothing handled, when every batch lost is next
+\* answered with success and nothing else happens to its partition first:
+\* then no prefix explains more than the empty one).  Handling later rather than
 \* earlier changes nothing the spec can observe: the broker handles each
 \* connection's requests in order whenever it does, the client's rules never
 \* look at the broker, and ExpireProducerState needs an idle partition.
@@ -81,7 +84,7 @@ NeedsHandling(c) ==
     /\ Ev.ev \in {"Receive", "RejectBeforeAppend", "AppendThenFail", "Disconnect"}
     /\ Ev.c = c
     /\ CASE Ev.ev = "Receive" -> resps[c] = <<>>
-         [] Ev.ev = "Disconnect" -> TRUE
+         [] Ev.ev = "Disconnect" -> Ev.anyHandled
          [] OTHER -> reqs[c] # <<>> /\ (Head(reqs[c]).p # Ev.p \/ Head(reqs[c]).ep # Ev.ep
                                             \/ Head(reqs[c]).seq # Ev.seq)
 

@@ -131,19 +131,70 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	pending := map[int32]int{} // connection -> batches outstanding, for MaxInFlight
 	maxPending := 1
 	outstanding := map[int64]int32{}
+	partOf := map[int64]int32{}
 	lastErr := map[int64]string{}       // a batch's last answer
 	faulted := map[key]map[int32]bool{} // attempts (partition, epoch, seq) a Fault line explains
 	realBroker := h.Broker.Kind != "kfake"
 	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
 	str := strconv.Quote
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// A Disconnect leaves the broker free to have handled any prefix of the
+	// connection's outstanding requests, and TLC keeps every such prefix
+	// alive until the batches are answered again: with many partitions on
+	// one connection, the states multiply. Which prefix it was matters to
+	// the spec only through later answers: as long as every batch lost with
+	// the connection is next answered NONE, and no other answer on its
+	// partition comes first, "nothing was handled" explains the trace
+	// whenever any prefix does (a resend of a handled batch is a duplicate
+	// answered NONE; of an unhandled one, appended and answered NONE). So
+	// the Disconnect line says anyHandled |-> FALSE and TLC takes that one
+	// prefix; on any other answer, a fault, an expiry or a bump first, it
+	// says TRUE and TLC tries them all, as before.
+	type lost struct {
+		entry int                // the Disconnect's index in log
+		left  map[int64]struct{} // lost batches not yet answered NONE
+		parts map[int32]bool
+	}
+	var open []*lost
+	// settle applies an event on partition p to the open Disconnects that
+	// lost a batch of p: batch b answered NONE (success) is one fewer left;
+	// anything else makes the Disconnect's prefix matter.
+	settle := func(p int32, b int64, success bool) {
+		kept := open[:0]
+		for _, d := range open {
+			if !d.parts[p] {
+				kept = append(kept, d)
+				continue
+			}
+			if _, isLost := d.left[b]; !success || !isLost {
+				log[d.entry].fields[len(log[d.entry].fields)-1] = "anyHandled |-> TRUE"
+				continue
+			}
+			delete(d.left, b)
+			if len(d.left) > 0 {
+				kept = append(kept, d)
+			}
+		}
+		open = kept
+	}
 	for i, e := range evs {
 		var f []string
+		switch e.Kind {
+		case tracer.Receive:
+			settle(e.Partition, e.Batch, e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER")
+		case tracer.Bump, tracer.ExpireBatch, tracer.Fail, tracer.ResolveSequences:
+			settle(e.Partition, -1, false)
+		case tracer.Fault:
+			if e.Partition >= 0 {
+				settle(e.Partition, -1, false)
+			}
+		}
 		switch e.Kind {
 		case tracer.SendNew, tracer.Resend:
 			f = []string{"ev |-> " + str(string(e.Kind)), "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch])),
 				"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq)))}
 			outstanding[e.Batch] = e.Node
+			partOf[e.Batch] = e.Partition
 			pending[e.Node]++
 			maxPending = max(maxPending, pending[e.Node])
 		case tracer.Receive:
@@ -185,14 +236,20 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		case tracer.ResolveSequences:
 			f = []string{`ev |-> "ResolveSequences"`, "p |-> " + num(int64(e.Partition)), "bump |-> " + strings.ToUpper(strconv.FormatBool(e.Bumped))}
 		case tracer.Disconnect:
+			d := &lost{entry: len(log), left: map[int64]struct{}{}, parts: map[int32]bool{}}
 			for b, node := range outstanding {
 				if node == e.Node {
 					pending[node]--
 					delete(outstanding, b)
+					d.left[b] = struct{}{}
+					d.parts[partOf[b]] = true
 				}
 			}
+			if len(d.left) > 0 {
+				open = append(open, d)
+			}
 			disconnects++
-			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.Node))}
+			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.Node)), "anyHandled |-> FALSE"}
 		case tracer.Fault:
 			switch e.Fault {
 			case "RejectBeforeAppend", "AppendThenFail":

@@ -3,6 +3,7 @@ package tv
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,5 +40,23 @@ func TestRealTracesAccepted(t *testing.T) {
 			}
 			t.Logf("%s: %d TraceLog lines, %d states, %v", name, len(m.Lines), v.States, v.Duration)
 		})
+	}
+}
+
+// A Disconnect whose lost batches are next answered with success lets TLC
+// take the one prefix "nothing handled"; one followed by another answer on
+// a lost batch's partition lets it try every prefix.
+func TestDisconnectPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		fixture string
+		want    string
+	}{
+		{"ok-disconnect-retry.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> FALSE]`},
+		{"bad-nonmonotonic-send.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> TRUE]`}, // answered OUT_OF_ORDER_SEQUENCE_NUMBER
+	} {
+		m := translate(t, filepath.Join("..", "..", "traces", "fixtures", tc.fixture))
+		if !strings.Contains(m.Data, tc.want) {
+			t.Errorf("%s: TraceData has no %s:\n%s", tc.fixture, tc.want, m.Data)
+		}
 	}
 }
