@@ -49,7 +49,8 @@ CONSTANTS
     MaxFaults,           \* bound on injected produce faults and disconnects
     DeliveryTimeout,     \* TRUE: delivery.timeout.ms may fail a batch waiting to be retried
     StateExpiry,         \* TRUE: the broker may expire the producer's state (producer.id.expiration.ms)
-    MaxExpiries          \* bound on producer-state expiries
+    MaxExpiries,         \* bound on producer-state expiries
+    AppResends           \* TRUE: the application produces a batch failed by OUT_OF_ORDER_SEQUENCE_NUMBER again
 
 ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
@@ -430,11 +431,27 @@ ExpireProducerState(p) ==
     /\ event' = [act |-> "ExpireProducerState", p |-> p]
     /\ UNCHANGED <<client, reqs, resps, log, faults>>
 
+\* Not a Kafka rule but the application's answer to a failed send: told that a
+\* batch failed after OUT_OF_ORDER_SEQUENCE_NUMBER answers, it produces the same
+\* records again (what an application that must not lose data does with the
+\* exception its callback gets).  The batch goes back to the partition's buffer
+\* with no sequence, and is drained as a new batch.  If the broker had in fact
+\* written it (the false failure of KAFKA-18905), it is now written twice.
+\* Only when the constant AppResends is TRUE.
+ResendByApp(p) ==
+    /\ AppResends
+    /\ \E b \in Batches :
+        /\ batch[p][b].st = "failed" /\ batch[p][b].ooo
+        /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
+                                             retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
+        /\ event' = [act |-> "ResendByApp", p |-> p, b |-> b]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, reqs, resps, broker, faults, expiries>>
+
 -----------------------------------------------------------------------------
 Next ==
     \/ \E p \in Partitions :
         \/ SendNew(p) \/ Resend(p) \/ Bump(p) \/ ExpireBatch(p) \/ ResolveSequences(p)
-        \/ ExpireProducerState(p)
+        \/ ExpireProducerState(p) \/ ResendByApp(p)
     \/ \E c \in Conns :
         \/ Receive(c) \/ HandleProduce(c)
         \/ RejectBeforeAppend(c) \/ AppendThenFail(c) \/ Disconnect(c)

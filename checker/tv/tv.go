@@ -343,6 +343,7 @@ CONSTANTS
     DeliveryTimeout = %s
     StateExpiry = %s
     MaxExpiries = %d
+    AppResends = FALSE
 CONSTRAINT TraceFurthest
 `, numBatches, maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
 		set(errsBefore), set(errsAfter), tf(disconnects > 0), faults+disconnects,
