@@ -113,6 +113,7 @@ type partition struct {
 	unresolved bool
 	inflight   []*batch // sent or retry, the spec's InFlight(p)
 	brokers    []broker // every broker state still possible
+	spare      []broker // handle's buffer for the next brokers, swapped with brokers
 	faults     []pending
 	// uncertain are batches whose last attempt was outstanding when its
 	// connection was lost: the broker may have handled it or not.
@@ -472,7 +473,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 	// A batch outstanding when its connection was lost, or an earlier
 	// uncertain batch of the partition, may have been handled before this
 	// attempt: each possibility is a broker state.
-	next := make([]broker, 0, 1)
+	next := pt.spare[:0]
 	var reasons []string
 	add := func(out broker) {
 		// Candidates are few (one, or a handful after a lost connection).
@@ -506,7 +507,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 		return m.fail(line, action, e.Partition, "the broker answered batch %d (epoch %d seq %d) with %s offset %d, but %s",
 			b.id, b.ep, b.seq, e.Err, e.Offset, strings.Join(reasons, "; or "))
 	}
-	pt.brokers = next
+	pt.brokers, pt.spare = next, pt.brokers[:0]
 	return nil
 }
 
