@@ -108,7 +108,7 @@ func assignment(lhs, value string, col int) string {
 
 // lineWidth is the width WriteTrace lays values out for (see layout). The
 // event is always printed on one line.
-const lineWidth = 120
+const lineWidth = 140
 
 // indentValue indents the continuation lines of a multi-line value, which TLC
 // lays out as if it started in column 0, by n spaces.
