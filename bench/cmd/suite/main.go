@@ -289,6 +289,7 @@ type results struct {
 	Errors       map[string][]string
 	Restarts     []string // why and when the broker was restarted
 	Pin          *pinned  // --pin: the CPUs of the broker and of the clients
+	BrokerWarmup []string // the untimed runs before the first throughput measurement
 
 	Throughput []tpRun
 	Delay      []delayRun

@@ -256,6 +256,9 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 		}
 	}
 	w("\nClient CPU is the client process's own CPU time (every thread: Java's JIT and GC, librdkafka's threads and Python) over the timed part, per record: less sensitive than records/s to other work on the machine, since it counts only the time the client ran. ")
+	if len(s.res.BrokerWarmup) > 0 {
+		w("Before the first measurement the broker was warmed up with one untimed run of ours per partition count (%s): a broker just started made whichever client went first 2-3x slower. ", strings.Join(s.res.BrokerWarmup, "; "))
+	}
 	if pin := s.res.Pin; pin != nil {
 		w("Pinned (`--pin`, taskset): the broker ran on CPU %s for the whole run, each client on CPU %s: they did not take turns on a core, and a client had that much CPU and no more.\n\nRatios, per repeat", pin.Broker, pin.Clients)
 	} else {
