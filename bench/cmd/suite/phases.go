@@ -76,25 +76,15 @@ func (s *suite) throughput(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				topic := fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r)
-				warm := topic + "-warm"
 				run := tpRun{Client: c, Partitions: parts, Repeat: r}
-				err := s.topics(ctx, topicSpec{topic, parts}, topicSpec{warm, 1})
-				if err == nil {
-					argv := append(s.clientArgv(c, s.b.addr), "--topic", topic, "--warmup-topic", warm,
-						"--records", strconv.Itoa(s.p.TPRecords), "--warmup", strconv.Itoa(s.p.TPWarmup))
-					argv = taskset(s.res.clientCPUs(), argv)
-					run.Result, err = s.runClient(ctx, argv)
-				}
+				var err error
+				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts)
 				if err != nil {
 					run.Err = err.Error()
 					s.fail("throughput", fmt.Errorf("%s, %d partitions, repeat %d: %w", c, parts, r+1, err))
 				} else {
 					s.logf("throughput %s p=%d r=%d: %.0f records/s, p50 %.1f ms, p99 %.1f ms", c, parts, r+1,
 						run.Result.RecordsPerS, run.Result.LatencyMs.P50, run.Result.LatencyMs.P99)
-				}
-				if err := s.b.deleteTopics(ctx, topic, warm); err != nil {
-					s.logf("throughput: deleting %s: %v", topic, err)
 				}
 				s.res.Throughput = append(s.res.Throughput, run)
 			}
@@ -108,15 +98,7 @@ func (s *suite) throughput(ctx context.Context) {
 // (session 2's results.json, at 1 partition, for every client).
 func (s *suite) warmBroker(ctx context.Context) {
 	for _, parts := range s.p.TPPartitions {
-		topic := fmt.Sprintf("bench-warm-broker-p%d", parts)
-		warm := topic + "-warm"
-		err := s.topics(ctx, topicSpec{topic, parts}, topicSpec{warm, 1})
-		var res *loadgen.Result
-		if err == nil {
-			argv := append(s.clientArgv("ours-on", s.b.addr), "--topic", topic, "--warmup-topic", warm,
-				"--records", strconv.Itoa(s.p.TPRecords), "--warmup", strconv.Itoa(s.p.TPWarmup))
-			res, err = s.runClient(ctx, taskset(s.res.clientCPUs(), argv))
-		}
+		res, err := s.measureOnce(ctx, "ours-on", fmt.Sprintf("bench-warm-broker-p%d", parts), parts)
 		line := fmt.Sprintf("%d partitions: ", parts)
 		if err != nil {
 			line += "failed: " + err.Error()
@@ -125,10 +107,24 @@ func (s *suite) warmBroker(ctx context.Context) {
 		}
 		s.logf("throughput: warming the broker up, %s", line)
 		s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
+	}
+}
+
+// measureOnce runs client's throughput mode once on a fresh topic of parts
+// partitions (and a 1-partition warm-up topic), deleting both afterwards.
+func (s *suite) measureOnce(ctx context.Context, client, topic string, parts int) (*loadgen.Result, error) {
+	warm := topic + "-warm"
+	defer func() {
 		if err := s.b.deleteTopics(ctx, topic, warm); err != nil {
 			s.logf("throughput: deleting %s: %v", topic, err)
 		}
+	}()
+	if err := s.topics(ctx, topicSpec{topic, parts}, topicSpec{warm, 1}); err != nil {
+		return nil, err
 	}
+	argv := append(s.clientArgv(client, s.b.addr), "--topic", topic, "--warmup-topic", warm,
+		"--records", strconv.Itoa(s.p.TPRecords), "--warmup", strconv.Itoa(s.p.TPWarmup))
+	return s.runClient(ctx, taskset(s.res.clientCPUs(), argv))
 }
 
 // delayRun is one run through an added delay.
