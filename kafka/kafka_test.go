@@ -17,7 +17,7 @@ import (
 
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/kafka"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/wire"
 	"github.com/kcheck/kcheck/workload"
 )
@@ -118,7 +118,7 @@ func TestWorkload(t *testing.T) {
 			trace := filepath.Join(t.TempDir(), "run.jsonl")
 			sum, err := workload.Run(context.Background(), workload.Config{
 				Brokers: c.Addrs(), BrokerVersion: version, Topic: "kcheck-kafka-test", Partitions: 8, Records: 2000,
-				ValueBytes: 100, Keys: 1024, Codec: producer.CodecNone, FirstAck: true, HoldWhileRetrying: true,
+				ValueBytes: 100, Keys: 1024, Codec: recordbatch.CodecNone, FirstAck: true, HoldWhileRetrying: true,
 				MaxInFlight: 5, Linger: 5 * time.Millisecond, BatchBytes: 16 << 10,
 				DeliveryTimeout: 10 * time.Second, RequestTimeout: 5 * time.Second, Seed: 1, TracePath: trace,
 			})

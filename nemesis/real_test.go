@@ -17,7 +17,7 @@ import (
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/nemesis"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/proxy"
 	"github.com/kcheck/kcheck/workload"
@@ -89,7 +89,7 @@ func TestRealFaults(t *testing.T) {
 			trace := filepath.Join(dir, "run.jsonl")
 			sum, err := workload.Run(ctx, workload.Config{
 				Brokers: brokers, BrokerVersion: version, Topic: topic, Partitions: 16, Records: 30000,
-				ValueBytes: 1024, Keys: 1024, Codec: producer.CodecLZ4, FirstAck: true, HoldWhileRetrying: true,
+				ValueBytes: 1024, Keys: 1024, Codec: recordbatch.CodecLZ4, FirstAck: true, HoldWhileRetrying: true,
 				MaxInFlight: 5, Linger: 5 * time.Millisecond, BatchBytes: 16 << 10,
 				DeliveryTimeout: 60 * time.Second, RequestTimeout: 5 * time.Second, Seed: uint64(i + 1), TracePath: trace,
 			})

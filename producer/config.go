@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -22,7 +23,7 @@ type cfg struct {
 	maxInFlight     int
 	linger          time.Duration
 	batchBytes      int
-	codec           Codec
+	codec           recordbatch.Codec
 	rules           rules
 	deliveryTimeout time.Duration
 	requestTimeout  time.Duration
@@ -39,7 +40,7 @@ func defaults() cfg {
 		maxInFlight:     5,
 		linger:          5 * time.Millisecond,
 		batchBytes:      16 << 10,
-		codec:           CodecNone,
+		codec:           recordbatch.CodecNone,
 		rules:           rules{firstAck: true, hold: true},
 		deliveryTimeout: 120 * time.Second,
 		requestTimeout:  30 * time.Second,
@@ -73,7 +74,7 @@ func Linger(d time.Duration) Opt { return optFunc(func(c *cfg) { c.linger = d })
 func BatchBytes(n int) Opt { return optFunc(func(c *cfg) { c.batchBytes = n }) }
 
 // Compression sets the codec for record batches (compression.type), default none.
-func Compression(codec Codec) Opt { return optFunc(func(c *cfg) { c.codec = codec }) }
+func Compression(codec recordbatch.Codec) Opt { return optFunc(func(c *cfg) { c.codec = codec }) }
 
 // FirstAckRule turns the KAFKA-14359 first-ack rule on (the default) or off.
 // On, a partition whose first batch of the current producer epoch is in flight
@@ -132,7 +133,7 @@ func (c *cfg) validate() error {
 	if c.batchBytes < 1 {
 		errs = append(errs, fmt.Errorf("BatchBytes: %d must be positive", c.batchBytes))
 	}
-	if !c.codec.valid() {
+	if !c.codec.Valid() {
 		errs = append(errs, fmt.Errorf("Compression: unknown codec %d", c.codec))
 	}
 	if c.requestTimeout <= 0 || c.retryBackoff < 0 || c.dialTimeout <= 0 {

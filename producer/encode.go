@@ -3,9 +3,9 @@ package producer
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"strconv"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,7 +27,7 @@ func idHeaderSize(id int64) int {
 			digits++
 		}
 	}
-	return varintLen(int64(len(IDHeader))) + len(IDHeader) + varintLen(int64(digits)) + digits
+	return recordbatch.VarintLen(int64(len(recordbatch.IDHeader))) + len(recordbatch.IDHeader) + recordbatch.VarintLen(int64(digits)) + digits
 }
 
 // messageBodySize is the encoded size of m as the record at offsetDelta
@@ -36,23 +36,23 @@ func idHeaderSize(id int64) int {
 // building the record.
 func messageBodySize(m *Message, tsDelta int64, offsetDelta int32, traced bool, id int64) int {
 	nh := len(m.Headers)
-	n := 1 + varintLen(tsDelta) + varintLen(int64(offsetDelta)) + bytesLen(m.Key) + bytesLen(m.Value)
+	n := 1 + recordbatch.VarintLen(tsDelta) + recordbatch.VarintLen(int64(offsetDelta)) + recordbatch.BytesLen(m.Key) + recordbatch.BytesLen(m.Value)
 	for i := range m.Headers {
 		h := &m.Headers[i]
-		n += varintLen(int64(len(h.Key))) + len(h.Key) + bytesLen(h.Value)
+		n += recordbatch.VarintLen(int64(len(h.Key))) + len(h.Key) + recordbatch.BytesLen(h.Value)
 	}
 	if traced {
 		nh++
 		n += idHeaderSize(id)
 	}
-	return n + varintLen(int64(nh))
+	return n + recordbatch.VarintLen(int64(nh))
 }
 
 // encoder encodes batches for the sender; it is owned by the sender
 // goroutine (produce requests are written from it).
 type encoder struct {
 	pid    int64
-	codec  Codec
+	codec  recordbatch.Codec
 	traced bool
 	sizes  []int  // body size of each record of the batch being encoded
 	idBuf  []byte // a record's kcheck-id while it is encoded
@@ -72,7 +72,7 @@ func (e *encoder) measure(b *batch) int {
 		}
 		n := messageBodySize(m, m.Timestamp.UnixMilli()-b.baseTs, int32(i), e.traced, id)
 		e.sizes = append(e.sizes, n)
-		total += varintLen(int64(n)) + n
+		total += recordbatch.VarintLen(int64(n)) + n
 	}
 	return total
 }
@@ -101,8 +101,8 @@ func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
 		}
 		if e.traced {
 			e.idBuf = strconv.AppendInt(e.idBuf[:0], b.ids[i], 10)
-			dst = binary.AppendVarint(dst, int64(len(IDHeader)))
-			dst = append(dst, IDHeader...)
+			dst = binary.AppendVarint(dst, int64(len(recordbatch.IDHeader)))
+			dst = append(dst, recordbatch.IDHeader...)
 			dst = appendVarintBytes(dst, e.idBuf)
 		}
 	}
@@ -125,10 +125,10 @@ func (e *encoder) compress(b *batch, bufs *bufPool) error {
 
 // batchSize returns the size of b encoded, and prepares appendBatch.
 func (e *encoder) batchSize(b *batch) int {
-	if e.codec != CodecNone {
-		return BatchHeaderSize + len(b.payload)
+	if e.codec != recordbatch.CodecNone {
+		return recordbatch.HeaderSize + len(b.payload)
 	}
-	return BatchHeaderSize + e.measure(b)
+	return recordbatch.HeaderSize + e.measure(b)
 }
 
 // appendBatch appends b as a v2 record batch with its current epoch and
@@ -148,14 +148,12 @@ func (e *encoder) appendBatch(dst []byte, b *batch) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, uint16(b.epoch))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(b.seq))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(b.n()))
-	if e.codec != CodecNone {
+	if e.codec != recordbatch.CodecNone {
 		dst = append(dst, b.payload...)
 	} else {
 		dst = e.appendRecords(dst, b)
 	}
-	batch := dst[start:]
-	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-12))
-	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))
+	recordbatch.Seal(dst[start:])
 	return dst
 }
 

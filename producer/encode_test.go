@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -44,19 +45,19 @@ func encodeTestBatch(rng *rand.Rand, part *partition, n int, traced bool) *batch
 }
 
 // builderBatch encodes b with BatchBuilder, the reference encoding.
-func builderBatch(t *testing.T, b *batch, pid int64, codec Codec, traced bool) []byte {
+func builderBatch(t *testing.T, b *batch, pid int64, codec recordbatch.Codec, traced bool) []byte {
 	t.Helper()
-	bb := NewBatchBuilder(BatchParams{ProducerID: pid, ProducerEpoch: b.epoch, BaseSequence: b.seq, Codec: codec, BaseTimestamp: b.baseTs})
-	size := BatchHeaderSize
+	bb := recordbatch.NewBuilder(recordbatch.Params{ProducerID: pid, ProducerEpoch: b.epoch, BaseSequence: b.seq, Codec: codec, BaseTimestamp: b.baseTs})
+	size := recordbatch.HeaderSize
 	for i, r := range b.recs {
-		rec := Record{Key: r.msg.Key, Value: r.msg.Value, Headers: r.msg.Headers, TimestampDelta: r.msg.Timestamp.UnixMilli() - b.baseTs}
+		rec := recordbatch.Record{Key: r.msg.Key, Value: r.msg.Value, Headers: r.msg.Headers, TimestampDelta: r.msg.Timestamp.UnixMilli() - b.baseTs}
 		var id int64
 		if traced {
 			id = b.ids[i]
-			rec.Headers = append(append([]kmsg.Header(nil), rec.Headers...), kmsg.Header{Key: IDHeader, Value: strconv.AppendInt(nil, id, 10)})
+			rec.Headers = append(append([]kmsg.Header(nil), rec.Headers...), kmsg.Header{Key: recordbatch.IDHeader, Value: strconv.AppendInt(nil, id, 10)})
 		}
 		body := messageBodySize(r.msg, rec.TimestampDelta, int32(i), traced, id)
-		size += varintLen(int64(body)) + body
+		size += recordbatch.VarintLen(int64(body)) + body
 		if got := bb.Append(rec); got != size {
 			t.Fatalf("record %d: messageBodySize says the batch is %d bytes, BatchBuilder %d", i, size, got)
 		}
@@ -73,13 +74,13 @@ func builderBatch(t *testing.T, b *batch, pid int64, codec Codec, traced bool) [
 func TestEncoderMatchesBatchBuilder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	part := newPartition("t", 3)
-	for _, codec := range []Codec{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+	for _, codec := range []recordbatch.Codec{recordbatch.CodecNone, recordbatch.CodecGzip, recordbatch.CodecSnappy, recordbatch.CodecLZ4, recordbatch.CodecZstd} {
 		for _, traced := range []bool{false, true} {
 			for _, n := range []int{1, 2, 17, 130} {
 				b := encodeTestBatch(rng, part, n, traced)
 				e := &encoder{pid: 12345, codec: codec, traced: traced}
 				bufs := newBufPool(1024)
-				if codec != CodecNone {
+				if codec != recordbatch.CodecNone {
 					if err := e.compress(b, bufs); err != nil {
 						t.Fatal(err)
 					}
@@ -108,7 +109,7 @@ func TestEncoderMatchesBatchBuilder(t *testing.T) {
 // interleaved (they are grouped by topic, in order of first appearance).
 func TestProduceRequestMatchesKmsg(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	e := &encoder{pid: 7, codec: CodecNone}
+	e := &encoder{pid: 7, codec: recordbatch.CodecNone}
 	a0, b0, a1, a2 := newPartition("a", 0), newPartition("bb", 0), newPartition("a", 1), newPartition("a", 2)
 	var batches []*batch
 	for _, part := range []*partition{a1, b0, a0, a2} {

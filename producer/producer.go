@@ -11,13 +11,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/wire"
 )
-
-// IDHeader is the record header that carries a record's kcheck id when
-// tracing is on, so the read-back can match records to what was sent.
-const IDHeader = "kcheck-id"
 
 // Message is a record to produce. Partition and Offset are set when it is
 // acknowledged. The producer encodes it when its batch is sent: it must not
@@ -108,7 +105,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		mdone: make(chan struct{}),
-		bufs:  newBufPool(c.batchBytes + c.batchBytes/4 + BatchHeaderSize),
+		bufs:  newBufPool(c.batchBytes + c.batchBytes/4 + recordbatch.HeaderSize),
 	}
 	p.meta.Store(&snapshot{brokers: map[int32]string{}, topics: map[string]*topicInfo{}})
 	p.mloop = &metadataLoop{p: p, want: make(chan struct{}, 1), topics: map[string]bool{}, gen: make(chan struct{})}
@@ -257,7 +254,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		// Like the Java producer's batch.size, the limit does not apply to a
 		// batch's first record, which always goes in.
 		body := messageBodySize(m, ms-b.baseTs, int32(len(b.recs)), traced, id)
-		size = varintLen(int64(body)) + body
+		size = recordbatch.VarintLen(int64(body)) + body
 		if b.size+size > p.cfg.batchBytes {
 			part.sealed = append(part.sealed, b)
 			b, wake, touch = nil, true, true
@@ -265,14 +262,14 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	}
 	if b == nil {
 		body := messageBodySize(m, 0, 0, traced, id)
-		size = varintLen(int64(body)) + body
+		size = recordbatch.VarintLen(int64(body)) + body
 		b = &batch{
 			id:      p.nextB.Add(1),
 			part:    part,
 			created: time.Now(),
 			baseTs:  ms,
 			maxTs:   ms,
-			size:    BatchHeaderSize,
+			size:    recordbatch.HeaderSize,
 			seq:     -1,
 			epoch:   -1,
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -94,7 +95,7 @@ func readBack(t *testing.T, c *kfake.Cluster, want int) []*kgo.Record {
 }
 
 func TestProduceReadBack(t *testing.T) {
-	for _, codec := range []Codec{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+	for _, codec := range []recordbatch.Codec{recordbatch.CodecNone, recordbatch.CodecGzip, recordbatch.CodecSnappy, recordbatch.CodecLZ4, recordbatch.CodecZstd} {
 		t.Run(codec.String(), func(t *testing.T) {
 			c := newCluster(t, 8)
 			p := newProducer(t, c, Compression(codec), Linger(time.Millisecond))

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -565,7 +566,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 	if b == nil {
 		return nil, false
 	}
-	if s.enc.codec != CodecNone {
+	if s.enc.codec != recordbatch.CodecNone {
 		if err := s.enc.compress(b, p.bufs); err != nil {
 			err = fmt.Errorf("encode record batch: %w", err)
 			s.failBatch(b, err, "encoding: "+err.Error())

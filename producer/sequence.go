@@ -3,6 +3,7 @@ package producer
 import (
 	"time"
 
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -48,7 +49,7 @@ type batch struct {
 func (b *batch) n() int32 { return int32(len(b.recs)) }
 
 // lastSeq is the sequence of the batch's last record.
-func (b *batch) lastSeq() int32 { return NextSequence(b.seq, b.n()-1) }
+func (b *batch) lastSeq() int32 { return recordbatch.NextSequence(b.seq, b.n()-1) }
 
 // seqState is one partition's sequence state, the client side of the spec:
 // pEpoch, nextSeq, lastAcked, bumpReq and unresolved, plus the batches Java
@@ -161,7 +162,7 @@ func (s *seqState) drainable(id idEpoch, r rules) bool {
 // caller encodes b with it.
 func (s *seqState) assign(b *batch) {
 	b.seq, b.epoch = s.next, s.epoch
-	s.next = NextSequence(s.next, b.n())
+	s.next = recordbatch.NextSequence(s.next, b.n())
 	b.st = stSent
 	s.inflight = append(s.inflight, b)
 }
@@ -205,7 +206,7 @@ func (s *seqState) onError(b *batch, code int16, logStart int64, retriable bool)
 		}
 		return vRetryBump
 	case kerr.OutOfOrderSequenceNumber.Code:
-		isNext := b.seq == NextSequence(s.lastAcked, 1) // lastAcked -1: the next is 0
+		isNext := b.seq == recordbatch.NextSequence(s.lastAcked, 1) // lastAcked -1: the next is 0
 		if !s.unresolved && (b.reset || !isNext) {
 			// Not the next batch: assume an earlier one fills the gap and
 			// retry without a bump. This is the KAFKA-14359 loop.
@@ -233,7 +234,7 @@ func (s *seqState) bump(id idEpoch) {
 	s.bumpReq, s.unresolved = false, false
 	for _, b := range s.inflight {
 		b.seq, b.epoch, b.reset = s.next, id.epoch, true
-		s.next = NextSequence(s.next, b.n())
+		s.next = recordbatch.NextSequence(s.next, b.n())
 	}
 }
 
@@ -242,7 +243,7 @@ func (s *seqState) bump(id idEpoch) {
 // through, else an epoch bump. It reports whether it requested a bump.
 func (s *seqState) resolve() bool {
 	s.unresolved = false
-	if s.next == NextSequence(s.lastAcked, 1) {
+	if s.next == recordbatch.NextSequence(s.lastAcked, 1) {
 		return false
 	}
 	s.bumpReq = true

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/readback"
 	"github.com/kcheck/kcheck/wire"
@@ -39,7 +40,7 @@ type Config struct {
 	Records           int
 	ValueBytes        int
 	Keys              int // distinct keys, spread with the Java client's partitioner
-	Codec             producer.Codec
+	Codec             recordbatch.Codec
 	FirstAck          bool
 	HoldWhileRetrying bool // kcheck's rule: no new sequence while a retried batch is unacknowledged
 	MaxInFlight       int

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/fault"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 )
 
 func config(t *testing.T, firstAck bool) Config {
 	return Config{
 		KfakeVersion: "4.1", Topic: "t", Partitions: 8, Records: 600, ValueBytes: 100, Keys: 64,
-		Codec: producer.CodecGzip, FirstAck: firstAck, HoldWhileRetrying: true, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
+		Codec: recordbatch.CodecGzip, FirstAck: firstAck, HoldWhileRetrying: true, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
 		DeliveryTimeout: time.Second, RequestTimeout: 500 * time.Millisecond,
 		Faults:    []fault.Fault{{Kind: fault.SeedRace, Count: -1, Delay: 50 * time.Millisecond}},
 		Seed:      1,

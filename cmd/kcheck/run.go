@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kcheck/kcheck/fault"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -86,7 +86,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Args().Present() {
 		return workload.Config{}, usageErrorf("run takes no arguments, got %q", c.Args().First())
 	}
-	codec, err := producer.ParseCodec(c.String("compression"))
+	codec, err := recordbatch.ParseCodec(c.String("compression"))
 	if err != nil {
 		return workload.Config{}, usageErrorf("--compression: %v", err)
 	}

@@ -6,9 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/fault"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
-	"github.com/kcheck/kcheck/tracer/readback"
 )
 
 // produceTrace is what the proxy did with one produce request's batches.
@@ -113,7 +112,7 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 		}
 		kept := t.Partitions[:0:0]
 		for _, tp := range t.Partitions {
-			batches, err := producer.DecodeBatches(tp.Records)
+			batches, err := recordbatch.Decode(tp.Records)
 			if err != nil || len(batches) == 0 {
 				p.cfg.Logf("proxy: %s[%d]: undecodable batch passed through: %v", name, tp.Partition, err)
 				kept = append(kept, tp)
@@ -205,10 +204,10 @@ func (p *Proxy) emitAllLocked(events []tracer.Event) {
 }
 
 // traceBatchLocked emits the SendNew or Resend of one batch attempt.
-func (p *Proxy) traceBatchLocked(topic string, part int32, b *producer.DecodedBatch, node, req int32, events *[]tracer.Event) tracedBatch {
+func (p *Proxy) traceBatchLocked(topic string, part int32, b *recordbatch.Batch, node, req int32, events *[]tracer.Event) tracedBatch {
 	ids := make([]int64, len(b.Records))
 	for i, r := range b.Records {
-		ids[i] = readback.RecordID(r.Headers)
+		ids[i] = recordbatch.RecordID(r.Headers)
 	}
 	// A batch is known by its first record's kcheck id, which stays the same
 	// across retries and epoch bumps; without ids, by its producer, epoch

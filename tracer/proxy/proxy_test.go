@@ -14,7 +14,7 @@ import (
 
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/fault"
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/proxy"
 	"github.com/kcheck/kcheck/workload"
@@ -59,7 +59,7 @@ func throughBoth(t *testing.T, rules bool, faults []fault.Fault, seed int64, del
 	defer p.Close()
 	sum, err := workload.Run(ctx, workload.Config{
 		Brokers: []string{p.Addr()}, BrokerVersion: "4.1.0", Topic: "t", Partitions: 8, Records: 800, ValueBytes: 100, Keys: 64,
-		Codec: producer.CodecGzip, FirstAck: rules, HoldWhileRetrying: rules, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
+		Codec: recordbatch.CodecGzip, FirstAck: rules, HoldWhileRetrying: rules, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
 		DeliveryTimeout: deliveryTimeout, RequestTimeout: time.Second, Seed: uint64(seed),
 		// The producer's own trace too: with it on, records carry kcheck ids.
 		TracePath: own,

@@ -9,13 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -139,7 +138,7 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 			return nil, fmt.Errorf("readback: fetching %s[%d] at %d: %w", topic, p, offset, err)
 		}
 		hwm = fp.HighWatermark
-		batches, err := producer.DecodeBatches(fp.RecordBatches)
+		batches, err := recordbatch.Decode(fp.RecordBatches)
 		if err != nil {
 			return nil, fmt.Errorf("readback: %s[%d] at %d: %w", topic, p, offset, err)
 		}
@@ -149,7 +148,7 @@ func partition(ctx context.Context, c *wire.Conn, topic string, p int32) ([]trac
 				if r.Offset < offset {
 					continue // a batch can start before the offset asked for
 				}
-				log = append(log, tracer.LogRecord{Offset: r.Offset, PID: r.ProducerID, Epoch: r.ProducerEpoch, Seq: r.Sequence, ID: RecordID(r.Headers)})
+				log = append(log, tracer.LogRecord{Offset: r.Offset, PID: r.ProducerID, Epoch: r.ProducerEpoch, Seq: r.Sequence, ID: recordbatch.RecordID(r.Headers)})
 				offset = r.Offset + 1
 			}
 			if b.Control() {
@@ -177,17 +176,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// RecordID returns the value of a record's kcheck-id header, or -1 when it
-// has none.
-func RecordID(hs []kmsg.Header) int64 {
-	for _, h := range hs {
-		if h.Key == producer.IDHeader {
-			if id, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil {
-				return id
-			}
-		}
-	}
-	return -1
 }

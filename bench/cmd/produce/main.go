@@ -21,6 +21,7 @@ import (
 
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 )
 
 const prefix = "kcheck bench produce: "
@@ -82,7 +83,7 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	codec, err := producer.ParseCodec(cfg.Compression)
+	codec, err := recordbatch.ParseCodec(cfg.Compression)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package producer
+package recordbatch
 
 import (
 	"encoding/binary"
@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// BatchHeaderSize is the size of a v2 record batch's fixed fields, from
+// HeaderSize is the size of a v2 record batch's fixed fields, from
 // BaseOffset through NumRecords; the records section follows them.
-const BatchHeaderSize = 61
+const HeaderSize = 61
 
 // Offsets of the fields of a v2 record batch.
 const (
@@ -35,6 +35,13 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// Seal sets the length and CRC-32C of batch, a complete v2 record batch
+// whose other fields are written.
+func Seal(batch []byte) {
+	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-12))
+	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))
+}
+
 // Record is one record to encode into a batch. A nil Key or Value is
 // encoded as null, an empty non-nil one as empty.
 type Record struct {
@@ -45,8 +52,8 @@ type Record struct {
 	TimestampDelta int64
 }
 
-// BatchParams are the batch-wide fields a producer chooses for a batch.
-type BatchParams struct {
+// Params are the batch-wide fields a producer chooses for a batch.
+type Params struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32 // the first record's sequence number
@@ -54,55 +61,55 @@ type BatchParams struct {
 	BaseTimestamp int64 // FirstTimestamp, in milliseconds since the Unix epoch
 }
 
-// BatchBuilder builds one v2 record batch (magic 2) for a produce request,
+// Builder builds one v2 record batch (magic 2) for a produce request,
 // a record at a time. Appending encodes just the new record; compression
 // and the header happen in AppendTo. The zero value is not usable: start
-// with NewBatchBuilder or Reset.
-type BatchBuilder struct {
-	params     BatchParams
+// with NewBuilder or Reset.
+type Builder struct {
+	params     Params
 	records    []byte // the uncompressed records section
 	head       []byte // with Start: the header's bytes, right before records in one array
 	n          int32  // number of records
 	maxTsDelta int64
 }
 
-// NewBatchBuilder returns an empty builder for a batch with parameters p.
-func NewBatchBuilder(p BatchParams) *BatchBuilder {
-	b := new(BatchBuilder)
+// NewBuilder returns an empty builder for a batch with parameters p.
+func NewBuilder(p Params) *Builder {
+	b := new(Builder)
 	b.Reset(p)
 	return b
 }
 
 // Reset empties b, keeping its buffer, to build a batch with parameters p.
-func (b *BatchBuilder) Reset(p BatchParams) {
-	*b = BatchBuilder{params: p, records: b.records[:0]}
+func (b *Builder) Reset(p Params) {
+	*b = Builder{params: p, records: b.records[:0]}
 }
 
 // Params returns the parameters b builds its batch with.
-func (b *BatchBuilder) Params() BatchParams { return b.params }
+func (b *Builder) Params() Params { return b.params }
 
 // Start makes the builder append its records into buf after room for the
 // header, so that Finish can hand out an uncompressed batch without copying
 // it. buf's contents are overwritten.
-func (b *BatchBuilder) Start(buf []byte) {
-	if cap(buf) < BatchHeaderSize {
+func (b *Builder) Start(buf []byte) {
+	if cap(buf) < HeaderSize {
 		buf = make([]byte, 0, 4096)
 	}
-	b.head = buf[:BatchHeaderSize]
-	b.records = buf[BatchHeaderSize:BatchHeaderSize]
+	b.head = buf[:HeaderSize]
+	b.records = buf[HeaderSize:HeaderSize]
 }
 
 // Finish returns the finished batch. For an uncompressed batch whose records
 // are still where Start put them it writes the header in place and returns
 // that array (no copy); otherwise it is AppendTo into a new slice. The builder
 // must not be used after Finish.
-func (b *BatchBuilder) Finish() ([]byte, error) {
-	if b.params.Codec != CodecNone || b.head == nil || len(b.records) == 0 || &b.head[:cap(b.head)][BatchHeaderSize] != &b.records[0] {
+func (b *Builder) Finish() ([]byte, error) {
+	if b.params.Codec != CodecNone || b.head == nil || len(b.records) == 0 || &b.head[:cap(b.head)][HeaderSize] != &b.records[0] {
 		return b.AppendTo(nil)
 	}
-	batch := b.head[:BatchHeaderSize+len(b.records)]
+	batch := b.head[:HeaderSize+len(b.records)]
 	hdr := b.header()
-	if got := len(hdr.AppendTo(batch[:0])); got != BatchHeaderSize {
+	if got := len(hdr.AppendTo(batch[:0])); got != HeaderSize {
 		return nil, fmt.Errorf("encode record batch: header of %d bytes", got)
 	}
 	if len(batch)-12 > math.MaxInt32 {
@@ -114,7 +121,7 @@ func (b *BatchBuilder) Finish() ([]byte, error) {
 }
 
 // header returns the batch's fixed fields.
-func (b *BatchBuilder) header() kmsg.RecordBatch {
+func (b *Builder) header() kmsg.RecordBatch {
 	return kmsg.RecordBatch{
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
@@ -131,28 +138,28 @@ func (b *BatchBuilder) header() kmsg.RecordBatch {
 
 // SetProducer changes the producer ID, epoch and base sequence that the
 // next AppendTo writes, as after a producer epoch bump.
-func (b *BatchBuilder) SetProducer(id int64, epoch int16, baseSequence int32) {
+func (b *Builder) SetProducer(id int64, epoch int16, baseSequence int32) {
 	b.params.ProducerID, b.params.ProducerEpoch, b.params.BaseSequence = id, epoch, baseSequence
 }
 
 // NumRecords returns the number of records appended so far.
-func (b *BatchBuilder) NumRecords() int { return int(b.n) }
+func (b *Builder) NumRecords() int { return int(b.n) }
 
 // Size returns the encoded size of the batch so far without compression:
 // the header plus every appended record. A compressed batch is usually
 // smaller, but can exceed Size by the codec's framing on data that does not
 // compress.
-func (b *BatchBuilder) Size() int { return BatchHeaderSize + len(b.records) }
+func (b *Builder) Size() int { return HeaderSize + len(b.records) }
 
 // SizeWith returns what Size would be after appending r.
-func (b *BatchBuilder) SizeWith(r Record) int {
+func (b *Builder) SizeWith(r Record) int {
 	body := recordBodySize(&r, b.n)
-	return b.Size() + varintLen(int64(body)) + body
+	return b.Size() + VarintLen(int64(body)) + body
 }
 
 // Append encodes r as the next record of the batch and returns the new
 // Size.
-func (b *BatchBuilder) Append(r Record) int {
+func (b *Builder) Append(r Record) int {
 	if b.n == 0 || r.TimestampDelta > b.maxTsDelta {
 		b.maxTsDelta = r.TimestampDelta
 	}
@@ -172,7 +179,7 @@ func (b *BatchBuilder) Append(r Record) int {
 // TryAppend appends r unless that would take Size past limit, and reports
 // whether it appended. Like the Java producer's batch.size, the limit does
 // not apply to a batch's first record, which is always appended.
-func (b *BatchBuilder) TryAppend(r Record, limit int) bool {
+func (b *Builder) TryAppend(r Record, limit int) bool {
 	if b.n > 0 && b.SizeWith(r) > limit {
 		return false
 	}
@@ -183,11 +190,11 @@ func (b *BatchBuilder) TryAppend(r Record, limit int) bool {
 // AppendTo appends the finished batch to dst, compressing its records with
 // the batch's codec, and returns the extended slice. The builder is left as
 // it was, so AppendTo may be called again, for example after SetProducer.
-func (b *BatchBuilder) AppendTo(dst []byte) ([]byte, error) {
+func (b *Builder) AppendTo(dst []byte) ([]byte, error) {
 	if b.n == 0 {
 		return dst, errors.New("encode record batch: no records")
 	}
-	if !b.params.Codec.valid() {
+	if !b.params.Codec.Valid() {
 		return dst, fmt.Errorf("encode record batch: unknown compression codec %v", b.params.Codec)
 	}
 	start := len(dst)
@@ -206,10 +213,10 @@ func (b *BatchBuilder) AppendTo(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// SetBatchProducer rewrites the producer ID, epoch and base sequence of the
+// SetProducer rewrites the producer ID, epoch and base sequence of the
 // encoded v2 batch in place and updates its CRC, without decompressing it.
-func SetBatchProducer(batch []byte, id int64, epoch int16, baseSequence int32) error {
-	if len(batch) < BatchHeaderSize || batch[16] != 2 {
+func SetProducer(batch []byte, id int64, epoch int16, baseSequence int32) error {
+	if len(batch) < HeaderSize || batch[16] != 2 {
 		return errors.New("set batch producer: not a v2 record batch")
 	}
 	binary.BigEndian.PutUint64(batch[offProducerID:], uint64(id))
@@ -233,36 +240,36 @@ func NextSequence(seq, n int32) int32 {
 // the varint length that precedes every record.
 func recordBodySize(r *Record, offsetDelta int32) int {
 	n := 1 + // attributes
-		varintLen(r.TimestampDelta) +
-		varintLen(int64(offsetDelta)) +
-		bytesLen(r.Key) +
-		bytesLen(r.Value) +
-		varintLen(int64(len(r.Headers)))
+		VarintLen(r.TimestampDelta) +
+		VarintLen(int64(offsetDelta)) +
+		BytesLen(r.Key) +
+		BytesLen(r.Value) +
+		VarintLen(int64(len(r.Headers)))
 	for i := range r.Headers {
 		h := &r.Headers[i]
-		n += varintLen(int64(len(h.Key))) + len(h.Key) + bytesLen(h.Value)
+		n += VarintLen(int64(len(h.Key))) + len(h.Key) + BytesLen(h.Value)
 	}
 	return n
 }
 
-// bytesLen returns the encoded size of a varint length prefixed byte slice,
+// BytesLen returns the encoded size of a varint length prefixed byte slice,
 // where nil is encoded as length -1.
-func bytesLen(b []byte) int {
+func BytesLen(b []byte) int {
 	if b == nil {
 		return 1
 	}
-	return varintLen(int64(len(b))) + len(b)
+	return VarintLen(int64(len(b))) + len(b)
 }
 
-// varintLen returns the size of v as a zigzag varint, which is how Kafka
+// VarintLen returns the size of v as a zigzag varint, which is how Kafka
 // encodes both its varints and varlongs.
-func varintLen(v int64) int {
+func VarintLen(v int64) int {
 	u := uint64(v)<<1 ^ uint64(v>>63)
 	return (bits.Len64(u|1) + 6) / 7
 }
 
-// DecodedBatch is a record batch read back from a fetch response.
-type DecodedBatch struct {
+// Batch is a record batch read back from a fetch response.
+type Batch struct {
 	BaseOffset           int64
 	PartitionLeaderEpoch int32
 	Attributes           int16
@@ -276,16 +283,16 @@ type DecodedBatch struct {
 }
 
 // Codec returns the codec the batch's records were compressed with.
-func (b *DecodedBatch) Codec() Codec { return Codec(b.Attributes & attrCodecMask) }
+func (b *Batch) Codec() Codec { return Codec(b.Attributes & attrCodecMask) }
 
 // Transactional reports whether the batch belongs to a transaction.
-func (b *DecodedBatch) Transactional() bool { return b.Attributes&attrTransactional != 0 }
+func (b *Batch) Transactional() bool { return b.Attributes&attrTransactional != 0 }
 
 // Control reports whether the batch holds control records (transaction
 // markers) rather than data.
-func (b *DecodedBatch) Control() bool { return b.Attributes&attrControl != 0 }
+func (b *Batch) Control() bool { return b.Attributes&attrControl != 0 }
 
-// DecodedRecord is one record of a DecodedBatch, with the batch-wide fields
+// DecodedRecord is one record of a Batch, with the batch-wide fields
 // that apply to it.
 type DecodedRecord struct {
 	Offset        int64
@@ -297,15 +304,15 @@ type DecodedRecord struct {
 	Sequence      int32 // the batch's base sequence plus the offset delta, or -1 without one
 }
 
-// DecodeBatches decodes the v2 record batches that a fetch response holds
+// Decode decodes the v2 record batches that a fetch response holds
 // for one partition. Like Kafka clients, it ignores a partial batch at the
 // end, which brokers may send when a fetch hits its size limit. Keys,
 // values and header values may alias data.
-func DecodeBatches(data []byte) ([]DecodedBatch, error) {
-	var batches []DecodedBatch
+func Decode(data []byte) ([]Batch, error) {
+	var batches []Batch
 	for at := 0; len(data) >= 12; {
 		length := int32(binary.BigEndian.Uint32(data[offLength:]))
-		if length < BatchHeaderSize-12 {
+		if length < HeaderSize-12 {
 			return batches, fmt.Errorf("decode record batch at byte %d: length %d is too short", at, length)
 		}
 		size := 12 + int(length)
@@ -326,21 +333,21 @@ func DecodeBatches(data []byte) ([]DecodedBatch, error) {
 // DecodeBatch decodes one complete v2 record batch, verifying its length
 // and CRC and decompressing its records. Keys, values and header values may
 // alias raw.
-func DecodeBatch(raw []byte) (DecodedBatch, error) {
+func DecodeBatch(raw []byte) (Batch, error) {
 	var rb kmsg.RecordBatch
 	if err := rb.ReadFrom(raw); err != nil {
-		return DecodedBatch{}, fmt.Errorf("decode record batch: %w", err)
+		return Batch{}, fmt.Errorf("decode record batch: %w", err)
 	}
 	if rb.Magic != 2 {
-		return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: magic %d, want 2", rb.FirstOffset, rb.Magic)
+		return Batch{}, fmt.Errorf("decode record batch at offset %d: magic %d, want 2", rb.FirstOffset, rb.Magic)
 	}
 	if int(rb.Length) != len(raw)-12 {
-		return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: length %d, but %d bytes follow it", rb.FirstOffset, rb.Length, len(raw)-12)
+		return Batch{}, fmt.Errorf("decode record batch at offset %d: length %d, but %d bytes follow it", rb.FirstOffset, rb.Length, len(raw)-12)
 	}
 	if crc := int32(crc32.Checksum(raw[offAttributes:], castagnoli)); crc != rb.CRC {
-		return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: CRC %#x, computed %#x", rb.FirstOffset, uint32(rb.CRC), uint32(crc))
+		return Batch{}, fmt.Errorf("decode record batch at offset %d: CRC %#x, computed %#x", rb.FirstOffset, uint32(rb.CRC), uint32(crc))
 	}
-	b := DecodedBatch{
+	b := Batch{
 		BaseOffset:           rb.FirstOffset,
 		PartitionLeaderEpoch: rb.PartitionLeaderEpoch,
 		Attributes:           rb.Attributes,
@@ -355,17 +362,17 @@ func DecodeBatch(raw []byte) (DecodedBatch, error) {
 	if c := b.Codec(); c != CodecNone {
 		var err error
 		if records, err = c.Decompress(nil, records); err != nil {
-			return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: %w", rb.FirstOffset, err)
+			return Batch{}, fmt.Errorf("decode record batch at offset %d: %w", rb.FirstOffset, err)
 		}
 	}
 	if rb.NumRecords < 0 {
-		return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: %d records", rb.FirstOffset, rb.NumRecords)
+		return Batch{}, fmt.Errorf("decode record batch at offset %d: %d records", rb.FirstOffset, rb.NumRecords)
 	}
 	b.Records = make([]DecodedRecord, 0, min(int(rb.NumRecords), len(records)))
 	for i := range rb.NumRecords {
 		r, n, err := decodeRecord(records)
 		if err != nil {
-			return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: record %d: %w", rb.FirstOffset, i, err)
+			return Batch{}, fmt.Errorf("decode record batch at offset %d: record %d: %w", rb.FirstOffset, i, err)
 		}
 		records = records[n:]
 		dr := DecodedRecord{
@@ -387,7 +394,7 @@ func DecodeBatch(raw []byte) (DecodedBatch, error) {
 		b.Records = append(b.Records, dr)
 	}
 	if len(records) != 0 {
-		return DecodedBatch{}, fmt.Errorf("decode record batch at offset %d: %d bytes after %d records", rb.FirstOffset, len(records), rb.NumRecords)
+		return Batch{}, fmt.Errorf("decode record batch at offset %d: %d bytes after %d records", rb.FirstOffset, len(records), rb.NumRecords)
 	}
 	return b, nil
 }

@@ -1,4 +1,4 @@
-package producer_test
+package recordbatch_test
 
 import (
 	"bytes"
@@ -12,17 +12,17 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 )
 
-var allCodecs = []producer.Codec{
-	producer.CodecNone, producer.CodecGzip, producer.CodecSnappy, producer.CodecLZ4, producer.CodecZstd,
+var allCodecs = []recordbatch.Codec{
+	recordbatch.CodecNone, recordbatch.CodecGzip, recordbatch.CodecSnappy, recordbatch.CodecLZ4, recordbatch.CodecZstd,
 }
 
 func TestParseCodec(t *testing.T) {
 	for i, name := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
-		c, err := producer.ParseCodec(name)
-		if err != nil || c != producer.Codec(i) {
+		c, err := recordbatch.ParseCodec(name)
+		if err != nil || c != recordbatch.Codec(i) {
 			t.Errorf("ParseCodec(%q) = %v, %v; want %d", name, c, err, i)
 		}
 		if c.String() != name {
@@ -32,13 +32,13 @@ func TestParseCodec(t *testing.T) {
 		if err != nil || string(text) != name {
 			t.Errorf("Codec(%d).MarshalText() = %q, %v", i, text, err)
 		}
-		var u producer.Codec
+		var u recordbatch.Codec
 		if err := u.UnmarshalText([]byte(name)); err != nil || u != c {
 			t.Errorf("UnmarshalText(%q) = %v, %v", name, u, err)
 		}
 	}
 	for _, bad := range []string{"", "GZIP", "lz4 ", "brotli"} {
-		_, err := producer.ParseCodec(bad)
+		_, err := recordbatch.ParseCodec(bad)
 		if err == nil {
 			t.Errorf("ParseCodec(%q) succeeded", bad)
 			continue
@@ -49,13 +49,13 @@ func TestParseCodec(t *testing.T) {
 			}
 		}
 	}
-	if s := producer.Codec(5).String(); s != "Codec(5)" {
+	if s := recordbatch.Codec(5).String(); s != "Codec(5)" {
 		t.Errorf("Codec(5).String() = %q", s)
 	}
-	if _, err := producer.Codec(-1).Compress(nil, []byte("x")); err == nil {
+	if _, err := recordbatch.Codec(-1).Compress(nil, []byte("x")); err == nil {
 		t.Error("Codec(-1).Compress succeeded")
 	}
-	if _, err := producer.Codec(7).Decompress(nil, []byte("x")); err == nil {
+	if _, err := recordbatch.Codec(7).Decompress(nil, []byte("x")); err == nil {
 		t.Error("Codec(7).Decompress succeeded")
 	}
 }
@@ -64,7 +64,7 @@ func TestParseCodec(t *testing.T) {
 // tiny, compressible, incompressible, and larger than an lz4 block (64 KiB)
 // and a snappy xerial block (32 KiB).
 func codecTestInputs(t *testing.T) map[string][]byte {
-	rng := producerTestRand(t)
+	rng := testRand(t)
 	random := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {
@@ -112,7 +112,7 @@ func TestCodecRoundTrip(t *testing.T) {
 				// franz-go's consumer must read what we write. A
 				// batch never has empty records, and kgo reads a
 				// bare xerial header as a (corrupt) raw block.
-				if c != producer.CodecNone && len(in) > 0 {
+				if c != recordbatch.CodecNone && len(in) > 0 {
 					got, err := kdec.Decompress(compressed, kgo.CompressionCodecType(c))
 					if err != nil {
 						t.Fatalf("kgo decompress: %v", err)
@@ -141,7 +141,7 @@ func TestCodecReadsKgo(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			out, used := comp.Compress(&buf, in)
-			c := producer.Codec(used)
+			c := recordbatch.Codec(used)
 			got, err := c.Decompress(nil, out)
 			if err != nil {
 				t.Fatalf("%v %s: %v", c, name, err)
@@ -157,7 +157,7 @@ func TestCodecReadsKgo(t *testing.T) {
 // SnappyInputStream expects, as the Java producer writes it.
 func TestSnappyXerialFraming(t *testing.T) {
 	in := bytes.Repeat([]byte("0123456789abcdef"), 5000) // 80000 bytes: 3 blocks
-	out, err := producer.CodecSnappy.Compress(nil, in)
+	out, err := recordbatch.CodecSnappy.Compress(nil, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,13 +191,13 @@ func TestSnappyXerialFraming(t *testing.T) {
 
 	// A bare snappy block, which SnappyInputStream also reads.
 	raw := s2.EncodeSnappy(nil, in)
-	got, err := producer.CodecSnappy.Decompress(nil, raw)
+	got, err := recordbatch.CodecSnappy.Decompress(nil, raw)
 	if err != nil || !bytes.Equal(got, in) {
 		t.Fatalf("decompress bare snappy block: %v", err)
 	}
 
 	for _, bad := range [][]byte{header[:12], append(append([]byte{}, header...), 0, 0, 0, 9, 1)} {
-		if _, err := producer.CodecSnappy.Decompress(nil, bad); err == nil {
+		if _, err := recordbatch.CodecSnappy.Decompress(nil, bad); err == nil {
 			t.Errorf("Decompress(% x) succeeded", bad)
 		}
 	}
@@ -206,7 +206,7 @@ func TestSnappyXerialFraming(t *testing.T) {
 // TestLZ4FrameHeader checks the frame descriptor against the one the Java
 // producer's Lz4BlockOutputStream writes (see testdata/java-lz4.batch).
 func TestLZ4FrameHeader(t *testing.T) {
-	out, err := producer.CodecLZ4.Compress(nil, []byte("hello, kafka"))
+	out, err := recordbatch.CodecLZ4.Compress(nil, []byte("hello, kafka"))
 	if err != nil {
 		t.Fatal(err)
 	}

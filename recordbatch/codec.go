@@ -1,4 +1,4 @@
-package producer
+package recordbatch
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func ParseCodec(name string) (Codec, error) {
 
 // String returns the codec's name, or "Codec(n)" for an unknown codec.
 func (c Codec) String() string {
-	if c.valid() {
+	if c.Valid() {
 		return codecNames[c]
 	}
 	return fmt.Sprintf("Codec(%d)", int8(c))
@@ -58,7 +58,7 @@ func (c Codec) String() string {
 
 // MarshalText implements encoding.TextMarshaler with the codec's name.
 func (c Codec) MarshalText() ([]byte, error) {
-	if !c.valid() {
+	if !c.Valid() {
 		return nil, fmt.Errorf("marshal %v: unknown compression codec", c)
 	}
 	return []byte(codecNames[c]), nil
@@ -74,7 +74,8 @@ func (c *Codec) UnmarshalText(text []byte) error {
 	return nil
 }
 
-func (c Codec) valid() bool { return c >= CodecNone && c <= CodecZstd }
+// Valid reports whether c is one of the codecs Kafka defines.
+func (c Codec) Valid() bool { return c >= CodecNone && c <= CodecZstd }
 
 // Compress appends src, compressed as Kafka expects a record batch's
 // records to be for codec c, to dst and returns the extended slice.

@@ -1,4 +1,4 @@
-package producer_test
+package recordbatch_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kcheck/kcheck/producer"
+	"github.com/kcheck/kcheck/recordbatch"
 )
 
 var batchTestCRC = crc32.MakeTable(crc32.Castagnoli)
@@ -30,10 +30,10 @@ var batchTestCRC = crc32.MakeTable(crc32.Castagnoli)
 // written out field by field from the v2 record batch layout. The CRC-32C
 // was computed separately with a bitwise CRC-32C (poly 0x82F63B78).
 func TestBatchHandGolden(t *testing.T) {
-	b := producer.NewBatchBuilder(producer.BatchParams{
+	b := recordbatch.NewBuilder(recordbatch.Params{
 		ProducerID: 1, ProducerEpoch: 2, BaseSequence: 3, BaseTimestamp: 1000,
 	})
-	b.Append(producer.Record{
+	b.Append(recordbatch.Record{
 		Key:     []byte("k"),
 		Value:   []byte("v"),
 		Headers: []kmsg.Header{{Key: "h", Value: []byte("1")}},
@@ -77,12 +77,12 @@ func TestBatchHandGolden(t *testing.T) {
 
 // javaFixture returns the batch parameters and records that
 // testdata/java-*.batch hold (see testdata/README.md).
-func javaFixture() (producer.BatchParams, []producer.Record) {
-	p := producer.BatchParams{ProducerID: 4242, ProducerEpoch: 7, BaseSequence: 100, BaseTimestamp: 1700000000000}
+func javaFixture() (recordbatch.Params, []recordbatch.Record) {
+	p := recordbatch.Params{ProducerID: 4242, ProducerEpoch: 7, BaseSequence: 100, BaseTimestamp: 1700000000000}
 	deltas := []int64{0, 5, 3, 10, 7}
-	var recs []producer.Record
+	var recs []recordbatch.Record
 	for i := range 5 {
-		r := producer.Record{
+		r := recordbatch.Record{
 			Key:            []byte(fmt.Sprintf("key-%d", i)),
 			Value:          []byte(fmt.Sprintf("value-%d-%s", i, bytes.Repeat([]byte("abcdefgh"), 40))),
 			Headers:        []kmsg.Header{{Key: "kcheck-id", Value: []byte(fmt.Sprintf("id-%d", i))}},
@@ -101,7 +101,7 @@ func javaFixture() (producer.BatchParams, []producer.Record) {
 	return p, recs
 }
 
-func readJavaFixture(t *testing.T, c producer.Codec) []byte {
+func readJavaFixture(t *testing.T, c recordbatch.Codec) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "java-"+c.String()+".batch"))
 	if err != nil {
@@ -119,7 +119,7 @@ func TestBatchMatchesJava(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			java := readJavaFixture(t, c)
 			p.Codec = c
-			b := producer.NewBatchBuilder(p)
+			b := recordbatch.NewBuilder(p)
 			for _, r := range recs {
 				b.Append(r)
 			}
@@ -127,7 +127,7 @@ func TestBatchMatchesJava(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c == producer.CodecNone {
+			if c == recordbatch.CodecNone {
 				if !bytes.Equal(ours, java) {
 					t.Fatalf("batch\n% x\njava\n% x", ours, java)
 				}
@@ -136,19 +136,19 @@ func TestBatchMatchesJava(t *testing.T) {
 			// Everything but the length and CRC precedes the records.
 			const lengthAt, crcAt = 8, 17
 			mask := func(h []byte) []byte {
-				h = bytes.Clone(h[:producer.BatchHeaderSize])
+				h = bytes.Clone(h[:recordbatch.HeaderSize])
 				clear(h[lengthAt : lengthAt+4])
 				clear(h[crcAt : crcAt+4])
 				return h
 			}
 			if !bytes.Equal(mask(ours), mask(java)) {
-				t.Fatalf("header\n% x\njava\n% x", ours[:producer.BatchHeaderSize], java[:producer.BatchHeaderSize])
+				t.Fatalf("header\n% x\njava\n% x", ours[:recordbatch.HeaderSize], java[:recordbatch.HeaderSize])
 			}
-			ourRecs, err := c.Decompress(nil, ours[producer.BatchHeaderSize:])
+			ourRecs, err := c.Decompress(nil, ours[recordbatch.HeaderSize:])
 			if err != nil {
 				t.Fatal(err)
 			}
-			javaRecs, err := c.Decompress(nil, java[producer.BatchHeaderSize:])
+			javaRecs, err := c.Decompress(nil, java[recordbatch.HeaderSize:])
 			if err != nil {
 				t.Fatalf("decompress java's records: %v", err)
 			}
@@ -163,7 +163,7 @@ func TestDecodeJavaBatches(t *testing.T) {
 	p, recs := javaFixture()
 	for _, c := range allCodecs {
 		t.Run(c.String(), func(t *testing.T) {
-			batches, err := producer.DecodeBatches(readJavaFixture(t, c))
+			batches, err := recordbatch.Decode(readJavaFixture(t, c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,14 +184,14 @@ func TestDecodeJavaBatches(t *testing.T) {
 
 // batchTestCheckDecoded checks that b holds recs, encoded with p, at
 // offsets from base on.
-func batchTestCheckDecoded(t *testing.T, b producer.DecodedBatch, p producer.BatchParams, recs []producer.Record, base int64) {
+func batchTestCheckDecoded(t *testing.T, b recordbatch.Batch, p recordbatch.Params, recs []recordbatch.Record, base int64) {
 	t.Helper()
 	if len(b.Records) != len(recs) {
 		t.Fatalf("%d records, want %d", len(b.Records), len(recs))
 	}
 	for i, r := range b.Records {
 		w := recs[i]
-		want := producer.DecodedRecord{
+		want := recordbatch.DecodedRecord{
 			Offset:        base + int64(i),
 			Timestamp:     p.BaseTimestamp + w.TimestampDelta,
 			Key:           w.Key,
@@ -199,7 +199,7 @@ func batchTestCheckDecoded(t *testing.T, b producer.DecodedBatch, p producer.Bat
 			Headers:       w.Headers,
 			ProducerID:    p.ProducerID,
 			ProducerEpoch: p.ProducerEpoch,
-			Sequence:      producer.NextSequence(p.BaseSequence, int32(i)),
+			Sequence:      recordbatch.NextSequence(p.BaseSequence, int32(i)),
 		}
 		if want.Headers == nil {
 			want.Headers = []kmsg.Header{}
@@ -215,7 +215,7 @@ func batchTestCheckDecoded(t *testing.T, b producer.DecodedBatch, p producer.Bat
 
 // batchTestRecords returns n random records: keys and values nil, empty or
 // random, zero to three headers, timestamp deltas around zero.
-func batchTestRecords(rng *rand.Rand, n int) []producer.Record {
+func batchTestRecords(rng *rand.Rand, n int) []recordbatch.Record {
 	blob := func(max int) []byte {
 		switch rng.IntN(8) {
 		case 0:
@@ -229,9 +229,9 @@ func batchTestRecords(rng *rand.Rand, n int) []producer.Record {
 		}
 		return b
 	}
-	recs := make([]producer.Record, n)
+	recs := make([]recordbatch.Record, n)
 	for i := range recs {
-		r := producer.Record{Key: blob(40), Value: blob(600), TimestampDelta: rng.Int64N(2000) - 100}
+		r := recordbatch.Record{Key: blob(40), Value: blob(600), TimestampDelta: rng.Int64N(2000) - 100}
 		for j := range rng.IntN(4) {
 			r.Headers = append(r.Headers, kmsg.Header{Key: fmt.Sprintf("h%d", j), Value: blob(30)})
 		}
@@ -247,10 +247,10 @@ func batchTestRecords(rng *rand.Rand, n int) []producer.Record {
 // kmsg and franz-go's decompressor, independently of DecodeBatch, then with
 // DecodeBatch.
 func TestBatchRoundTripKmsg(t *testing.T) {
-	rng := producerTestRand(t)
+	rng := testRand(t)
 	kdec := kgo.DefaultDecompressor()
 	for iter := range 200 {
-		p := producer.BatchParams{
+		p := recordbatch.Params{
 			ProducerID:    rng.Int64N(1 << 40),
 			ProducerEpoch: int16(rng.IntN(math.MaxInt16)),
 			BaseSequence:  math.MaxInt32 - rng.Int32N(1<<20), // sometimes wraps
@@ -258,7 +258,7 @@ func TestBatchRoundTripKmsg(t *testing.T) {
 			BaseTimestamp: time.Now().UnixMilli() - rng.Int64N(1e9),
 		}
 		recs := batchTestRecords(rng, 1+rng.IntN(60))
-		b := producer.NewBatchBuilder(p)
+		b := recordbatch.NewBuilder(p)
 		for _, r := range recs {
 			b.Append(r)
 		}
@@ -316,7 +316,7 @@ func TestBatchRoundTripKmsg(t *testing.T) {
 			t.Fatalf("%d bytes after the records", len(section))
 		}
 
-		dec, err := producer.DecodeBatch(raw)
+		dec, err := recordbatch.DecodeBatch(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,10 +330,10 @@ func batchTestSameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && b
 // TestBatchSize checks that Size and SizeWith predict the encoded size and
 // that TryAppend keeps to its limit.
 func TestBatchSize(t *testing.T) {
-	rng := producerTestRand(t)
+	rng := testRand(t)
 	recs := batchTestRecords(rng, 300)
-	b := producer.NewBatchBuilder(producer.BatchParams{ProducerID: 1, BaseTimestamp: 1})
-	if b.Size() != producer.BatchHeaderSize {
+	b := recordbatch.NewBuilder(recordbatch.Params{ProducerID: 1, BaseTimestamp: 1})
+	if b.Size() != recordbatch.HeaderSize {
 		t.Fatalf("empty Size() = %d", b.Size())
 	}
 	if _, err := b.AppendTo(nil); err == nil {
@@ -353,7 +353,7 @@ func TestBatchSize(t *testing.T) {
 			t.Fatalf("record %d: batch is %d bytes, Size said %d", i, len(raw), want)
 		}
 		// Appending leaves the earlier records' bytes alone.
-		if prev != nil && !bytes.Equal(raw[producer.BatchHeaderSize:len(prev)], prev[producer.BatchHeaderSize:]) {
+		if prev != nil && !bytes.Equal(raw[recordbatch.HeaderSize:len(prev)], prev[recordbatch.HeaderSize:]) {
 			t.Fatalf("record %d: earlier records changed", i)
 		}
 		prev = raw
@@ -363,15 +363,15 @@ func TestBatchSize(t *testing.T) {
 	}
 
 	const limit = 16 << 10
-	b.Reset(producer.BatchParams{ProducerID: 1})
-	big := producer.Record{Value: make([]byte, 2*limit)}
+	b.Reset(recordbatch.Params{ProducerID: 1})
+	big := recordbatch.Record{Value: make([]byte, 2*limit)}
 	if !b.TryAppend(big, limit) {
 		t.Fatal("TryAppend refused a first record")
 	}
-	if b.TryAppend(producer.Record{}, limit) {
+	if b.TryAppend(recordbatch.Record{}, limit) {
 		t.Fatal("TryAppend took a record past the limit")
 	}
-	b.Reset(producer.BatchParams{ProducerID: 1})
+	b.Reset(recordbatch.Params{ProducerID: 1})
 	for _, r := range recs {
 		before := b.Size()
 		if !b.TryAppend(r, limit) {
@@ -390,17 +390,17 @@ func TestBatchSize(t *testing.T) {
 }
 
 func TestBatchAppendAllocations(t *testing.T) {
-	r := producer.Record{
+	r := recordbatch.Record{
 		Key:     []byte("key"),
 		Value:   bytes.Repeat([]byte("v"), 100),
 		Headers: []kmsg.Header{{Key: "kcheck-id", Value: []byte("0123456789")}},
 	}
-	b := producer.NewBatchBuilder(producer.BatchParams{})
+	b := recordbatch.NewBuilder(recordbatch.Params{})
 	for range 1000 {
 		b.Append(r) // grow the buffer
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		b.Reset(producer.BatchParams{})
+		b.Reset(recordbatch.Params{})
 		for range 1000 {
 			b.Append(r)
 		}
@@ -414,7 +414,7 @@ func TestSetBatchProducer(t *testing.T) {
 	p, recs := javaFixture()
 	for _, c := range allCodecs {
 		p.Codec = c
-		b := producer.NewBatchBuilder(p)
+		b := recordbatch.NewBuilder(p)
 		for _, r := range recs {
 			b.Append(r)
 		}
@@ -422,7 +422,7 @@ func TestSetBatchProducer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := producer.SetBatchProducer(raw, 99, 3, 12345); err != nil {
+		if err := recordbatch.SetProducer(raw, 99, 3, 12345); err != nil {
 			t.Fatal(err)
 		}
 		b.SetProducer(99, 3, 12345)
@@ -436,7 +436,7 @@ func TestSetBatchProducer(t *testing.T) {
 		if got := b.Params(); got.ProducerID != 99 || got.ProducerEpoch != 3 || got.BaseSequence != 12345 {
 			t.Fatalf("Params() = %+v", got)
 		}
-		dec, err := producer.DecodeBatch(raw)
+		dec, err := recordbatch.DecodeBatch(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,8 +444,8 @@ func TestSetBatchProducer(t *testing.T) {
 			t.Fatalf("%v: decoded %+v", c, dec)
 		}
 	}
-	if err := producer.SetBatchProducer(make([]byte, 20), 1, 1, 1); err == nil {
-		t.Error("SetBatchProducer of a short slice succeeded")
+	if err := recordbatch.SetProducer(make([]byte, 20), 1, 1, 1); err == nil {
+		t.Error("SetProducer of a short slice succeeded")
 	}
 }
 
@@ -459,21 +459,21 @@ func TestNextSequence(t *testing.T) {
 		{math.MaxInt32 - 2, 5, 2},
 		{math.MaxInt32, math.MaxInt32, math.MaxInt32 - 1},
 	} {
-		if got := producer.NextSequence(c.seq, c.n); got != c.want {
+		if got := recordbatch.NextSequence(c.seq, c.n); got != c.want {
 			t.Errorf("NextSequence(%d, %d) = %d, want %d", c.seq, c.n, got, c.want)
 		}
 	}
 }
 
-func TestDecodeBatchesPartialAndCorrupt(t *testing.T) {
-	rng := producerTestRand(t)
+func TestDecodePartialAndCorrupt(t *testing.T) {
+	rng := testRand(t)
 	var all []byte
-	var params []producer.BatchParams
-	var recs [][]producer.Record
+	var params []recordbatch.Params
+	var recs [][]recordbatch.Record
 	for i := range 4 {
-		p := producer.BatchParams{ProducerID: 7, BaseSequence: int32(10 * i), Codec: allCodecs[i+1], BaseTimestamp: 5}
+		p := recordbatch.Params{ProducerID: 7, BaseSequence: int32(10 * i), Codec: allCodecs[i+1], BaseTimestamp: 5}
 		rs := batchTestRecords(rng, 10)
-		b := producer.NewBatchBuilder(p)
+		b := recordbatch.NewBuilder(p)
 		for _, r := range rs {
 			b.Append(r)
 		}
@@ -486,7 +486,7 @@ func TestDecodeBatchesPartialAndCorrupt(t *testing.T) {
 		params, recs = append(params, p), append(recs, rs)
 	}
 	for cut := batchTestOffsetOf(t, all, 3); cut < len(all); cut += 7 {
-		batches, err := producer.DecodeBatches(all[:cut])
+		batches, err := recordbatch.Decode(all[:cut])
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
@@ -494,7 +494,7 @@ func TestDecodeBatchesPartialAndCorrupt(t *testing.T) {
 			t.Fatalf("cut at %d: %d batches, want 3", cut, len(batches))
 		}
 	}
-	batches, err := producer.DecodeBatches(all)
+	batches, err := recordbatch.Decode(all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,12 +504,12 @@ func TestDecodeBatchesPartialAndCorrupt(t *testing.T) {
 
 	corrupt := bytes.Clone(all)
 	corrupt[len(corrupt)-1] ^= 1
-	if _, err := producer.DecodeBatches(corrupt); err == nil {
+	if _, err := recordbatch.Decode(corrupt); err == nil {
 		t.Error("decoding a batch with a flipped bit succeeded")
 	}
 	wrongLen := bytes.Clone(all[:batchTestOffsetOf(t, all, 1)])
 	binary.BigEndian.PutUint32(wrongLen[8:], 20)
-	if _, err := producer.DecodeBatches(wrongLen); err == nil {
+	if _, err := recordbatch.Decode(wrongLen); err == nil {
 		t.Error("decoding a batch with a too short length succeeded")
 	}
 }
@@ -599,7 +599,7 @@ func TestBatchMatchesKgo(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.ProducerID, p.ProducerEpoch, p.BaseSequence = rb.ProducerID, rb.ProducerEpoch, 0
-	b := producer.NewBatchBuilder(p)
+	b := recordbatch.NewBuilder(p)
 	for _, r := range recs {
 		b.Append(r)
 	}
@@ -642,7 +642,7 @@ func (c *kfakeConn) do(t *testing.T, req kmsg.Request) kmsg.Response {
 
 // TestProduceFetchKfake produces a batch of each codec to a kfake broker
 // with raw kmsg requests and reads the records back with franz-go's
-// consumer and with DecodeBatches.
+// consumer and with Decode.
 func TestProduceFetchKfake(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
@@ -650,7 +650,7 @@ func TestProduceFetchKfake(t *testing.T) {
 	}
 	defer c.Close()
 	conn := kfakeDial(t, c.ListenAddrs()[0])
-	rng := producerTestRand(t)
+	rng := testRand(t)
 
 	initReq := kmsg.NewPtrInitProducerIDRequest()
 	initReq.TransactionTimeoutMillis = 60000
@@ -660,8 +660,8 @@ func TestProduceFetchKfake(t *testing.T) {
 	}
 
 	type sent struct {
-		params producer.BatchParams
-		recs   []producer.Record
+		params recordbatch.Params
+		recs   []recordbatch.Record
 		raw    []byte
 		offset int64
 	}
@@ -690,7 +690,7 @@ func TestProduceFetchKfake(t *testing.T) {
 		base    = time.Now().UnixMilli()
 	)
 	for _, codec := range allCodecs {
-		p := producer.BatchParams{
+		p := recordbatch.Params{
 			ProducerID:    initResp.ProducerID,
 			ProducerEpoch: initResp.ProducerEpoch,
 			BaseSequence:  seq,
@@ -702,7 +702,7 @@ func TestProduceFetchKfake(t *testing.T) {
 			recs[i].Headers = append([]kmsg.Header{{Key: "kcheck-id", Value: []byte(fmt.Sprintf("%v-%d", codec, i))}}, recs[i].Headers...)
 			recs[i].TimestampDelta = int64(i) * 3 % 17
 		}
-		b := producer.NewBatchBuilder(p)
+		b := recordbatch.NewBuilder(p)
 		for _, r := range recs {
 			b.Append(r)
 		}
@@ -715,7 +715,7 @@ func TestProduceFetchKfake(t *testing.T) {
 			t.Fatalf("produce %v: error %d, base offset %d, want 0 and %d", codec, pr.ErrorCode, pr.BaseOffset, offset)
 		}
 		batches = append(batches, sent{p, recs, raw, offset})
-		seq = producer.NextSequence(seq, int32(len(recs)))
+		seq = recordbatch.NextSequence(seq, int32(len(recs)))
 		offset += int64(len(recs))
 	}
 	// An idempotent retry of the last batch is acknowledged with its
@@ -763,7 +763,7 @@ func TestProduceFetchKfake(t *testing.T) {
 		}
 	}
 
-	// Read back with a raw fetch and DecodeBatches.
+	// Read back with a raw fetch and Decode.
 	freq := kmsg.NewPtrFetchRequest()
 	freq.MinBytes = 1
 	freq.MaxWaitMillis = 1000
@@ -782,7 +782,7 @@ func TestProduceFetchKfake(t *testing.T) {
 	if part.ErrorCode != 0 || part.HighWatermark != offset {
 		t.Fatalf("fetch: error %d, high watermark %d, want %d", part.ErrorCode, part.HighWatermark, offset)
 	}
-	decoded, err := producer.DecodeBatches(part.RecordBatches)
+	decoded, err := recordbatch.Decode(part.RecordBatches)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -798,16 +798,16 @@ func TestProduceFetchKfake(t *testing.T) {
 }
 
 func BenchmarkBatchAppend(b *testing.B) {
-	r := producer.Record{
+	r := recordbatch.Record{
 		Key:     []byte("key-0123"),
 		Value:   bytes.Repeat([]byte("v"), 200),
 		Headers: []kmsg.Header{{Key: "kcheck-id", Value: []byte("p0-000000123456")}},
 	}
-	bb := producer.NewBatchBuilder(producer.BatchParams{})
+	bb := recordbatch.NewBuilder(recordbatch.Params{})
 	b.ReportAllocs()
 	for b.Loop() {
 		if !bb.TryAppend(r, 1<<20) {
-			bb.Reset(producer.BatchParams{})
+			bb.Reset(recordbatch.Params{})
 		}
 	}
 }
@@ -817,7 +817,7 @@ func BenchmarkBatchAppendTo(b *testing.B) {
 	recs := batchTestRecords(rng, 200)
 	for _, c := range allCodecs {
 		b.Run(c.String(), func(b *testing.B) {
-			bb := producer.NewBatchBuilder(producer.BatchParams{Codec: c})
+			bb := recordbatch.NewBuilder(recordbatch.Params{Codec: c})
 			for _, r := range recs {
 				bb.Append(r)
 			}
@@ -836,15 +836,15 @@ func BenchmarkBatchAppendTo(b *testing.B) {
 // Finish hands out an uncompressed batch in the builder's own array, with the
 // same bytes AppendTo makes; compressed or grown batches are encoded anew.
 func TestFinishInPlace(t *testing.T) {
-	for _, codec := range []producer.Codec{producer.CodecNone, producer.CodecGzip} {
-		for _, capacity := range []int{producer.BatchHeaderSize + 4096, producer.BatchHeaderSize + 8} {
-			p := producer.BatchParams{ProducerID: 7, ProducerEpoch: 1, BaseSequence: 3, Codec: codec, BaseTimestamp: 1000}
-			b := producer.NewBatchBuilder(p)
+	for _, codec := range []recordbatch.Codec{recordbatch.CodecNone, recordbatch.CodecGzip} {
+		for _, capacity := range []int{recordbatch.HeaderSize + 4096, recordbatch.HeaderSize + 8} {
+			p := recordbatch.Params{ProducerID: 7, ProducerEpoch: 1, BaseSequence: 3, Codec: codec, BaseTimestamp: 1000}
+			b := recordbatch.NewBuilder(p)
 			buf := make([]byte, 0, capacity)
 			b.Start(buf)
-			want := producer.NewBatchBuilder(p)
+			want := recordbatch.NewBuilder(p)
 			for i := 0; i < 20; i++ {
-				r := producer.Record{Key: []byte("k"), Value: []byte(fmt.Sprintf("value-%d", i)), TimestampDelta: int64(i)}
+				r := recordbatch.Record{Key: []byte("k"), Value: []byte(fmt.Sprintf("value-%d", i)), TimestampDelta: int64(i)}
 				b.Append(r)
 				want.Append(r)
 			}
@@ -860,7 +860,7 @@ func TestFinishInPlace(t *testing.T) {
 				t.Fatalf("%v cap %d: Finish differs from AppendTo", codec, capacity)
 			}
 			inPlace := &got[0] == &buf[:1][0]
-			if wantInPlace := codec == producer.CodecNone && capacity > 1000; inPlace != wantInPlace {
+			if wantInPlace := codec == recordbatch.CodecNone && capacity > 1000; inPlace != wantInPlace {
 				t.Fatalf("%v cap %d: in place %v, want %v", codec, capacity, inPlace, wantInPlace)
 			}
 		}
