@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,10 +39,12 @@ func CheckKfake(fs []Fault) error {
 }
 
 // InstallKfake installs fs on t's cluster. Every time a fault acts it emits a
-// tracer.Fault event naming the spec action it forced.
-func InstallKfake(t Target, fs []Fault) error {
+// tracer.Fault event naming the spec action it forced. Calling stop ends
+// every fault (the cluster then answers as itself), as a run does before
+// it reads the topic back.
+func InstallKfake(t Target, fs []Fault) (stop func(), err error) {
 	if err := CheckKfake(fs); err != nil {
-		return err
+		return nil, err
 	}
 	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b))}
 	for _, f := range fs {
@@ -61,16 +64,17 @@ func InstallKfake(t Target, fs []Fault) error {
 		case Slow:
 			in.slow(f)
 		default:
-			return fmt.Errorf("fault %q: unknown kind", f.Kind)
+			return nil, fmt.Errorf("fault %q: unknown kind", f.Kind)
 		}
 	}
-	return nil
+	return func() { in.stopped.Store(true) }, nil
 }
 
 type installer struct {
-	t   Target
-	mu  sync.Mutex // guards rng and the counts; controls may run concurrently after SleepControl
-	rng *rand.Rand
+	t       Target
+	mu      sync.Mutex // guards rng and the counts; controls may run concurrently after SleepControl
+	rng     *rand.Rand
+	stopped atomic.Bool // no fault fires once set
 }
 
 // emit traces a fault that hit partition p's batch in req (nil: none).
@@ -110,6 +114,9 @@ func attempt(req kmsg.Request, topic string, p int32) (int16, int32) {
 
 // take reports whether the fault fires now, drawing from the seeded rng.
 func (in *installer) take(f *Fault, used *int) bool {
+	if in.stopped.Load() {
+		return false
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if f.Count >= 0 && *used >= f.Count {
@@ -130,6 +137,9 @@ func (in *installer) seedRace(f Fault) {
 	used := 0
 	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
+		if in.stopped.Load() {
+			return nil, nil, false
+		}
 		req := kreq.(*kmsg.ProduceRequest)
 		var first []int32
 		in.mu.Lock()

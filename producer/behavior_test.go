@@ -76,7 +76,7 @@ func maxOutstanding(evs []tracer.Event) int {
 // at once on the one connection, and never more.
 func TestFiveInFlight(t *testing.T) {
 	c := newCluster(t, 8, kfake.NumBrokers(1))
-	if err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: 8, Seed: 1},
+	if _, err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: 8, Seed: 1},
 		[]fault.Fault{{Kind: fault.Slow, Rate: 1, Count: -1, Delay: 5 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestFirstAckHoldsOnlyItsPartition(t *testing.T) {
 	if errs := sendTo(t, p, 1, 2, 5); len(errs) > 0 { // partition 1 has its first ack
 		t.Fatal(errs[0])
 	}
-	if err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: 2, Seed: 1, Trace: sink},
+	if _, err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: 2, Seed: 1, Trace: sink},
 		[]fault.Fault{{Kind: fault.SeedRace, Count: -1, Delay: 100 * time.Millisecond, Partitions: []int32{0}}}); err != nil {
 		t.Fatal(err)
 	}

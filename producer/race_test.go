@@ -64,7 +64,7 @@ func raceRun(t *testing.T, firstAck bool, partitions int32, n int) (*outcome, *m
 	t.Helper()
 	c := newCluster(t, partitions)
 	sink := &memSink{}
-	if err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: partitions, Seed: 1, Trace: sink},
+	if _, err := fault.InstallKfake(fault.Target{Cluster: c, Topic: "t", Partitions: partitions, Seed: 1, Trace: sink},
 		[]fault.Fault{{Kind: fault.SeedRace, Count: -1, Delay: 50 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}

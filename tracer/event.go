@@ -24,6 +24,7 @@ const (
 	Fault          Kind = "Fault"          // the fault injector acted (which spec action it forced)
 	Fail           Kind = "Fail"           // a batch failed to the application for a reason the spec has no action for
 	ReadBack       Kind = "ReadBack"       // one partition's log as read back at the end of the run
+	ReadBackShort  Kind = "ReadBackShort"  // a partition's high watermark never passed the offset the run acknowledged
 )
 
 // Event is one line of a trace. Which fields a kind carries is in FORMAT.md;
@@ -49,6 +50,8 @@ type Event struct {
 	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, Disconnect, Delay, ExpireProducerState
 	Reason    string      // Fail: why
 	Log       []LogRecord // ReadBack: the partition's records in offset order
+	HWM       int64       // ReadBackShort: the high watermark the leader reported last
+	WaitedMs  int64       // ReadBackShort: how long the read-back waited, in milliseconds
 }
 
 // LogRecord is one record read back from a partition.

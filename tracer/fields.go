@@ -20,6 +20,8 @@ const (
 	fFault
 	fReason
 	fLog
+	fHWM
+	fWaited
 )
 
 // fieldNames are the JSON keys, in the order the writer emits them.
@@ -30,7 +32,7 @@ var fieldNames = []struct {
 	{fPartition, "p"}, {fBatch, "b"}, {fPID, "pid"}, {fEpoch, "ep"}, {fSeq, "seq"},
 	{fN, "n"}, {fReq, "req"}, {fNode, "node"}, {fErr, "err"}, {fOffset, "off"},
 	{fLogStart, "lso"}, {fRecords, "recs"}, {fBumped, "bump"}, {fFault, "fault"},
-	{fReason, "reason"}, {fLog, "log"},
+	{fReason, "reason"}, {fLog, "log"}, {fHWM, "hwm"}, {fWaited, "ms"},
 }
 
 const batchFields = fPartition | fBatch | fPID | fEpoch | fSeq
@@ -49,10 +51,11 @@ var kindFields = map[Kind]field{
 	Fault:            fFault | fPartition | fEpoch | fSeq | fNode | fErr,
 	Fail:             batchFields | fReason,
 	ReadBack:         fPartition | fLog,
+	ReadBackShort:    fPartition | fNode | fOffset | fHWM | fWaited,
 }
 
 // Kinds lists every event kind, in the order FORMAT.md documents them.
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
-		InitProducerID, Fault, Fail, ReadBack}
+		InitProducerID, Fault, Fail, ReadBackShort, ReadBack}
 }

@@ -695,6 +695,10 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 		e.Offset, err = p.int(64)
 	case fLogStart:
 		e.LogStart, err = p.int(64)
+	case fHWM:
+		e.HWM, err = p.int(64)
+	case fWaited:
+		e.WaitedMs, err = p.int(64)
 	case fErr:
 		e.Err, err = p.text()
 	case fFault:

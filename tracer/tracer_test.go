@@ -23,6 +23,7 @@ func sample() []*Event {
 		{Kind: ResolveSequences, Partition: 3, Bumped: true},
 		{Kind: Bump, Partition: 3, PID: 1000, Epoch: 1},
 		{Kind: Fail, Partition: 3, Batch: 8, PID: 1000, Epoch: 1, Seq: 0, Reason: "producer closed"},
+		{Kind: ReadBackShort, Partition: 3, Node: 2, Offset: 1, HWM: 1, WaitedMs: 60000},
 		{Kind: ReadBack, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}, {Offset: 1, PID: -1, Epoch: -1, Seq: -1, ID: -1}}},
 	}
 }

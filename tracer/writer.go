@@ -131,6 +131,10 @@ func appendField(dst []byte, e *Event, f field) []byte {
 		return strconv.AppendInt(dst, e.Offset, 10)
 	case fLogStart:
 		return strconv.AppendInt(dst, e.LogStart, 10)
+	case fHWM:
+		return strconv.AppendInt(dst, e.HWM, 10)
+	case fWaited:
+		return strconv.AppendInt(dst, e.WaitedMs, 10)
 	case fRecords:
 		dst = append(dst, '[')
 		for i, id := range e.Records {

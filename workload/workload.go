@@ -50,8 +50,9 @@ type Config struct {
 	RequestTimeout    time.Duration
 	Faults            []fault.Fault
 	Seed              uint64
-	TracePath         string    // "" for no trace
-	Progress          io.Writer // a progress line on long runs; nil for none
+	TracePath         string        // "" for no trace
+	ReadBackBound     time.Duration // bounds the read-back's waits for a settled cluster and a caught-up high watermark (readback.DefaultBound when zero)
+	Progress          io.Writer     // a progress line on long runs; nil for none
 }
 
 // Summary is what a run saw.
@@ -159,56 +160,85 @@ func KafkaBroker(version string) tracer.Broker {
 	return b
 }
 
-// Run runs the workload. A *UsageError means bad input or an unreachable
-// broker; any other error is a failure of the run itself.
-func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
+// Run runs the workload in its phases, in order: Start (the broker, the
+// topic, the trace, the faults, the producer), Produce (the records, under
+// the faults, then the producer closed), Heal (every fault stopped), then
+// ReadBack (every partition read back into the trace) and the summary. A
+// *UsageError means bad input or an unreachable broker; any other error is
+// a failure of the run itself. Callers that disturb a real cluster
+// themselves (the nemesis) call the phases one by one and heal the cluster
+// before the read-back.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if err := s.Produce(ctx); err != nil {
+		return nil, err
+	}
+	s.Heal()
+	return s.ReadBack(ctx)
+}
+
+// Session is one run between its phases.
+type Session struct {
+	cfg        Config
+	start      time.Time
+	brokers    []string
+	cluster    *kfake.Cluster // the embedded cluster, nil on a real one
+	trace      *tracer.Writer // nil without a trace
+	traceFile  *os.File
+	stopFaults func() // ends kfake's faults; nil when there are none
+	p          *producer.Producer
+	sum        *Summary
+	sent       map[int64]*sentRecord
+	acked      map[int32]int64 // the highest acknowledged offset per partition
+	done       bool            // the trace is complete: Close keeps it
+}
+
+// Start begins a run: the broker (the embedded one when cfg.Brokers is
+// empty), the topic, the trace's header, kfake's faults and the producer.
+func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	ok := false
-	start := time.Now()
-	brokers := cfg.Brokers
+	s := &Session{cfg: cfg, start: time.Now(), brokers: cfg.Brokers}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	brokerInfo := KafkaBroker(cfg.BrokerVersion)
-	var cluster *kfake.Cluster
-	if len(brokers) == 0 {
+	if len(s.brokers) == 0 {
 		em := Emulations[cfg.KfakeVersion]
 		opts := []kfake.Opt{kfake.NumBrokers(3)}
 		if em.Versions != nil {
 			opts = append(opts, kfake.MaxVersions(em.Versions))
 		}
 		var err error
-		if cluster, err = kfake.NewCluster(opts...); err != nil {
+		if s.cluster, err = kfake.NewCluster(opts...); err != nil {
 			return nil, fmt.Errorf("starting the embedded kfake cluster: %w", err)
 		}
-		defer cluster.Close()
-		brokers = cluster.ListenAddrs()
+		s.brokers = s.cluster.ListenAddrs()
 		brokerInfo = tracer.Broker{Kind: "kfake", Version: cfg.KfakeVersion, NoStateRule: em.Rule}
 	}
-	if err := createTopic(ctx, brokers, cfg.Topic, cfg.Partitions, cfg.RequestTimeout); err != nil {
+	if err := createTopic(ctx, s.brokers, cfg.Topic, cfg.Partitions, cfg.RequestTimeout); err != nil {
 		return nil, err
 	}
 
-	var trace *tracer.Writer
 	var sink tracer.Sink
 	if cfg.TracePath != "" {
 		f, err := os.Create(cfg.TracePath)
 		if err != nil {
 			return nil, usage("--trace: %v", err)
 		}
-		defer f.Close()
-		// A run that fails leaves no trace behind: a partial one would look
-		// like a run to the checker.
-		defer func() {
-			if !ok {
-				f.Close()
-				os.Remove(cfg.TracePath)
-			}
-		}()
+		s.traceFile = f
 		var names []string
 		for _, fl := range cfg.Faults {
 			names = append(names, fl.String())
 		}
-		trace, err = tracer.NewWriter(f, tracer.Header{
+		s.trace, err = tracer.NewWriter(f, tracer.Header{
 			Writer: "kcheck-producer", Client: "kcheck/producer", Topic: cfg.Topic, Partitions: cfg.Partitions,
 			FirstAck: cfg.FirstAck, HoldWhileRetrying: cfg.HoldWhileRetrying, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
 			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed),
@@ -218,17 +248,19 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		if err != nil {
 			return nil, err
 		}
-		sink = trace
+		sink = s.trace
 	}
-	if cluster != nil {
-		if err := fault.InstallKfake(fault.Target{Cluster: cluster, Topic: cfg.Topic, Partitions: cfg.Partitions,
-			Seed: cfg.Seed, Trace: sink, RequestTimeout: cfg.RequestTimeout}, cfg.Faults); err != nil {
+	if s.cluster != nil {
+		stop, err := fault.InstallKfake(fault.Target{Cluster: s.cluster, Topic: cfg.Topic, Partitions: cfg.Partitions,
+			Seed: cfg.Seed, Trace: sink, RequestTimeout: cfg.RequestTimeout}, cfg.Faults)
+		if err != nil {
 			return nil, &UsageError{err}
 		}
+		s.stopFaults = stop
 	}
 
 	opts := []producer.Opt{
-		producer.Brokers(brokers...), producer.FirstAckRule(cfg.FirstAck), producer.HoldWhileRetrying(cfg.HoldWhileRetrying), producer.MaxInFlight(cfg.MaxInFlight),
+		producer.Brokers(s.brokers...), producer.FirstAckRule(cfg.FirstAck), producer.HoldWhileRetrying(cfg.HoldWhileRetrying), producer.MaxInFlight(cfg.MaxInFlight),
 		producer.Compression(cfg.Codec), producer.Linger(cfg.Linger), producer.BatchBytes(cfg.BatchBytes),
 		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
 		producer.RetryBackoff(20 * time.Millisecond),
@@ -237,34 +269,82 @@ func Run(ctx context.Context, cfg Config) (sum *Summary, err error) {
 		opts = append(opts, producer.Trace(sink))
 	}
 	nctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	p, err := producer.New(nctx, opts...)
+	s.p, err = producer.New(nctx, opts...)
 	cancel()
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	return s, nil
+}
 
-	sum = &Summary{}
-	sent := produce(ctx, p, cfg, sum)
-	if err := p.Close(ctx); err != nil {
-		return nil, fmt.Errorf("closing the producer: %w", err)
+// Brokers returns the addresses the run produces to.
+func (s *Session) Brokers() []string { return s.brokers }
+
+// Produce sends the run's records, waits for every outcome and closes the
+// producer: the workload itself, under whatever faults are on.
+func (s *Session) Produce(ctx context.Context) error {
+	s.sum = &Summary{}
+	s.sent, s.acked = produce(ctx, s.p, s.cfg, s.sum)
+	if err := s.p.Close(ctx); err != nil {
+		return fmt.Errorf("closing the producer: %w", err)
 	}
-	parts, err := readback.Topic(ctx, brokers, cfg.Topic)
+	return nil
+}
+
+// Heal ends the faults the run installed on the embedded broker. Faults on
+// a real cluster are the caller's to stop and heal before ReadBack.
+func (s *Session) Heal() {
+	if s.stopFaults != nil {
+		s.stopFaults()
+	}
+}
+
+// ReadBack reads every partition back into the trace, once the cluster has
+// settled (readback.Topic waits for it), and summarises the run.
+func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
+	if s.sum == nil {
+		return nil, errors.New("workload: ReadBack before Produce")
+	}
+	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: s.brokers, Topic: s.cfg.Topic, Acked: s.acked,
+		Settle: s.cfg.ReadBackBound, CatchUp: s.cfg.ReadBackBound})
 	if err != nil {
 		return nil, err
 	}
-	if trace != nil {
-		for _, rp := range parts {
-			trace.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: rp.ID, Log: rp.Log})
+	if s.trace != nil {
+		for i := range parts {
+			for _, e := range parts[i].Events() {
+				s.trace.Emit(&e)
+			}
 		}
-		if err := trace.Flush(); err != nil {
+		if err := s.trace.Flush(); err != nil {
 			return nil, err
 		}
-		sum.TraceEvents = trace.Events()
+		s.sum.TraceEvents = s.trace.Events()
 	}
-	summarise(sum, sent, parts, p)
-	sum.Duration = time.Since(start)
-	ok = true
-	return sum, nil
+	summarise(s.sum, s.sent, parts, s.p)
+	s.sum.Duration = time.Since(s.start)
+	s.done = true
+	return s.sum, nil
+}
+
+// Close releases the run's broker and trace file. A run that did not reach
+// the end of its read-back leaves no trace behind: a partial one would look
+// like a run to the checker.
+func (s *Session) Close() {
+	if s.p != nil && !s.done {
+		s.p.Close(context.Background())
+	}
+	if s.traceFile != nil {
+		s.traceFile.Close()
+		if !s.done {
+			os.Remove(s.cfg.TracePath)
+		}
+		s.traceFile = nil
+	}
+	if s.cluster != nil {
+		s.cluster.Close()
+		s.cluster = nil
+	}
 }
 
 // sentRecord is what the run remembers of one record.
@@ -273,14 +353,16 @@ type sentRecord struct {
 	acked     bool
 }
 
-// produce sends cfg.Records records and waits for their outcomes.
-func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary) map[int64]*sentRecord {
+// produce sends cfg.Records records and waits for their outcomes. It
+// returns what it sent and, per partition, the highest offset acknowledged.
+func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary) (map[int64]*sentRecord, map[int32]int64) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	value := make([]byte, cfg.ValueBytes)
 	for i := range value {
 		value[i] = byte('a' + rng.IntN(26)) // compressible, like text
 	}
 	sent := make(map[int64]*sentRecord, cfg.Records)
+	acked := map[int32]int64{}
 	var mu sync.Mutex
 	var done atomic.Int64
 	var wg sync.WaitGroup
@@ -300,6 +382,9 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 			sent[m.ID] = r
 			if err == nil {
 				sum.Acked++
+				if last, ok := acked[m.Partition]; !ok || m.Offset > last {
+					acked[m.Partition] = m.Offset
+				}
 			} else {
 				sum.Failed++
 				if len(sum.FirstErrors) < 3 {
@@ -315,7 +400,7 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 	}
 	_ = p.Flush(ctx)
 	wg.Wait()
-	return sent
+	return sent, acked
 }
 
 // summarise compares what was sent with what was read back.

@@ -389,7 +389,7 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	if len(lost) > 0 {
 		if b.out == acked {
 			at := c.cur(b)
-			x := v(checker.Lost, at, lost, b.sent0.line, b.ackLine, pt.readLine)
+			x := v(checker.Lost, at, lost, b.sent0.line, b.ackLine, pt.shortLine, pt.readLine)
 			where := "with no offset (DUPLICATE_SEQUENCE_NUMBER)"
 			if b.ackOff >= 0 {
 				o := make([]int64, len(lost))
@@ -398,13 +398,13 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 				}
 				where = "at " + plural("offset", o)
 			}
-			x.Detail = fmt.Sprintf("%s %s acknowledged %s but %s not in the read-back of partition %d.",
-				upper(name(at, lost)), were(lost), where, are(lost), pt.id)
+			x.Detail = fmt.Sprintf("%s %s acknowledged %s but %s not in the read-back of partition %d%s.",
+				upper(name(at, lost)), were(lost), where, are(lost), pt.id, shortfall(pt))
 			out = append(out, x)
 		} else {
 			at := c.attempt(b, lostAt)
 			q, k := s.eps[epKey{b.pid, at.ep}].above(at.seq + int32(lost[0]))
-			x := v(checker.Lost, at, lost, at.line, b.endLine, pt.readLine)
+			x := v(checker.Lost, at, lost, at.line, b.endLine, pt.shortLine, pt.readLine)
 			x.Detail = fmt.Sprintf("%s %s not in the log, yet sequence %d of epoch %d is (offset %d): the broker took a later sequence without them, so they can no longer be written in epoch %d (KAFKA-14359). The batch %s.",
 				upper(name(at, lost)), are(lost), q, at.ep, log[k].Offset, at.ep, c.fate(b))
 			out = append(out, x)

@@ -104,3 +104,15 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// shortfall tells, for a lost-write's detail, what the read-back of pt
+// waited for and saw when its high watermark never passed the offsets the
+// run acknowledged ("" when it did).
+func shortfall(pt *part) string {
+	s := pt.short
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf(": its leader (node %d) reported the high watermark %d, at or below the acknowledged offset %d, after the read-back waited %.1f s (line %d)",
+		s.Node, s.HWM, s.Offset, float64(s.WaitedMs)/1000, pt.shortLine)
+}

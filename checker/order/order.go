@@ -132,7 +132,9 @@ type part struct {
 	reused    map[int]bool
 	readLine  int // the ReadBack line, 0 if none
 	log       []tracer.LogRecord
-	readTwice []int // lines of further ReadBack events for it
+	readTwice []int         // lines of further ReadBack events for it
+	short     *tracer.Event // its ReadBackShort: the high watermark never passed what was acknowledged
+	shortLine int
 }
 
 // Checker checks one trace. It is not safe for concurrent use.
@@ -177,7 +179,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 	if c.done {
 		panic("order: Add after Finish")
 	}
-	if e.Kind != tracer.ReadBack {
+	if e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort {
 		c.lastT = max(c.lastT, e.T)
 	}
 	switch e.Kind {
@@ -205,6 +207,10 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 		}
 	case tracer.Fail:
 		c.fail(line, e)
+	case tracer.ReadBackShort:
+		pt := c.part(e.Partition)
+		ev := *e
+		pt.short, pt.shortLine = &ev, line
 	case tracer.ReadBack:
 		pt := c.part(e.Partition)
 		if pt.readLine != 0 {

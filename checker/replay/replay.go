@@ -248,7 +248,7 @@ func (pt *partition) outstanding() bool {
 
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
-	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences {
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
 		}
@@ -290,7 +290,7 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		return m.fault(line, e)
 	case tracer.Fail:
 		return m.failBatch(line, e)
-	case tracer.ReadBack:
+	case tracer.ReadBack, tracer.ReadBackShort:
 		return nil // the read-back is the ordering and linearizability checks' job
 	}
 	return &Error{Line: line, Action: string(e.Kind), Reason: "unknown event"}

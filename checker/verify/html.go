@@ -233,7 +233,7 @@ func (c *collector) part(p int32) *partData {
 }
 
 func (c *collector) event(line int, e *tracer.Event) {
-	if e.Kind != tracer.ReadBack {
+	if e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort {
 		c.last = e.T
 	}
 	switch e.Kind {

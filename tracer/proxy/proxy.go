@@ -76,7 +76,8 @@ type Proxy struct {
 	topicIDs   map[[16]byte]string // from metadata, for produce v13+
 	partitions map[string]int32    // partition counts from metadata
 	trace      *tracer.Writer
-	early      []tracer.Event // events before the header could be written
+	early      []tracer.Event  // events before the header could be written
+	acked      *readback.Acked // the highest acknowledged offsets, for the read-back
 	batches    map[batchKey]int64
 	sentOnce   map[int64]bool // batch ids seen: the next attempt is a Resend
 	firstSeen  map[int32]bool // partitions whose first produce passed
@@ -242,9 +243,11 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
-// Finish closes the proxy, reads the traced topic back from the upstream
-// cluster, ends the trace with a ReadBack event per partition and flushes
-// it. It fails when no produce request to the topic passed through.
+// Finish closes the proxy, which ends its faults, reads the traced topic
+// back from the upstream cluster once it has settled, ends the trace with a
+// ReadBack event per partition (and a ReadBackShort where a high watermark
+// never passed what the client was acknowledged) and flushes it. It fails
+// when no produce request to the topic passed through.
 func (p *Proxy) Finish(ctx context.Context) error {
 	p.Close()
 	if p.cfg.Trace == nil {
@@ -252,11 +255,15 @@ func (p *Proxy) Finish(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	topic := p.topic
+	var acked map[int32]int64
+	if p.acked != nil {
+		acked = p.acked.Offsets()
+	}
 	p.mu.Unlock()
 	if topic == "" {
 		return errors.New("proxy: no client produced through the proxy: nothing to trace")
 	}
-	parts, err := readback.Topic(ctx, []string{p.cfg.Upstream}, topic)
+	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: []string{p.cfg.Upstream}, Topic: topic, Acked: acked})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -270,8 +277,10 @@ func (p *Proxy) Finish(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, part := range parts {
-		p.trace.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: part.ID, Log: part.Log})
+	for i := range parts {
+		for _, e := range parts[i].Events() {
+			p.trace.Emit(&e)
+		}
 	}
 	return p.trace.Flush()
 }
@@ -281,6 +290,10 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 	if p.cfg.Trace == nil {
 		return
 	}
+	if p.acked == nil {
+		p.acked = readback.NewAcked()
+	}
+	p.acked.Observe(&e)
 	if p.trace == nil {
 		p.early = append(p.early, e)
 		return

@@ -25,10 +25,12 @@ func Append(ctx context.Context, trace []byte, name string, bootstrap []string) 
 		return nil, 0, err
 	}
 	var last tracer.Event
+	acked := NewAcked()
 	err = r.Each(func(line int, e *tracer.Event) error {
-		if e.Kind == tracer.ReadBack {
+		if e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
 			return fmt.Errorf("%s:%d: %w", name, line, ErrHasReadBack)
 		}
+		acked.Observe(e)
 		last = *e
 		return nil
 	})
@@ -39,7 +41,7 @@ func Append(ctx context.Context, trace []byte, name string, bootstrap []string) 
 	if topic == "" {
 		return nil, 0, fmt.Errorf("%s:1: the header names no topic to read back", name)
 	}
-	parts, err := Topic(ctx, bootstrap, topic)
+	parts, err := Topic(ctx, Config{Bootstrap: bootstrap, Topic: topic, Acked: acked.Offsets()})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,11 +49,15 @@ func Append(ctx context.Context, trace []byte, name string, bootstrap []string) 
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
-	for i, p := range parts {
-		// At the last event's time: when the topic was read is not on the
-		// trace's clock.
-		e := tracer.Event{I: last.I + 1 + int64(i), T: last.T, Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log}
-		out = append(tracer.AppendEvent(out, &e), '\n')
+	next := last.I + 1
+	for _, p := range parts {
+		for _, e := range p.Events() {
+			// At the last event's time: when the topic was read is not on
+			// the trace's clock.
+			e.I, e.T = next, last.T
+			next++
+			out = append(tracer.AppendEvent(out, &e), '\n')
+		}
 	}
 	return out, len(parts), nil
 }
