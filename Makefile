@@ -80,7 +80,7 @@ test: fmt-check vet gotest fuzz tlc kafka-test
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.
 KAFKA_VERSIONS ?= 4.1.0 4.3.1
-.PHONY: kafka-fetch kafka-test race-quick faults faults-quick
+.PHONY: kafka-fetch kafka-test race-quick faults faults-quick faults-loaded
 
 kafka-fetch: build
 	@for v in $(KAFKA_VERSIONS); do $(KCHECK) kafka fetch --version $$v || exit 2; done
@@ -99,11 +99,17 @@ kafka-test: kafka-fetch
 race-quick: build
 	CLIENTS="ours-on java kgo librdkafka" bench/race.sh 1 4.1.0
 
-# Our producer (rule on) under leader moves, a broker restart and lost
-# responses on a real three-node cluster: FAULT_RUNS runs of each.
+# Our producer (rule on) under leader moves, a broker restart, a broker and
+# the active controller killed (SIGKILL) and lost responses on a real
+# three-node cluster: FAULT_RUNS runs of each, each fault stopped and the
+# cluster healed before the read-back.
 FAULT_RUNS ?= 5
 faults:
 	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=$(FAULT_RUNS) $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 60m
+
+# make faults with both cores loaded by busy loops for the whole run.
+faults-loaded:
+	nemesis/loaded.sh $(MAKE) faults FAULT_RUNS=$(FAULT_RUNS)
 
 faults-quick:
 	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=1 $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 15m

@@ -619,12 +619,12 @@ wait:
 // Restart stops node id (SIGTERM, then SIGKILL after the stop timeout),
 // starts it again on the same ports and data, and returns once it answers
 // as at Start, or when ctx ends. It must not run concurrently with Stop or
-// another Restart.
+// another Restart, Kill or StartNode.
 func (c *Cluster) Restart(ctx context.Context, id int) error {
-	if id < 1 || id > len(c.nodes) {
-		return fmt.Errorf("kafka: no node %d (the cluster has %d)", id, len(c.nodes))
+	n, err := c.node(id)
+	if err != nil {
+		return err
 	}
-	n := c.nodes[id-1]
 	if n.cmd != nil {
 		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			n.cmd.Process.Kill()
@@ -634,6 +634,40 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 		case <-time.After(c.grace):
 			n.cmd.Process.Kill()
 			<-n.exited
+		}
+	}
+	return c.StartNode(ctx, id)
+}
+
+// Kill kills node id with SIGKILL, as a crash would: no shutdown, its data
+// left as it was. StartNode starts it again.
+func (c *Cluster) Kill(id int) error {
+	n, err := c.node(id)
+	if err != nil {
+		return err
+	}
+	if n.cmd == nil {
+		return fmt.Errorf("kafka: node %d is not running", id)
+	}
+	if err := n.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kafka: killing node %d: %w", id, err)
+	}
+	<-n.exited
+	return nil
+}
+
+// StartNode starts node id, which has exited (Kill), on its ports and data,
+// and returns once it answers as at Start, or when ctx ends.
+func (c *Cluster) StartNode(ctx context.Context, id int) error {
+	n, err := c.node(id)
+	if err != nil {
+		return err
+	}
+	if n.cmd != nil {
+		select {
+		case <-n.exited:
+		default:
+			return fmt.Errorf("kafka: node %d is still running", id)
 		}
 	}
 	n.exited = make(chan struct{})
@@ -656,6 +690,14 @@ func (c *Cluster) Restart(ctx context.Context, id int) error {
 		case <-t.C:
 		}
 	}
+}
+
+// node returns node id.
+func (c *Cluster) node(id int) (*node, error) {
+	if id < 1 || id > len(c.nodes) {
+		return nil, fmt.Errorf("kafka: no node %d (the cluster has %d)", id, len(c.nodes))
+	}
+	return c.nodes[id-1], nil
 }
 
 // Version returns the Kafka version the cluster runs.

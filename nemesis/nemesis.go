@@ -158,3 +158,40 @@ func Every(ctx context.Context, interval time.Duration, fn func(context.Context)
 		n++
 	}
 }
+
+// ActiveController returns the node id of the active KRaft controller: the
+// leader of the metadata log's quorum, which any broker tells through
+// DescribeQuorum.
+func ActiveController(ctx context.Context, bootstrap string) (int32, error) {
+	c, err := wire.Dial(ctx, bootstrap, "kcheck-nemesis")
+	if err != nil {
+		return -1, fmt.Errorf("nemesis: %w", err)
+	}
+	defer c.Close()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rp := kmsg.NewDescribeQuorumRequestTopicPartition()
+	rp.Partition = 0
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := c.Request(ctx, req)
+	if err != nil {
+		return -1, fmt.Errorf("nemesis: describing the controller quorum: %w", err)
+	}
+	resp := kresp.(*kmsg.DescribeQuorumResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return -1, fmt.Errorf("nemesis: describing the controller quorum: %w", err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, errors.New("nemesis: describing the controller quorum: unexpected response shape")
+	}
+	qp := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(qp.ErrorCode); err != nil {
+		return -1, fmt.Errorf("nemesis: describing the controller quorum: %w", err)
+	}
+	if qp.LeaderID < 0 {
+		return -1, errors.New("nemesis: the controller quorum has no leader")
+	}
+	return qp.LeaderID, nil
+}

@@ -20,13 +20,19 @@ import (
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/proxy"
+	"github.com/kcheck/kcheck/tracer/readback"
 	"github.com/kcheck/kcheck/workload"
 )
 
 // TestRealFaults runs our producer (first-ack rule on) against a real
-// three-node Kafka cluster under each of three faults: leader moves, a
-// broker restart, and lost responses (the proxy answering REQUEST_TIMED_OUT
-// after the append, and cutting connections). Every run must be clean and
+// three-node Kafka cluster under each of five faults: leader moves, a
+// broker restart (SIGTERM), a broker killed (SIGKILL, its data kept, then
+// started again), the active KRaft controller killed the same way, and lost
+// responses (the proxy answering REQUEST_TIMED_OUT after the append, and
+// cutting connections). Each run goes fault -> stop -> heal -> read: the
+// workload produces under the fault, the fault stops, the cluster heals
+// (every node up, every partition's leader stable and every replica in
+// sync), and only then is the topic read back. Every run must be clean and
 // kcheck verify must agree, on the producer's trace and, for lost
 // responses, on the proxy's. KCHECK_FAULT_RUNS sets the runs per fault (1),
 // KCHECK_FAULT_KAFKA the version (4.1.0). It needs KCHECK_KAFKA=1.
@@ -56,7 +62,7 @@ func TestRealFaults(t *testing.T) {
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "| Kafka %s, 3 nodes | runs | runs not clean | records lost | duplicated | reordered | kcheck verify flagged | disturbances | errors the producer saw | run time |\n|---|---|---|---|---|---|---|---|---|---|\n", version)
-	for _, kind := range []string{"leader moves", "broker restart", "lost responses"} {
+	for _, kind := range []string{"leader moves", "broker restart", "broker SIGKILL", "controller SIGKILL", "lost responses"} {
 		var notClean, lost, dup, reord, flagged, disturbed, seen int
 		var took time.Duration
 		for i := range runs {
@@ -83,32 +89,51 @@ func TestRealFaults(t *testing.T) {
 				}
 				brokers = []string{prox.Addr()}
 			}
-			nctx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- disturb(nctx, c, kind, topic, &disturbed) }()
 			trace := filepath.Join(dir, "run.jsonl")
-			sum, err := workload.Run(ctx, workload.Config{
-				Brokers: brokers, BrokerVersion: version, Topic: topic, Partitions: 16, Records: 30000,
+			run, err := workload.Start(ctx, workload.Config{
+				Brokers: brokers, ReadBackBrokers: c.Addrs(), BrokerVersion: version, Topic: topic, Partitions: 16, Records: 30000,
 				ValueBytes: 1024, Keys: 1024, Codec: recordbatch.CodecLZ4, FirstAck: true, HoldWhileRetrying: true,
 				MaxInFlight: 5, Linger: 5 * time.Millisecond, BatchBytes: 16 << 10,
 				DeliveryTimeout: 60 * time.Second, RequestTimeout: 5 * time.Second, Seed: uint64(i + 1), TracePath: trace,
 			})
+			if err != nil {
+				t.Fatalf("%s, run %d: %v", kind, i, err)
+			}
+			// Fault: the workload produces while the nemesis disturbs.
+			nctx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- disturb(nctx, c, kind, topic, &disturbed) }()
+			perr := run.Produce(ctx)
+			// Stop: no more disturbances (a killed node is started again).
 			stop()
 			if nerr := <-done; nerr != nil {
 				t.Fatalf("%s, run %d: %v", kind, i, nerr)
 			}
-			if err != nil {
-				t.Fatalf("%s, run %d: %v", kind, i, err)
+			if perr != nil {
+				t.Fatalf("%s, run %d: %v", kind, i, perr)
 			}
-			took += sum.Duration
 			traces := []string{trace}
 			if prox != nil {
+				// The proxy's faults end with it; its read-back waits for
+				// the cluster to settle, as the run's does.
 				if err := prox.Finish(ctx); err != nil {
 					t.Fatalf("%s, run %d: %v", kind, i, err)
 				}
 				disturbed += prox.Stats().Faults
 				traces = append(traces, proxyTrace)
 			}
+			// Heal: every partition led, its leader stable, every replica in
+			// sync (a restarted node caught up).
+			if err := readback.Settle(ctx, readback.Config{Bootstrap: c.Addrs(), Topic: topic, Settle: 2 * time.Minute}); err != nil {
+				t.Fatalf("%s, run %d: the cluster did not heal: %v", kind, i, err)
+			}
+			// Read: the topic, into the trace.
+			sum, err := run.ReadBack(ctx)
+			run.Close()
+			if err != nil {
+				t.Fatalf("%s, run %d: %v", kind, i, err)
+			}
+			took += sum.Duration
 			seen += errorsSeen(t, trace)
 			if !sum.Clean() {
 				notClean++
@@ -183,12 +208,8 @@ func disturb(ctx context.Context, c *kafka.Cluster, kind, topic string, count *i
 	case "broker restart":
 		// Node 3 leads a third of the partitions; the restart lasts seconds,
 		// the run as long.
-		t := time.NewTimer(200 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
+		if !after(ctx, 200*time.Millisecond) {
 			return nil
-		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -196,6 +217,41 @@ func disturb(ctx context.Context, c *kafka.Cluster, kind, topic string, count *i
 			return err
 		}
 		*count++
+	case "broker SIGKILL", "controller SIGKILL":
+		if !after(ctx, 300*time.Millisecond) {
+			return nil
+		}
+		id := int32(3)
+		if kind == "controller SIGKILL" {
+			var err error
+			if id, err = nemesis.ActiveController(ctx, c.Addrs()[0]); err != nil {
+				return err
+			}
+		}
+		if err := c.Kill(int(id)); err != nil {
+			return err
+		}
+		*count++
+		// Down for a while (or until the run ends), then up again on its
+		// data, whatever ctx says: the node must be back before the heal.
+		after(ctx, 2*time.Second)
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.StartNode(rctx, int(id)); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// after waits for d and reports true, or false when ctx ends first.
+func after(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -51,6 +51,7 @@ type Config struct {
 	Faults            []fault.Fault
 	Seed              uint64
 	TracePath         string        // "" for no trace
+	ReadBackBrokers   []string      // where the read-back reads the topic (Brokers when empty): the cluster itself when Brokers is a proxy
 	ReadBackBound     time.Duration // bounds the read-back's waits for a settled cluster and a caught-up high watermark (readback.DefaultBound when zero)
 	Progress          io.Writer     // a progress line on long runs; nil for none
 }
@@ -305,7 +306,11 @@ func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
 	if s.sum == nil {
 		return nil, errors.New("workload: ReadBack before Produce")
 	}
-	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: s.brokers, Topic: s.cfg.Topic, Acked: s.acked,
+	from := s.brokers
+	if len(s.cfg.ReadBackBrokers) > 0 {
+		from = s.cfg.ReadBackBrokers
+	}
+	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: from, Topic: s.cfg.Topic, Acked: s.acked,
 		Settle: s.cfg.ReadBackBound, CatchUp: s.cfg.ReadBackBound})
 	if err != nil {
 		return nil, err

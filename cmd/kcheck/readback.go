@@ -18,7 +18,13 @@ const readbackDescription = `Ends a trace that has no read-back (kcheck proxy --
 whose read-back could not reach the cluster) with one: reads the trace's topic
 back from the cluster, every partition from offset 0 to its high watermark,
 and appends a ReadBack event per partition, so that "kcheck verify TRACE" can
-tell lost and duplicated records. The trace is checked first; it is rewritten
+tell lost and duplicated records. It first waits (up to 60 s) for the cluster
+to settle: every partition's leader the same in two metadata reads, every
+replica in sync; it fetches at the leader's epoch and follows a moving
+leader; and it reads a partition until its high watermark is the same in two
+reads and passes the highest offset the trace acknowledged on it. A high
+watermark still short of that after 60 s is recorded (ReadBackShort) and
+becomes the evidence of the lost-write verify reports. The trace is checked first; it is rewritten
 in place (or written to --out) through a temporary file, never half written.
 A trace that already has a read-back is refused.`
 

@@ -125,6 +125,21 @@ func Topic(ctx context.Context, cfg Config) ([]Partition, error) {
 	return out, nil
 }
 
+// Settle waits, up to cfg.Settle, until every partition of cfg.Topic has a
+// leader, the same leader and leader epoch in two metadata reads in a row,
+// and every replica in sync: a cluster healed after its faults. Topic does
+// this itself; Settle is for a caller that heals a cluster and wants to
+// know when it has.
+func Settle(ctx context.Context, cfg Config) error {
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultBound
+	}
+	r := &reader{cfg: cfg, conns: map[int32]*wire.Conn{}}
+	defer r.close()
+	_, err := r.settle(ctx, nil)
+	return err
+}
+
 // leader is a partition's leader as the metadata named it.
 type leader struct {
 	node, epoch int32
