@@ -35,7 +35,8 @@ import (
 // sync), and only then is the topic read back. Every run must be clean and
 // kcheck verify must agree, on the producer's trace and, for lost
 // responses, on the proxy's. KCHECK_FAULT_RUNS sets the runs per fault (1),
-// KCHECK_FAULT_KAFKA the version (4.1.0). It needs KCHECK_KAFKA=1.
+// KCHECK_FAULT_KAFKA the version (4.1.0), KCHECK_FAULT_KEEP a folder to
+// keep every trace in. It needs KCHECK_KAFKA=1.
 func TestRealFaults(t *testing.T) {
 	if os.Getenv("KCHECK_KAFKA") != "1" {
 		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka cluster (make faults)")
@@ -142,15 +143,22 @@ func TestRealFaults(t *testing.T) {
 			lost, dup, reord = lost+sum.Lost, dup+sum.Duplicated, reord+sum.OutOfOrder
 			bad := false
 			for _, tr := range traces {
+				name := fmt.Sprintf("kcheck-nemesis-%s-%d-%s", strings.ReplaceAll(kind, " ", "-"), i, filepath.Base(tr))
+				if dir := os.Getenv("KCHECK_FAULT_KEEP"); dir != "" {
+					// Every trace kept, to be checked again by a later kcheck.
+					if err := copyFile(tr, filepath.Join(dir, name)); err != nil {
+						t.Fatalf("KCHECK_FAULT_KEEP: %v", err)
+					}
+				}
 				rep, err := verify.File(ctx, tr, verify.Options{})
 				if err != nil {
 					t.Fatalf("%s, run %d: verify %s: %v", kind, i, tr, err)
 				}
 				if rep.Verdict != verify.Valid {
 					bad = true
-					keep := filepath.Join(os.TempDir(), fmt.Sprintf("kcheck-nemesis-%s-%d-%s", strings.ReplaceAll(kind, " ", "-"), i, filepath.Base(tr)))
-					if b, err := os.ReadFile(tr); err == nil {
-						os.WriteFile(keep, b, 0o644)
+					keep := filepath.Join(os.TempDir(), name)
+					if err := copyFile(tr, keep); err != nil {
+						t.Logf("keeping %s: %v", tr, err)
 					}
 					t.Errorf("%s, run %d (seed %d): verify %s: %s (kept as %s): conformance %q, %d violations: %v",
 						kind, i, i+1, tr, rep.Verdict, keep, rep.Conformance, len(rep.Violations), rep.Violations)
@@ -168,6 +176,15 @@ func TestRealFaults(t *testing.T) {
 		}
 	}
 	t.Logf("our producer, first-ack rule on, under faults:\n%s", table.String())
+}
+
+// copyFile copies the file at from to to.
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
 }
 
 // errorsSeen counts the error answers and lost connections in a producer's
