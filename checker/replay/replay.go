@@ -418,16 +418,15 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	case "INVALID_PRODUCER_EPOCH":
 		b.st = stFailed
 	default:
-		ke, ok := tracer.ErrorByName(e.Err)
-		if !ok {
+		if _, ok := tracer.ErrorByName(e.Err); !ok {
 			return m.fail(line, act, e.Partition, "unknown error %q", e.Err)
 		}
-		if ke.Retriable || e.Err == "NETWORK_EXCEPTION" {
-			b.st, b.retried = stRetry, true
-		} else {
-			// Not retriable and not in the spec: kcheck's producer fails the
-			// batch and treats its sequence as unresolved.
+		if Fatal(e.Err) {
+			// kcheck's producer fails the batch and treats its sequence
+			// as unresolved.
 			b.st = stFailed
+		} else {
+			b.st, b.retried = stRetry, true
 		}
 	}
 	return nil
@@ -859,4 +858,18 @@ func Retriable(name string) bool {
 	}
 	ke, ok := tracer.ErrorByName(name)
 	return ok && ke.Retriable
+}
+
+// Fatal reports whether a produce answer err fails its batch for good: a
+// known error Kafka does not retry, other than the answers the idempotent
+// producer handles itself (NONE, DUPLICATE_SEQUENCE_NUMBER,
+// OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID). The spec's Fatal set
+// is of these; an error name kcheck does not know is not fatal.
+func Fatal(err string) bool {
+	switch err {
+	case "NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID":
+		return false
+	}
+	_, known := tracer.ErrorByName(err)
+	return known && !Retriable(err)
 }
