@@ -16,16 +16,18 @@ import (
 //   - answered, every batch it carried, before any later request of the
 //     connection is;
 //   - lost with its connection (a Disconnect), if no part of its answer came;
-//   - given up by the client (a Fail of our producer, closing with it in
-//     flight; or, on the wire, the batch sent again on another connection
-//     while no part of the old request's answer came: the old attempt may
-//     or may not be handled).
+//   - given up by our producer (a Fail: it closed with the batch in flight).
+//
+// On the wire a client may send a batch again on another connection while
+// its old request is unanswered (the old attempt may or may not be
+// handled); the old request still ends in one of the first two ways.
 //
 // A trace's writer settles every request before it reads the partitions
 // back: our producer fails what is in flight when it closes, the proxy
 // writes a Disconnect for every connection it cuts with a request
-// unanswered. So at the first ReadBack nothing may be outstanding. A trace
-// with no read-back may have been cut off; it is not held to that.
+// unanswered. So at the first ReadBack nothing may be outstanding, and in
+// our producer's traces no batch in flight. A trace with no read-back may
+// have been cut off; it is not held to that.
 
 // request is one produce request on a connection, from its first batch
 // until each batch it carried is answered or given up.
@@ -167,11 +169,26 @@ func (m *Machine) settled(line int) error {
 			nodes = append(nodes, n)
 		}
 	}
-	if len(nodes) == 0 {
+	if len(nodes) > 0 {
+		slices.Sort(nodes)
+		r := m.outstanding[nodes[0]][0]
+		return m.fail(line, "ReadBack", r.left[0].p, "the run is over but %s, and no Disconnect of node %d lost it: a request is answered for each of its partitions, or lost with its connection",
+			r.awaits(nodes[0]), nodes[0])
+	}
+	if m.wire {
+		return nil // a client's batches end where the wire cannot see
+	}
+	ps := make([]int32, 0, len(m.parts))
+	for p, pt := range m.parts {
+		if len(pt.inflight) > 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
 		return nil
 	}
-	slices.Sort(nodes)
-	r := m.outstanding[nodes[0]][0]
-	return m.fail(line, "ReadBack", r.left[0].p, "the run is over but %s, and no Disconnect of node %d lost it: a request is answered for each of its partitions, or lost with its connection",
-		r.awaits(nodes[0]), nodes[0])
+	slices.Sort(ps)
+	b := m.parts[ps[0]].inflight[0]
+	return m.fail(line, "ReadBack", ps[0], "the run is over but batch %d (sent at line %d) is %s, with no outcome: kcheck's producer fails every batch still in flight when it closes",
+		b.id, b.line, b.st)
 }

@@ -190,6 +190,12 @@ func TestWireRules(t *testing.T) {
 			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), resend(0, 1, 0, 2, 2), resend(1, 2, 0, 2, 2),
 			recv(0, 1, 0, 2, 2, 0), recv(1, 2, 0, 2, 2, 0), disc(1), readBack,
 		}, 0, ""},
+		{"a batch sent again on another connection, the old one never lost", []string{tracer.ProxyWriter}, []ev{
+			init, send(0, 1, 0, 1, 1), resend(0, 1, 0, 2, 2), recv(0, 1, 0, 2, 2, 0), readBack,
+		}, 5, "the run is over but request 1 on node 1 (line 2) still awaits its answer for partition 0 (batch 1, line 2)"},
+		{"a batch waiting for its retry when our producer's run is over", []string{"kcheck-producer"}, []ev{
+			init, send(0, 1, 0, 1, 1), {Kind: tracer.Receive, PID: 1000, Batch: 1, Req: 1, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER", Offset: -1, LogStart: -1}, readBack,
+		}, 4, "the run is over but batch 1 (sent at line 2) is retry, with no outcome"},
 		{"a batch left out of an answer sent again", []string{tracer.ProxyWriter}, []ev{
 			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), recv(0, 1, 0, 1, 1, 0), resend(1, 2, 0, 2, 2),
 		}, 5, "batch 2 is sent again, but request 1 on node 1 (line 2) still awaits its answer for partition 1 (batch 2, line 3), though the answer to its other partitions came at line 4"},
