@@ -439,12 +439,19 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 	if len(present) > 0 {
 		at := c.cur(b)
 		why := fmt.Sprintf("it was failed as never sent (%s)", c.str(b.reason))
-		if b.errLine > 0 {
+		switch {
+		case b.errLine > 0 && c.wire:
+			why = fmt.Sprintf("its only attempt was answered %s, which is not retriable, and the client never sent it again", c.str(b.reason))
+		case b.errLine > 0:
 			why = fmt.Sprintf("the batch failed with %s, which is not retriable", c.str(b.reason))
 		}
 		x := v(checker.FailedPresent, at, present, b.sent0.line, b.errLine, b.endLine, pt.readLine)
-		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet the application was told they definitely failed: %s.",
-			upper(name(at, present)), are(present), plural("offset", offs(a.pos, present)), why)
+		told := "the application"
+		if c.wire {
+			told = "the client"
+		}
+		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet %s was told they definitely failed: %s.",
+			upper(name(at, present)), are(present), plural("offset", offs(a.pos, present)), told, why)
 		out = append(out, x)
 	}
 	if len(gap) > 0 {

@@ -30,9 +30,11 @@
 // Each batch has one outcome, decided from the client's events alone:
 // acknowledged (a Receive with NONE or DUPLICATE_SEQUENCE_NUMBER), definitely
 // failed (never sent, or failed to the application right after a
-// non-retriable error), or unknown (a delivery timeout, the producer closed
-// with it in flight, or no outcome by the end of the trace). An unknown outcome
-// is neither acknowledged nor failed: its records may or may not be written.
+// non-retriable error; in a trace of the wire, which shows no application, a
+// fatal answer to the batch's only attempt that the client never sent again),
+// or unknown (a delivery timeout, the producer closed with it in flight, or
+// no outcome by the end of the trace). An unknown outcome is neither
+// acknowledged nor failed: its records may or may not be written.
 //
 // Time is O(events + records) and memory O(records). Nothing is searched:
 // ids are looked up in slices indexed by id (kcheck numbers records and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/checker/intern"
+	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -26,7 +27,7 @@ type Stats struct {
 	Batches  int // batches sent (SendNew events)
 	Records  int // records in those batches
 	Acked    int // records acknowledged: NONE or DUPLICATE_SEQUENCE_NUMBER
-	Failed   int // records definitely failed: a non-retriable error, or a Fail with sequence -1
+	Failed   int // records definitely failed: a non-retriable error (on the wire: to the only attempt), or a Fail with sequence -1
 	Unknown  int // records with an indefinite outcome: delivery timeout, producer closed, or none at the end
 	Unsent   int // batches failed before they were ever sent (Fail with no SendNew); their records are not in the trace
 	Retries  int // Resend events
@@ -86,6 +87,7 @@ type batch struct {
 	// caused by a non-retriable error from one for another reason.
 	lastErr  text
 	lastRecv int
+	resent   bool // a Resend of it was seen
 
 	ooo      int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
 	oooLine  int // the first of them
@@ -149,6 +151,9 @@ type Checker struct {
 	stats Stats
 	lastT int64 // the time of the last event before the read-back: the end of the run
 	done  bool
+	// wire: the trace shows the wire, not the application (a proxy's
+	// trace): no Fail tells a definite failure, the answers do (onWire).
+	wire bool
 
 	more  map[int64][]attempt // batch id -> its attempts after sent0
 	texts intern.Table        // a batch's strings
@@ -156,7 +161,7 @@ type Checker struct {
 
 // New returns a Checker for a trace with header h.
 func New(h tracer.Header) *Checker {
-	return &Checker{h: h, parts: map[int32]*part{}}
+	return &Checker{h: h, parts: map[int32]*part{}, wire: h.Writer == tracer.ProxyWriter}
 }
 
 func (c *Checker) part(p int32) *part {
@@ -198,7 +203,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			c.more[b.id] = append(c.more[b.id], attempt{ep: e.Epoch, seq: e.Seq, line: line})
 			b.more++
 		}
-		b.lastErr, b.lastRecv = 0, 0
+		b.lastErr, b.lastRecv, b.resent = 0, 0, true
 	case tracer.Receive:
 		c.receive(line, e)
 	case tracer.ExpireBatch:
@@ -334,14 +339,21 @@ func (c *Checker) fail(line int, e *tracer.Event) {
 	}
 }
 
-// retriable reports whether Kafka's error is retriable, which is to say that
-// the request may have been written; NETWORK_EXCEPTION is the client's own.
+// retriable reports whether Kafka's error is retriable (replay.Retriable),
+// which is to say that the request may have been written.
 func retriable(name string) bool {
-	if name == "NETWORK_EXCEPTION" {
-		return true
+	_, known := tracer.ErrorByName(name)
+	return !known || replay.Retriable(name) // an unknown error could be anything
+}
+
+// onWire settles, in a trace of the wire, a batch with no outcome at the
+// end: a fatal answer (replay.Fatal) to its only attempt, which the client
+// never sent again, failed it definitely. Any earlier attempt might have
+// been written, so a batch sent more than once keeps its unknown outcome.
+func (c *Checker) onWire(b *batch) {
+	if b.out == pending && !b.resent && b.lastErr != 0 && replay.Fatal(c.str(b.lastErr)) {
+		b.out, b.errLine, b.endLine, b.reason = failed, b.lastRecv, b.lastRecv, b.lastErr
 	}
-	ke, ok := tracer.ErrorByName(name)
-	return !ok || ke.Retriable // an unknown error could be anything
 }
 
 // Finish matches every sent record against the read-back and returns what it
@@ -383,6 +395,9 @@ func (c *Checker) finish(a *analysis, pt *part, st *Stats) []checker.Violation {
 	p := pt.id
 	for i := range pt.bs.n {
 		b := pt.bs.at(i)
+		if c.wire {
+			c.onWire(b)
+		}
 		switch b.out {
 		case acked:
 			st.Acked += b.n

@@ -21,8 +21,9 @@ var fixtures = filepath.Join("..", "..", "traces", "fixtures")
 var badKinds = []checker.Kind{checker.Lost, checker.Duplicate, checker.Reorder, checker.Gap,
 	checker.InconsistentOffset, checker.FailedPresent, checker.Stall}
 
-// Every bad-<kind> fixture fails with exactly that kind and no other; every
-// ok fixture passes; each violation carries lines of the trace and a detail.
+// Every bad-<kind> fixture (and bad-<kind>.proxy, its form on the wire)
+// fails with exactly that kind and no other; every ok fixture passes; each
+// violation carries lines of the trace and a detail.
 func TestFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtures, "*.jsonl"))
 	if err != nil || len(files) == 0 {
@@ -48,7 +49,7 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("want no violation, got %s: %s (lines %v)", v.Kind, v.Detail, v.Lines)
 				}
 			case strings.HasPrefix(name, "bad-"):
-				kind := checker.Kind(strings.TrimPrefix(name, "bad-"))
+				kind := checker.Kind(strings.TrimPrefix(strings.TrimSuffix(name, ".proxy"), "bad-"))
 				if !slices.Contains(badKinds, kind) {
 					t.Fatalf("fixture for unknown kind %q", kind)
 				}
@@ -76,7 +77,8 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-// The fixtures share one header, as traces/fixtures/README.md says.
+// The fixtures share one header, as traces/fixtures/README.md says, and
+// those named *.proxy.jsonl the proxy's.
 func TestFixtureHeaders(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(fixtures, "*.jsonl"))
 	for _, path := range files {
@@ -90,8 +92,12 @@ func TestFixtureHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := r.Header()
-		if h.Writer != "fixture" || h.Broker != (tracer.Broker{Kind: "kafka", Version: "4.1.0", NoStateRule: "v25to44"}) ||
-			!h.FirstAck || !h.HoldWhileRetrying || h.MaxInFlight != 5 {
+		broker := h.Broker == (tracer.Broker{Kind: "kafka", Version: "4.1.0", NoStateRule: "v25to44"}) && h.MaxInFlight == 5
+		if strings.HasSuffix(path, ".proxy.jsonl") {
+			if h.Writer != tracer.ProxyWriter || !broker || h.FirstAck || h.HoldWhileRetrying || h.DeliveryTimeoutMs != 0 {
+				t.Errorf("%s: header %+v differs from the proxy fixtures' common header", path, h)
+			}
+		} else if h.Writer != "fixture" || !broker || !h.FirstAck || !h.HoldWhileRetrying {
 			t.Errorf("%s: header %+v differs from the fixtures' common header", path, h)
 		}
 	}
@@ -118,6 +124,7 @@ func TestFixtureViolations(t *testing.T) {
 		{"bad-gap", []want{{2, []int64{4, 5, 6}, []int{6, 10, 15}, "definitely failed (INVALID_RECORD)"}}},
 		{"bad-inconsistent-offsets", []want{{2, []int64{4, 5, 6}, []int{5, 6, 9}, "offset 3 holds a record kcheck did not write"}}},
 		{"bad-failed-but-present", []want{{2, []int64{4, 5, 6}, []int{5, 7, 8, 13}, "INVALID_RECORD, which is not retriable"}}},
+		{"bad-failed-but-present.proxy", []want{{4, []int64{4, 5, 6}, []int{5, 7, 10}, "only attempt was answered INVALID_RECORD, which is not retriable, and the client never sent it again"}}},
 		{"bad-stall", []want{{3, []int64{7, 8, 9}, []int{6, 9, 23}, "OUT_OF_ORDER_SEQUENCE_NUMBER 4 times over 2.989s"}}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -146,6 +153,12 @@ func TestFixtureStats(t *testing.T) {
 	}
 	res = checkFile(t, filepath.Join(fixtures, "bad-stall.jsonl"))
 	if s := res.Stats; s.OutOfOrderAnswers != 4 || s.OutOfOrderAcked != 0 || s.Stalls != 1 || s.StallTime != 2989*time.Millisecond {
+		t.Errorf("stats %+v", s)
+	}
+	// On the wire: a fatal answer to a batch's only attempt fails it, one to
+	// a retry leaves it unknown.
+	res = checkFile(t, filepath.Join(fixtures, "ok-not-definite.proxy.jsonl"))
+	if s := res.Stats; s.Acked != 12 || s.Failed != 3 || s.Unknown != 3 || s.Retries != 2 {
 		t.Errorf("stats %+v", s)
 	}
 	res = checkFile(t, filepath.Join(fixtures, "ok-unknown-not-written.jsonl"))

@@ -127,7 +127,9 @@ type Machine struct {
 	epoch       int16
 	started     bool
 	parts       map[int32]*partition
-	outstanding map[int32]map[int32]int // node -> request -> batches not yet answered
+	outstanding map[int32][]*request // node -> its requests not yet wholly answered, in the order sent (conn.go)
+	free        []*request           // done requests, for reuse
+	readBack    bool                 // a ReadBack was seen: the run is over
 	// maxSentEpoch is the highest epoch of any attempt sent so far: kfake
 	// keeps one epoch per producer id across partitions (kfake 00_produce.go,
 	// pidinfo.epoch), so it answers INVALID_PRODUCER_EPOCH to a partition
@@ -151,7 +153,7 @@ func New(h tracer.Header) (*Machine, error) {
 	if h.MaxInFlight < 1 {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
-	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32]map[int32]int{},
+	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{},
 		wire: h.Writer == tracer.ProxyWriter}, nil
 }
 
@@ -284,38 +286,17 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	case tracer.ResolveSequences:
 		return m.resolve(line, e)
 	case tracer.Disconnect:
-		m.disconnect(e.Node)
-		return nil
+		return m.disconnect(line, e.Node)
 	case tracer.Fault:
 		return m.fault(line, e)
 	case tracer.Fail:
 		return m.failBatch(line, e)
 	case tracer.ReadBack, tracer.ReadBackShort:
-		return nil // the read-back is the ordering and linearizability checks' job
+		// The read-back itself is the ordering and linearizability
+		// checks' job; the run is over.
+		return m.settled(line)
 	}
 	return &Error{Line: line, Action: string(e.Kind), Reason: "unknown event"}
-}
-
-// pendingRequests is the spec's Pending for the connection to node: requests
-// sent and not yet answered.
-func (m *Machine) pendingRequests(node int32) int { return len(m.outstanding[node]) }
-
-func (m *Machine) send(b *batch, node, req int32, line int) {
-	b.st, b.node, b.req, b.line = stSent, node, req, line
-	m.maxSentEpoch = max(m.maxSentEpoch, b.ep)
-	reqs := m.outstanding[node]
-	if reqs == nil {
-		reqs = map[int32]int{}
-		m.outstanding[node] = reqs
-	}
-	reqs[req]++
-}
-
-// enabledToSend checks what SendNew and Resend share: room on the connection.
-func (m *Machine) room(node, req int32) bool {
-	reqs := m.outstanding[node]
-	_, joining := reqs[req] // another batch of a request already counted
-	return joining || len(reqs) < m.h.MaxInFlight
 }
 
 // sendNew is the spec's SendNew(p).
@@ -354,7 +335,7 @@ func (m *Machine) sendNew(line int, e *tracer.Event) error {
 	pt.nextSeq = nextSeq(seq, e.N)
 	b := &batch{id: e.Batch, seq: seq, n: e.N, ep: m.epoch}
 	pt.inflight = append(pt.inflight, b)
-	m.send(b, e.Node, e.Req, line)
+	m.send(b, e.Partition, e.Node, e.Req, line)
 	return nil
 }
 
@@ -378,17 +359,8 @@ func (m *Machine) resend(line int, e *tracer.Event) error {
 			return m.fail(line, act, e.Partition, "batch %d (seq %d) is not the lowest sequence in flight: seq %d is", b.id, b.seq, c.seq)
 		}
 	}
-	m.send(b, e.Node, e.Req, line)
+	m.send(b, e.Partition, e.Node, e.Req, line)
 	return nil
-}
-
-// answered removes one batch of request req from node's outstanding requests.
-func (m *Machine) answered(node, req int32) {
-	if reqs := m.outstanding[node]; reqs != nil {
-		if reqs[req]--; reqs[req] <= 0 {
-			delete(reqs, req)
-		}
-	}
 }
 
 // receive is the spec's Receive, preceded by the broker's handling of the
@@ -404,7 +376,9 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	if e.Epoch != b.ep || e.Seq != b.seq {
 		return m.fail(line, act, e.Partition, "answer names epoch %d seq %d, the attempt was epoch %d seq %d", e.Epoch, e.Seq, b.ep, b.seq)
 	}
-	m.answered(b.node, b.req)
+	if err := m.take(line, e.Node, e.Req, e.Partition, b.id); err != nil {
+		return err
+	}
 	if err := m.handle(line, pt, b, e); err != nil {
 		return err
 	}
@@ -444,16 +418,15 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	case "INVALID_PRODUCER_EPOCH":
 		b.st = stFailed
 	default:
-		ke, ok := tracer.ErrorByName(e.Err)
-		if !ok {
+		if _, ok := tracer.ErrorByName(e.Err); !ok {
 			return m.fail(line, act, e.Partition, "unknown error %q", e.Err)
 		}
-		if ke.Retriable || e.Err == "NETWORK_EXCEPTION" {
-			b.st, b.retried = stRetry, true
-		} else {
-			// Not retriable and not in the spec: kcheck's producer fails the
-			// batch and treats its sequence as unresolved.
+		if Fatal(e.Err) {
+			// kcheck's producer fails the batch and treats its sequence
+			// as unresolved.
 			b.st = stFailed
+		} else {
+			b.st, b.retried = stRetry, true
 		}
 	}
 	return nil
@@ -797,8 +770,10 @@ func (m *Machine) resolve(line int, e *tracer.Event) error {
 // disconnect is the spec's Disconnect for the connection to node: every
 // batch outstanding on it goes back to be retried, and whether the broker
 // handled it first is unknown.
-func (m *Machine) disconnect(node int32) {
-	delete(m.outstanding, node)
+func (m *Machine) disconnect(line int, node int32) error {
+	if err := m.lost(line, node); err != nil {
+		return err
+	}
 	ids := make([]int32, 0, len(m.parts))
 	for p := range m.parts {
 		ids = append(ids, p)
@@ -825,6 +800,7 @@ func (m *Machine) disconnect(node int32) {
 			return slices.ContainsFunc(lost, func(b *batch) bool { return b.ep == f.ep && b.seq == f.seq })
 		})
 	}
+	return nil
 }
 
 // fault queues a broker-side fault for the next request of its partition the
@@ -863,7 +839,7 @@ func (m *Machine) failBatch(line int, e *tracer.Event) error {
 		return m.fail(line, "Fail", e.Partition, "batch %d is not in flight", e.Batch)
 	}
 	if b.st == stSent {
-		m.answered(b.node, b.req)
+		m.answered(b.node, b.req, e.Partition, b.id)
 	}
 	pt.remove(b)
 	if b.st != stFailed && b.st != stRetry && b.st != stSent {
@@ -882,4 +858,18 @@ func Retriable(name string) bool {
 	}
 	ke, ok := tracer.ErrorByName(name)
 	return ok && ke.Retriable
+}
+
+// Fatal reports whether a produce answer err fails its batch for good: a
+// known error Kafka does not retry, other than the answers the idempotent
+// producer handles itself (NONE, DUPLICATE_SEQUENCE_NUMBER,
+// OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID). The spec's Fatal set
+// is of these; an error name kcheck does not know is not fatal.
+func Fatal(err string) bool {
+	switch err {
+	case "NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID":
+		return false
+	}
+	_, known := tracer.ErrorByName(err)
+	return known && !Retriable(err)
 }

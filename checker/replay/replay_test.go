@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kcheck/kcheck/tracer"
@@ -122,5 +123,114 @@ func TestNewProducerID(t *testing.T) {
 				t.Fatalf("got %v, want an error at line %d", err, tc.badLine)
 			}
 		})
+	}
+}
+
+// The wire's rules hold on every trace, our producer's and the proxy's: a
+// connection's requests are answered in the order sent, each for every
+// partition it carried, or lost with a Disconnect of the connection, by the
+// time the partitions are read back.
+func TestWireRules(t *testing.T) {
+	type ev = tracer.Event
+	send := func(p int32, b int64, seq int32, node, req int32) ev {
+		return ev{Kind: tracer.SendNew, PID: 1000, Partition: p, Batch: b, Seq: seq, N: 1, Req: req, Node: node, Records: []int64{b}}
+	}
+	resend := func(p int32, b int64, seq int32, node, req int32) ev {
+		return ev{Kind: tracer.Resend, PID: 1000, Partition: p, Batch: b, Seq: seq, N: 1, Req: req, Node: node}
+	}
+	recv := func(p int32, b int64, seq int32, node, req int32, off int64) ev {
+		return ev{Kind: tracer.Receive, PID: 1000, Partition: p, Batch: b, Seq: seq, Req: req, Node: node, Err: "NONE", Offset: off, LogStart: -1}
+	}
+	init := ev{Kind: tracer.InitProducerID, PID: 1000, Node: -1}
+	disc := func(node int32) ev { return ev{Kind: tracer.Disconnect, Node: node} }
+	readBack := ev{Kind: tracer.ReadBack, Partition: 0}
+	closed := func(p int32, b int64, seq int32) ev {
+		return ev{Kind: tracer.Fail, PID: 1000, Partition: p, Batch: b, Seq: seq, Reason: "producer closed"}
+	}
+	for _, tc := range []struct {
+		name    string
+		writers []string // nil: both
+		evs     []ev
+		badLine int // 0: the trace conforms
+		reason  string
+	}{
+		{"two partitions in one request, answered whole", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), recv(0, 1, 0, 1, 1, 0), recv(1, 2, 0, 1, 1, 0), readBack,
+		}, 0, ""},
+		{"answers in request order", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 2), recv(0, 1, 0, 1, 1, 0), recv(1, 2, 0, 1, 2, 0), readBack,
+		}, 0, ""},
+		{"two connections answer in any order", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 2, 2), recv(1, 2, 0, 2, 2, 0), recv(0, 1, 0, 1, 1, 0), readBack,
+		}, 0, ""},
+		{"a later request answered first", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 2), recv(1, 2, 0, 1, 2, 0), recv(0, 1, 0, 1, 1, 0),
+		}, 4, "request 2 on node 1 is answered while request 1 on node 1 (line 2) still awaits its answer for partition 0 (batch 1, line 2)"},
+		{"a partition left out of an answer, the next request answered", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), send(0, 3, 1, 1, 2),
+			recv(0, 1, 0, 1, 1, 0), recv(0, 3, 1, 1, 2, 1),
+		}, 6, "awaits its answer for partition 1 (batch 2, line 3), though the answer to its other partitions came at line 5"},
+		{"a partition left out of an answer, then the connection lost", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), recv(0, 1, 0, 1, 1, 0), disc(1),
+		}, 5, "a response answers every partition of its request at once"},
+		{"a lost connection loses its requests", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(0, 2, 1, 1, 2), disc(1),
+			resend(0, 1, 0, 1, 3), recv(0, 1, 0, 1, 3, 0), resend(0, 2, 1, 1, 4), recv(0, 2, 1, 1, 4, 1), readBack,
+		}, 0, ""},
+		{"a request unanswered at the read-back", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(0, 2, 1, 1, 2), recv(0, 1, 0, 1, 1, 0), readBack,
+		}, 5, "the run is over but request 2 on node 1 (line 3) still awaits its answer for partition 0 (batch 2, line 3), and no Disconnect of node 1 lost it"},
+		{"a request unanswered in a trace cut off before its read-back", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(0, 2, 1, 1, 2), recv(0, 1, 0, 1, 1, 0),
+		}, 0, ""},
+		{"an answer on another connection than its request's", nil, []ev{
+			init, send(0, 1, 0, 1, 1), recv(0, 1, 0, 2, 1, 0),
+		}, 3, "no outstanding attempt of batch 1 in request 1 on node 2"},
+		{"a batch sent again on another connection, its request unanswered", []string{tracer.ProxyWriter}, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), resend(0, 1, 0, 2, 2), resend(1, 2, 0, 2, 2),
+			recv(0, 1, 0, 2, 2, 0), recv(1, 2, 0, 2, 2, 0), disc(1), readBack,
+		}, 0, ""},
+		{"a batch sent again on another connection, the old one never lost", []string{tracer.ProxyWriter}, []ev{
+			init, send(0, 1, 0, 1, 1), resend(0, 1, 0, 2, 2), recv(0, 1, 0, 2, 2, 0), readBack,
+		}, 5, "the run is over but request 1 on node 1 (line 2) still awaits its answer for partition 0 (batch 1, line 2)"},
+		{"a batch waiting for its retry when our producer's run is over", []string{"kcheck-producer"}, []ev{
+			init, send(0, 1, 0, 1, 1), {Kind: tracer.Receive, PID: 1000, Batch: 1, Req: 1, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER", Offset: -1, LogStart: -1}, readBack,
+		}, 4, "the run is over but batch 1 (sent at line 2) is retry, with no outcome"},
+		{"a batch left out of an answer sent again", []string{tracer.ProxyWriter}, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), recv(0, 1, 0, 1, 1, 0), resend(1, 2, 0, 2, 2),
+		}, 5, "batch 2 is sent again, but request 1 on node 1 (line 2) still awaits its answer for partition 1 (batch 2, line 3), though the answer to its other partitions came at line 4"},
+		{"our producer closing fails what is in flight", []string{"kcheck-producer"}, []ev{
+			init, send(0, 1, 0, 1, 1), send(0, 2, 1, 1, 2), recv(0, 1, 0, 1, 1, 0), closed(0, 2, 1), readBack,
+		}, 0, ""},
+	} {
+		writers := tc.writers
+		if writers == nil {
+			writers = []string{"kcheck-producer", tracer.ProxyWriter}
+		}
+		for _, w := range writers {
+			t.Run(w+"/"+tc.name, func(t *testing.T) {
+				h := tracer.Header{Writer: w, Partitions: 2, MaxInFlight: 5, DeliveryTimeoutMs: 1000,
+					Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+				m, err := New(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range tc.evs {
+					if err = m.Step(i+1, &tc.evs[i]); err != nil {
+						break
+					}
+				}
+				var re *Error
+				switch {
+				case tc.badLine == 0 && err != nil:
+					t.Fatalf("want the trace to conform: %v", err)
+				case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine || !strings.Contains(re.Reason, tc.reason)):
+					t.Fatalf("got %v,\nwant an error at line %d saying %q", err, tc.badLine, tc.reason)
+				}
+				if err != nil {
+					t.Log(err)
+				}
+			})
+		}
 	}
 }

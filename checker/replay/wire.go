@@ -52,8 +52,13 @@ func (m *Machine) wireSend(line int, e *tracer.Event) error {
 		pt.inflight = append(pt.inflight, b)
 	case b.st == stSent:
 		// Sent again on another connection before the proxy saw the old
-		// one close: the earlier attempt may or may not be handled.
-		m.answered(b.node, b.req)
+		// one close: the earlier attempt may or may not be handled,
+		// unless its answer came, without it. The old request still
+		// waits for its answer, or for the Disconnect the proxy writes
+		// when it closes a connection with requests unanswered.
+		if _, r := m.request(b.node, b.req); r != nil && r.begun != 0 {
+			return m.fail(line, act, e.Partition, "batch %d is sent again, but %s: a response answers every partition of its request at once", e.Batch, r.awaits(b.node))
+		}
 		cp := *b
 		pt.uncertain = append(pt.uncertain, &cp)
 	case e.N != b.n && b.n != 0:
@@ -73,6 +78,6 @@ func (m *Machine) wireSend(line int, e *tracer.Event) error {
 	b.ep, b.seq, b.n = e.Epoch, e.Seq, e.N
 	m.epoch = max(m.epoch, e.Epoch)
 	pt.pEpoch = e.Epoch
-	m.send(b, e.Node, e.Req, line)
+	m.send(b, e.Partition, e.Node, e.Req, line)
 	return nil
 }

@@ -2,13 +2,14 @@ package tv
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tlc/tlctest"
-
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -57,6 +58,42 @@ func TestDisconnectPrefix(t *testing.T) {
 		m := translate(t, filepath.Join("..", "..", "traces", "fixtures", tc.fixture))
 		if !strings.Contains(m.Data, tc.want) {
 			t.Errorf("%s: TraceData has no %s:\n%s", tc.fixture, tc.want, m.Data)
+		}
+	}
+}
+
+// The proxy's fixtures, which TestMirrorAndTLCAgree leaves out, are refused
+// as inexpressible, not mistranslated.
+func TestProxyFixturesRefused(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.proxy.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no proxy fixtures")
+	}
+	for _, path := range files {
+		f, err := tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Translate(f.Reader)
+		f.Close()
+		if !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: got %v, want ErrUnsupported", path, err)
+		}
+	}
+}
+
+// The spec's Fatal errors are the ones the Go mirror and the ordering check
+// take as failing a batch for good (replay.Fatal), and no retriable one is.
+func TestSpecFatalIsFatal(t *testing.T) {
+	for err := range fatal {
+		if !replay.Fatal(err) {
+			t.Errorf("%s is in the spec's Fatal set but not replay.Fatal", err)
+		}
+	}
+	for _, err := range []string{"NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID",
+		"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "NETWORK_EXCEPTION", "NO_SUCH_ERROR"} {
+		if replay.Fatal(err) {
+			t.Errorf("replay.Fatal(%s) is true", err)
 		}
 	}
 }

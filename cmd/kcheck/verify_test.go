@@ -33,8 +33,8 @@ func TestVerifyRealTraces(t *testing.T) {
 	}
 }
 
-// Every fixture gets the verdict its name says: ok-* valid, bad-<kind>
-// failing with that kind and no other.
+// Every fixture gets the verdict its name says: ok-* valid, bad-<kind> (or
+// bad-<kind>.proxy) failing with that kind and no other.
 func TestVerifyFixtures(t *testing.T) {
 	files, _ := filepath.Glob("../../traces/fixtures/*.jsonl")
 	if len(files) == 0 {
@@ -57,7 +57,7 @@ func TestVerifyFixtures(t *testing.T) {
 				}
 				return
 			}
-			want := strings.TrimPrefix(name, "bad-")
+			want := strings.TrimPrefix(strings.TrimSuffix(name, ".proxy"), "bad-")
 			if code != exitMismatch || len(rep.Violations) == 0 {
 				t.Fatalf("exit %d, verdict %s: want a %s", code, rep.Verdict, want)
 			}

@@ -1,0 +1,678 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+var (
+	mutateSeed  = flag.Uint64("mutate.seed", 0, "TestMutations: the seed that picks the sites (0: one from the clock)")
+	mutateSites = flag.Int("mutate.sites", 2, "TestMutations: sites tried per class and trace")
+)
+
+// mutant is a trace to mutate: its header line, events and verdict.
+type mutant struct {
+	name   string
+	header string
+	h      tracer.Header
+	evs    []tracer.Event
+	rep    *Report
+
+	perReq map[reqKey]int       // batches sent in each request
+	recs   map[mutBatch][]int64 // each batch's record ids
+}
+
+type mutBatch struct {
+	p int32
+	b int64
+}
+
+func (m *mutant) wire() bool { return m.h.Writer == tracer.ProxyWriter }
+
+// reqKey names a request: (node, req).
+type reqKey struct{ node, req int32 }
+
+// expect is what verify must say of a mutated trace.
+type expect int
+
+const (
+	caught  expect = iota // not VALID
+	neutral               // the original verdict, with the same kinds of violation
+)
+
+// mutation is one class of doctoring: where it can be done (event indexes)
+// and how. It is tried on every trace it has a site in: a caught class on
+// the traces verify passes (on the others, "not VALID" would prove
+// nothing), a neutral one on all.
+type mutation struct {
+	name   string
+	want   expect
+	why    string // why that verdict
+	sites  func(m *mutant) []int
+	mutate func(m *mutant, at int) []tracer.Event
+}
+
+// TestMutations doctors every trace in traces/, traces/proxy/ and
+// traces/fixtures/ one change at a time, at sites a seeded random source
+// picks (-mutate.seed; the seed is logged and named in every failure), and
+// holds verify to each class's expected verdict (mutations below): a class
+// that slips through is a checker bug, not a test to weaken.
+// -mutate.sites=25 tries more sites (about 20 s).
+func TestMutations(t *testing.T) {
+	seed := *mutateSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -mutate.seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var paths []string
+	for _, g := range []string{"../../traces/*.jsonl", "../../traces/proxy/*.jsonl", "../../traces/fixtures/*.jsonl"} {
+		m, _ := filepath.Glob(g)
+		paths = append(paths, m...)
+	}
+	if len(paths) < 20 {
+		t.Fatalf("found %d traces", len(paths))
+	}
+	dir := t.TempDir()
+	perClass := *mutateSites
+	for _, path := range paths {
+		m := loadMutant(t, path)
+		for _, mu := range mutations {
+			if mu.want == caught && m.rep.Verdict != Valid {
+				continue
+			}
+			sites := mu.sites(m)
+			rng.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
+			for _, at := range sites[:min(perClass, len(sites))] {
+				evs := mu.mutate(m, at)
+				rep, err := verifyEvents(dir, m, evs)
+				where := fmt.Sprintf("%s, %s at line %d (seed %d)", m.name, mu.name, at+2, seed)
+				switch {
+				case err != nil:
+					t.Errorf("%s: the mutated trace is not readable (a bad mutation): %v", where, err)
+				case mu.want == caught && rep.Verdict == Valid:
+					t.Errorf("%s: slipped through as VALID; want it caught: %s", where, mu.why)
+				case mu.want == neutral && (rep.Verdict != m.rep.Verdict || !slices.Equal(kinds(rep), kinds(m.rep))):
+					t.Errorf("%s: verdict %s %v, want the original's %s %v: %s", where, rep.Verdict, kinds(rep), m.rep.Verdict, kinds(m.rep), mu.why)
+					for _, v := range rep.Violations {
+						t.Logf("  %s lines %v: %s", v.Kind, v.Lines, v.Detail)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Every class has a site in some trace, so none goes untried.
+func TestMutationsHaveSites(t *testing.T) {
+	var paths []string
+	for _, g := range []string{"../../traces/*.jsonl", "../../traces/proxy/*.jsonl", "../../traces/fixtures/*.jsonl"} {
+		m, _ := filepath.Glob(g)
+		paths = append(paths, m...)
+	}
+	tried := map[string]bool{}
+	for _, path := range paths {
+		m := loadMutant(t, path)
+		for _, mu := range mutations {
+			if (mu.want == neutral || m.rep.Verdict == Valid) && len(mu.sites(m)) > 0 {
+				tried[mu.name] = true
+			}
+		}
+	}
+	for _, mu := range mutations {
+		if !tried[mu.name] {
+			t.Errorf("mutation %s has no site in any trace", mu.name)
+		}
+	}
+}
+
+func kinds(r *Report) []string {
+	var ks []string
+	for _, v := range r.Violations {
+		ks = append(ks, string(v.Kind))
+	}
+	slices.Sort(ks)
+	return slices.Compact(ks)
+}
+
+func loadMutant(t *testing.T, path string) *mutant {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := bytes.Cut(data, []byte("\n"))
+	r, err := tracer.NewReader(bytes.NewReader(data), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mutant{name: filepath.Base(path), header: string(header), h: r.Header()}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.evs = append(m.evs, *e)
+	}
+	if m.rep, err = File(context.Background(), path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// verifyEvents writes the header and evs, numbered anew, and verifies them.
+func verifyEvents(dir string, m *mutant, evs []tracer.Event) (*Report, error) {
+	path := filepath.Join(dir, "mutant.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(m.header + "\n")
+	var buf []byte
+	for i := range evs {
+		e := evs[i]
+		e.I = int64(i + 1)
+		buf = append(tracer.AppendEvent(buf[:0], &e), '\n')
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return File(context.Background(), path, Options{})
+}
+
+// Helpers over a mutant's events.
+
+func (m *mutant) where(ok func(i int, e *tracer.Event) bool) []int {
+	var out []int
+	for i := range m.evs {
+		if ok(i, &m.evs[i]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (m *mutant) clone() []tracer.Event { return slices.Clone(m.evs) }
+
+func (m *mutant) without(at int) []tracer.Event { return slices.Delete(m.clone(), at, at+1) }
+
+func (m *mutant) with(at int, fn func(e *tracer.Event)) []tracer.Event {
+	evs := m.clone()
+	fn(&evs[at])
+	return evs
+}
+
+// swap exchanges events a and b, each keeping the other's place in time.
+func (m *mutant) swap(a, b int) []tracer.Event {
+	evs := m.clone()
+	evs[a], evs[b] = evs[b], evs[a]
+	evs[a].T, evs[b].T = m.evs[a].T, m.evs[b].T
+	return evs
+}
+
+func (m *mutant) key(i int) reqKey { return reqKey{m.evs[i].Node, m.evs[i].Req} }
+
+func isRecv(e *tracer.Event) bool { return e.Kind == tracer.Receive }
+func isSend(e *tracer.Event) bool { return e.Kind == tracer.SendNew || e.Kind == tracer.Resend }
+
+// batches counts the batches sent in each request.
+func (m *mutant) batches() map[reqKey]int {
+	if m.perReq == nil {
+		m.perReq = map[reqKey]int{}
+		for i := range m.evs {
+			if isSend(&m.evs[i]) {
+				m.perReq[m.key(i)]++
+			}
+		}
+	}
+	return m.perReq
+}
+
+// nextOnNode returns the index of the first Receive or Disconnect on node
+// after i, or -1.
+func (m *mutant) nextOnNode(i int, node int32) int {
+	for j := i + 1; j < len(m.evs); j++ {
+		e := &m.evs[j]
+		if (isRecv(e) || e.Kind == tracer.Disconnect) && e.Node == node {
+			return j
+		}
+	}
+	return -1
+}
+
+// sentAgain reports whether batch b of partition p is sent after event i.
+func (m *mutant) sentAgain(i int, p int32, b int64) bool {
+	for j := i + 1; j < len(m.evs); j++ {
+		if e := &m.evs[j]; isSend(e) && e.Partition == p && e.Batch == b {
+			return true
+		}
+	}
+	return false
+}
+
+// attemptOf returns the index of the attempt Receive i answers.
+func (m *mutant) attemptOf(i int) int {
+	r := &m.evs[i]
+	for j := i - 1; j >= 0; j-- {
+		if e := &m.evs[j]; isSend(e) && e.Partition == r.Partition && e.Batch == r.Batch && e.Req == r.Req && e.Node == r.Node {
+			return j
+		}
+	}
+	return -1
+}
+
+// offsetOf returns where record id is in partition p's read-back, or the
+// end of that log.
+func (m *mutant) offsetOf(p int32, id int64) int64 {
+	for i := range m.evs {
+		if e := &m.evs[i]; e.Kind == tracer.ReadBack && e.Partition == p {
+			for _, lr := range e.Log {
+				if lr.ID == id {
+					return lr.Offset
+				}
+			}
+			if len(e.Log) > 0 {
+				return e.Log[len(e.Log)-1].Offset + 1
+			}
+		}
+	}
+	return 0
+}
+
+// recordsOf returns the record ids batch b of partition p was sent with.
+func (m *mutant) recordsOf(p int32, b int64) []int64 {
+	if m.recs == nil {
+		m.recs = map[mutBatch][]int64{}
+		for i := range m.evs {
+			if e := &m.evs[i]; e.Kind == tracer.SendNew {
+				m.recs[mutBatch{e.Partition, e.Batch}] = e.Records
+			}
+		}
+	}
+	return m.recs[mutBatch{p, b}]
+}
+
+// acked returns the ids of records in batches acknowledged.
+func (m *mutant) acked() map[int64]bool {
+	ids := map[int64]bool{}
+	for i := range m.evs {
+		if e := &m.evs[i]; isRecv(e) && (e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER") {
+			for _, id := range m.recordsOf(e.Partition, e.Batch) {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}
+
+// logSites returns (event index, record index) pairs of read-back records
+// for which ok holds, encoded as one int: event*1e6 + record.
+func (m *mutant) logSites(ok func(e *tracer.Event, k int) bool) []int {
+	var out []int
+	for i := range m.evs {
+		e := &m.evs[i]
+		if e.Kind != tracer.ReadBack {
+			continue
+		}
+		for k := range e.Log {
+			if ok(e, k) {
+				out = append(out, i*1e6+k)
+			}
+		}
+	}
+	return out
+}
+
+// withLog applies fn to a copy of the log of ReadBack site at (see logSites).
+func (m *mutant) withLog(at int, fn func(log []tracer.LogRecord, k int) []tracer.LogRecord) []tracer.Event {
+	i, k := at/1e6, at%1e6
+	evs := m.clone()
+	evs[i].Log = fn(slices.Clone(evs[i].Log), k)
+	return evs
+}
+
+// faultAnswer returns the Receive a Fault at i caused, or -1.
+func (m *mutant) faultAnswer(i int) int {
+	f := &m.evs[i]
+	for j := i + 1; j < len(m.evs); j++ {
+		if e := &m.evs[j]; isRecv(e) && e.Partition == f.Partition && e.Epoch == f.Epoch && e.Seq == f.Seq {
+			return j
+		}
+	}
+	return -1
+}
+
+// fatalOnWire reports whether a fatal answer to Fault i's attempt would
+// fail its batch definitely on the wire: the answer is to the batch's only
+// attempt, and the batch is never sent again.
+func (m *mutant) fatalOnWire(i int) bool {
+	r := m.faultAnswer(i)
+	if r < 0 {
+		return false
+	}
+	a := m.attemptOf(r)
+	return a >= 0 && m.evs[a].Kind == tracer.SendNew && !m.sentAgain(a, m.evs[r].Partition, m.evs[r].Batch)
+}
+
+func fatalFault(m *mutant, at int) []tracer.Event {
+	evs := m.with(at, func(e *tracer.Event) { e.Err = "INVALID_RECORD" })
+	r := m.faultAnswer(at)
+	evs[r].Err, evs[r].Offset, evs[r].LogStart = "INVALID_RECORD", -1, -1
+	return evs
+}
+
+func appendThenFail(m *mutant, i int, e *tracer.Event) bool {
+	return e.Kind == tracer.Fault && e.Fault == "AppendThenFail" && e.Err != "INVALID_RECORD" && m.faultAnswer(i) >= 0
+}
+
+var mutations = []mutation{
+	{name: "delete a Receive answered before later answers on its connection, or never lost", want: caught,
+		why: "its request stays unanswered: a later answer on the connection comes out of order, or the read-back finds it outstanding",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				if !isRecv(e) {
+					return false
+				}
+				j := m.nextOnNode(i, e.Node)
+				return j < 0 || isRecv(&m.evs[j]) || m.batches()[m.key(i)] > 1 || !m.wire()
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "delete the Receive of a one-batch request whose connection is lost next (the wire)", want: neutral,
+		why: "a lost connection may lose an answer: the batch's outcome becomes unknown, which nothing contradicts",
+		sites: func(m *mutant) []int {
+			if !m.wire() {
+				return nil
+			}
+			return m.where(func(i int, e *tracer.Event) bool {
+				j := m.nextOnNode(i, e.Node)
+				return isRecv(e) && m.batches()[m.key(i)] == 1 && j >= 0 && m.evs[j].Kind == tracer.Disconnect
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "delete one partition's Receive from a multi-partition answer", want: caught,
+		why: "a response answers every partition of its request",
+		sites: func(m *mutant) []int {
+			n := map[reqKey]int{}
+			for i := range m.evs {
+				if isRecv(&m.evs[i]) {
+					n[m.key(i)]++
+				}
+			}
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) && n[m.key(i)] > 1 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "swap the answers to two requests on one connection", want: caught,
+		why: "a broker answers a connection's requests in the order sent",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) && m.nextAnswer(i) >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.swap(at, m.nextAnswer(at)) }},
+	{name: "swap two adjacent Receives of one answer", want: neutral,
+		why: "one response: the order of its partitions' answers means nothing",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return i+1 < len(m.evs) && isRecv(e) && isRecv(&m.evs[i+1]) && m.key(i) == m.key(i+1) && e.Partition != m.evs[i+1].Partition
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.swap(at, at+1) }},
+	{name: "change an error answer to NONE, at the offset the batch has in the log", want: caught,
+		why: "the fault or the broker's rules answer otherwise, or the client's next step for the batch is not enabled, or an acknowledged record is missing",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return isRecv(e) && e.Err != "NONE" && e.Err != "DUPLICATE_SEQUENCE_NUMBER" && (!m.wire() || !m.sentAgain(i, e.Partition, e.Batch))
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			e := &m.evs[at]
+			off := m.offsetOf(e.Partition, m.recordsOf(e.Partition, e.Batch)[0])
+			return m.with(at, func(e *tracer.Event) { e.Err, e.Offset, e.LogStart = "NONE", off, 0 })
+		}},
+	{name: "change a NONE answer to a fatal error (INVALID_RECORD)", want: caught,
+		why: "the spec's broker appends it (or the fault answers otherwise), and no fault explains the error",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) && e.Err == "NONE" })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.with(at, func(e *tracer.Event) { e.Err, e.Offset, e.LogStart = "INVALID_RECORD", -1, -1 })
+		}},
+	{name: "an append-then-fail fault answers a fatal error instead, to an attempt the client never repeats", want: caught,
+		why: "ours: the client's rules do not retry a fatal answer; on the wire: the batch definitely failed and is in the log (failed-but-present)",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return appendThenFail(m, i, e) && (!m.wire() || m.fatalOnWire(i)) })
+		},
+		mutate: fatalFault},
+	{name: "an append-then-fail fault answers a fatal error instead, to a batch sent more than once (the wire)", want: neutral,
+		why: "an earlier attempt may have been written: the outcome is unknown, and its records may be in the log",
+		sites: func(m *mutant) []int {
+			if !m.wire() {
+				return nil
+			}
+			return m.where(func(i int, e *tracer.Event) bool { return appendThenFail(m, i, e) && !m.fatalOnWire(i) })
+		},
+		mutate: fatalFault},
+	{name: "explain a fatal answer by an injected fault, to a written attempt the client never repeats", want: caught,
+		why: "ours: the producer fails a batch after a fatal answer (Fail); on the wire: the batch definitely failed and is in the log (failed-but-present)",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				if !isRecv(e) || e.Err != "NONE" || e.Offset < 0 {
+					return false
+				}
+				a := m.attemptOf(i)
+				return !m.wire() || (a >= 0 && m.evs[a].Kind == tracer.SendNew && !m.sentAgain(a, e.Partition, e.Batch))
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			r := m.evs[at]
+			f := tracer.Event{Kind: tracer.Fault, T: r.T, Fault: "AppendThenFail", Partition: r.Partition, Epoch: r.Epoch, Seq: r.Seq, Node: r.Node, Err: "INVALID_RECORD"}
+			evs := m.with(at, func(e *tracer.Event) { e.Err, e.Offset, e.LogStart = "INVALID_RECORD", -1, -1 })
+			return slices.Insert(evs, at, f)
+		}},
+	{name: "change an acknowledged offset", want: caught,
+		why: "the read-back holds the batch elsewhere (inconsistent-offsets), or the spec's broker gives another offset",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) && e.Err == "NONE" && e.Offset >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Offset++ }) }},
+	{name: "change a SendNew's sequence", want: caught,
+		why: "the client's sequences, the broker's answer or the read-back's sequences disagree",
+		sites: func(m *mutant) []int {
+			return m.where(m.judged)
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Seq++ }) }},
+	{name: "change a Receive's sequence", want: caught,
+		why:    "the answer names another attempt than its request's",
+		sites:  func(m *mutant) []int { return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) }) },
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Seq++ }) }},
+	{name: "change a SendNew's epoch", want: caught,
+		why: "the client's epoch, the broker's answer or the read-back's epochs disagree",
+		sites: func(m *mutant) []int {
+			return m.where(m.judged)
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Epoch++ }) }},
+	{name: "change a SendNew's producer id", want: caught,
+		why: "no InitProducerId gave it",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.SendNew })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.PID++ }) }},
+	{name: "change a Resend's record count", want: caught,
+		why: "a batch is resent as it was first sent",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.Resend })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.N++ }) }},
+	{name: "drop a SendNew", want: caught,
+		why: "its answer, or the read-back's records, belong to no batch sent",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.SendNew })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "change a Receive's node", want: caught,
+		why:    "the answer comes on another connection than its request",
+		sites:  func(m *mutant) []int { return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) }) },
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Node += 100 }) }},
+	{name: "duplicate a Receive", want: caught,
+		why: "an attempt is answered once",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return slices.Insert(m.clone(), at+1, m.evs[at]) }},
+	{name: "move an answer before its request", want: caught,
+		why: "no attempt is outstanding for it",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return isRecv(e) && m.attemptOf(i) >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			a := m.attemptOf(at)
+			evs := slices.Delete(m.clone(), at, at+1)
+			r := m.evs[at]
+			r.T = m.evs[a].T
+			return slices.Insert(evs, a, r)
+		}},
+	{name: "delete a Disconnect", want: caught,
+		why: "the requests it lost stay outstanding: their batches cannot be retried (ours), or the read-back finds them unanswered",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.Disconnect })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "delete the Fail or ExpireBatch of a batch that was sent", want: caught,
+		why: "the batch stays in flight: its sequence never resolves, or the read-back finds it without an outcome",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return (e.Kind == tracer.Fail && e.Seq != -1) || e.Kind == tracer.ExpireBatch
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "delete the Fail of a batch never sent", want: neutral,
+		why: "its records are not in the trace, and no sequence was given to it",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.Fail && e.Seq == -1 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "duplicate a record in the read-back", want: caught,
+		why: "a record is in the log once (duplicate)",
+		sites: func(m *mutant) []int {
+			return m.logSites(func(e *tracer.Event, k int) bool { return e.Log[k].ID >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.withLog(at, func(log []tracer.LogRecord, k int) []tracer.LogRecord {
+				r := log[k]
+				r.Offset = log[len(log)-1].Offset + 1
+				return append(log, r)
+			})
+		}},
+	{name: "delete an acknowledged record from the read-back", want: caught,
+		why: "an acknowledged record is lost (lost-write)",
+		sites: func(m *mutant) []int {
+			acked := m.acked()
+			return m.logSites(func(e *tracer.Event, k int) bool { return acked[e.Log[k].ID] })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.withLog(at, func(log []tracer.LogRecord, k int) []tracer.LogRecord { return slices.Delete(log, k, k+1) })
+		}},
+	{name: "swap two adjacent records of the read-back", want: caught,
+		why: "records in the log out of send order (nonmonotonic-send), or not at their acknowledged offsets",
+		sites: func(m *mutant) []int {
+			return m.logSites(func(e *tracer.Event, k int) bool {
+				return k+1 < len(e.Log) && e.Log[k].ID >= 0 && e.Log[k+1].ID >= 0 && e.Log[k].ID != e.Log[k+1].ID
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.withLog(at, func(log []tracer.LogRecord, k int) []tracer.LogRecord {
+				log[k].Offset, log[k+1].Offset = log[k+1].Offset, log[k].Offset
+				log[k], log[k+1] = log[k+1], log[k]
+				return log
+			})
+		}},
+	{name: "change a record id in the read-back", want: caught,
+		why: "the record is lost and another duplicated, misplaced, or never sent",
+		sites: func(m *mutant) []int {
+			return m.logSites(func(e *tracer.Event, k int) bool { return e.Log[k].ID >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.withLog(at, func(log []tracer.LogRecord, k int) []tracer.LogRecord { log[k].ID++; return log })
+		}},
+	{name: "delete a ReadBack", want: caught,
+		why: "the partition's records cannot be checked: not a pass",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.ReadBack && len(e.Log) > 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "swap two ReadBack events", want: neutral,
+		why: "each names its partition: their order means nothing",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return i+1 < len(m.evs) && e.Kind == tracer.ReadBack && m.evs[i+1].Kind == tracer.ReadBack
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.swap(at, at+1) }},
+	{name: "move an event's time to its neighbour's", want: neutral,
+		why: "trace order is kept; equal times only let operations overlap more, which can hide nothing that was legal",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return i > 0 && i+1 < len(m.evs) })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			t := m.evs[at-1].T
+			if at%2 == 0 {
+				t = m.evs[at+1].T
+			}
+			return m.with(at, func(e *tracer.Event) { e.T = t })
+		}},
+}
+
+// judged reports whether event i is a SendNew whose attempt some rule
+// judges: any of our producer's (its rules say what it sends), on the wire
+// one that is answered. On the wire a client may renumber a batch in its
+// epoch (the Java client's adjustSequencesDueToFailedBatch), so a first
+// attempt lost with its connection may have carried any sequence.
+func (m *mutant) judged(i int, e *tracer.Event) bool {
+	if e.Kind != tracer.SendNew {
+		return false
+	}
+	if !m.wire() {
+		return true
+	}
+	for j := i + 1; j < len(m.evs); j++ {
+		if r := &m.evs[j]; isRecv(r) && r.Partition == e.Partition && r.Batch == e.Batch && r.Req == e.Req && r.Node == e.Node {
+			return true
+		}
+	}
+	return false
+}
+
+// nextAnswer returns the first Receive of the request answered on Receive
+// i's connection after i's request, if no Disconnect comes between; or -1.
+func (m *mutant) nextAnswer(i int) int {
+	k := m.key(i)
+	for j := i + 1; j < len(m.evs); j++ {
+		e := &m.evs[j]
+		switch {
+		case e.Kind == tracer.Disconnect && e.Node == k.node:
+			return -1
+		case isRecv(e) && e.Node == k.node && e.Req != k.req:
+			return j
+		}
+	}
+	return -1
+}
