@@ -32,7 +32,7 @@ func (r *Report) collectSlices() error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), tracer.MaxLineBytes+1)
 	for n := 1; sc.Scan(); n++ {
 		if want[n] {
 			line := sc.Text()
