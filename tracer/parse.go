@@ -110,6 +110,22 @@ func (m *slabs) ids(p *parser) ([]int64, error) {
 		m.ints = make([]int64, 0, intSlab)
 	}
 	free := m.ints[len(m.ints):]
+	if rest := p.s[p.i:]; len(rest) > 2*cap(free) { // maybe more ids than room: at least 2 bytes each
+		if end := bytes.IndexByte(rest, ']'); end > 2*cap(free) {
+			if n := bytes.Count(rest[:end], []byte{','}) + 1; n > cap(free) {
+				// A batch too big for the slab: an array of its own, of
+				// its size (appending would allocate several times it).
+				ids, ok := p.fastInts(make([]int64, 0, min(n, MaxBatchRecords)))
+				if !ok {
+					var err error
+					if ids, err = p.ints(ids[:0]); err != nil {
+						return nil, err
+					}
+				}
+				return ids[:len(ids):len(ids)], nil
+			}
+		}
+	}
 	ids, ok := p.fastInts(free)
 	if !ok {
 		var err error
