@@ -740,6 +740,9 @@ func (r *Report) page(views map[int32]string) (*page, error) {
 		pg.VerdictNote = "every check passed"
 	case Inconclusive:
 		pg.VerdictNote = "nothing wrong found, but a check could not finish: this is not a pass"
+		if summary, _ := r.Incomplete(); summary != "" {
+			pg.VerdictNote = summary + ": this is not a pass"
+		}
 	default:
 		pg.VerdictNote = kindSummary(r.Violations)
 	}
@@ -881,10 +884,12 @@ func (r *Report) checks(views map[int32]string) []checkRow {
 	}
 	rows = append(rows, row)
 	row = checkRow{Name: "linearizability (Porcupine)", Result: string(r.Linz), Notes: r.LinzNotes}
-	switch r.Linz {
-	case linz.Ok:
+	switch {
+	case r.ReadBack.Read == 0:
+		row.Result, row.Class, row.Notes = "skipped (no read-back)", "meh", nil
+	case r.Linz == linz.Ok:
 		row.Class = "good"
-	case linz.Illegal:
+	case r.Linz == linz.Illegal:
 		row.Class = "bad"
 		if n := byKind[checker.NotLinearizable]; n == 0 {
 			row.Notes = append(row.Notes, "the ordering check's violations in the same partitions cover it")
@@ -895,7 +900,11 @@ func (r *Report) checks(views map[int32]string) []checkRow {
 	for _, p := range slices.Sorted(maps.Keys(views)) {
 		row.Links = append(row.Links, link{views[p], fmt.Sprintf("partition %d in Porcupine", p)})
 	}
-	return append(rows, row)
+	rows = append(rows, row)
+	if summary, notes := r.Incomplete(); summary != "" {
+		rows = append(rows, checkRow{Name: "read-back", Result: summary, Class: "meh", Notes: notes})
+	}
+	return rows
 }
 
 // kindSummary says how many violations of each kind, in order of first
