@@ -22,7 +22,8 @@ var badKinds = []checker.Kind{checker.Lost, checker.Duplicate, checker.Reorder, 
 	checker.InconsistentOffset, checker.FailedPresent, checker.Stall}
 
 // Every bad-<kind> fixture fails with exactly that kind and no other; every
-// ok fixture passes; each violation carries lines of the trace and a detail.
+// ok fixture passes, and so does every inconclusive one, which lacks part of
+// its read-back; each violation carries lines of the trace and a detail.
 func TestFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(fixtures, "*.jsonl"))
 	if err != nil || len(files) == 0 {
@@ -61,8 +62,17 @@ func TestFixtures(t *testing.T) {
 						t.Errorf("want only %s, got %s: %s", kind, v.Kind, v.Detail)
 					}
 				}
+			case strings.HasPrefix(name, "inconclusive-"):
+				// A read-back missing in whole or in part: nothing found
+				// in what can be checked, and the unread partitions said.
+				for _, v := range res.Violations {
+					t.Errorf("want no violation, got %s: %s (lines %v)", v.Kind, v.Detail, v.Lines)
+				}
+				if len(res.Unread) == 0 {
+					t.Errorf("no partition unread")
+				}
 			default:
-				t.Fatalf("fixture name %q is neither ok-* nor bad-*", name)
+				t.Fatalf("fixture name %q is neither ok-*, bad-* nor inconclusive-*", name)
 			}
 			for _, v := range res.Violations {
 				t.Logf("%s lines %v: %s", v.Kind, v.Lines, v.Detail)
