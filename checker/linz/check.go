@@ -113,8 +113,8 @@ func (c *Checker) Check(timeout time.Duration) Result {
 		pr := &res.Partitions[i]
 		pr.Partition = id
 		p := c.parts[id]
+		sem <- struct{}{} // before the goroutine: a trace of a million partitions starts no million goroutines
 		wg.Go(func() {
-			sem <- struct{}{}
 			defer func() { <-sem }()
 			if p != nil {
 				pr.count(p)

@@ -131,13 +131,39 @@ func sendNewLine(t *testing.T, name string, n, size int) string {
 	return path
 }
 
+// emptyReadBacks writes a trace of n partitions, each read back empty, and
+// returns its path.
+func emptyReadBacks(t *testing.T, name string, n int) string {
+	t.Helper()
+	header, events := runTrace(t)
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(strings.Replace(header, `"partitions":8`, fmt.Sprintf(`"partitions":%d`, n), 1))
+	w.WriteString(events[0])
+	for p := range n {
+		fmt.Fprintf(w, `{"i":%d,"t":400000000,"ev":"ReadBack","p":%d,"log":[]}`+"\n", p+2, p)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // What verify allocates (runtime.MemStats.TotalAlloc, all of it, garbage
 // included) follows the trace's size, never a number it only claims: a
 // header of 100,000,000 partitions, a header of the most partitions a trace
 // may have (1,000,000) with events on eight, a 100 MB SendNew line of too
-// many records, and one of the most records a batch may have (ids of seven
-// digits, which go in a map), each allocate a small multiple of the file's
-// size, and the 1,000,000 partitions claimed cost nothing.
+// many records, one of the most records a batch may have (ids of seven
+// digits, which go in a map), and 100,000 partitions each read back, each
+// allocate a small multiple of the file's size, and the 1,000,000
+// partitions claimed cost nothing.
 func TestVerifyMemoryBounded(t *testing.T) {
 	header, events := runTrace(t)
 	dir := t.TempDir()
@@ -165,6 +191,7 @@ func TestVerifyMemoryBounded(t *testing.T) {
 		{"a 100 MB SendNew line", sendNewLine(t, "big.jsonl", 10_000_000, 100<<20), exitUsage, 4,
 			`big.jsonl:3: field "recs": more than 1000000 records, the limit on a batch`},
 		{"a SendNew of 1000000 records", sendNewLine(t, "max.jsonl", tracer.MaxBatchRecords, 8<<20), -1, 40, ""},
+		{"100000 partitions read back", emptyReadBacks(t, "rb.jsonl", 100_000), exitOK, 40, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := os.Stat(tc.path)
