@@ -24,6 +24,13 @@ func FuzzReader(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte(`{"kcheck_trace":1}` + "\n"))
 	f.Add([]byte(`{"kcheck_trace":1}` + "\n" + `{"i":1,"t":0,"ev":"Disconnect","node":1}` + "\n"))
+	// Beyond the limits (FORMAT.md, Limits): partitions, a key twice, a
+	// partition outside the header's, a read-back claiming more records
+	// than its line holds.
+	f.Add([]byte(`{"kcheck_trace":1,"partitions":2147483647}` + "\n"))
+	f.Add([]byte(`{"kcheck_trace":1,"partitions":2,"partitions":1}` + "\n"))
+	f.Add([]byte(`{"kcheck_trace":1,"partitions":8}` + "\n" + `{"i":1,"t":0,"ev":"Bump","p":2147483647,"pid":1,"ep":0}` + "\n"))
+	f.Add([]byte(`{"kcheck_trace":1,"partitions":1}` + "\n" + `{"i":1,"t":0,"ev":"ReadBack","p":0,"log":[[[[[[[[` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), "fuzz.jsonl")
 		for err == nil {

@@ -75,6 +75,9 @@ func parseEvent(line []byte, e *Event, seen *field, mem *slabs) (kind int, key s
 	}
 }
 
+// errTooManyRecords is a batch beyond MaxBatchRecords.
+var errTooManyRecords = fmt.Errorf("more than %d records, the limit on a batch (tracer/FORMAT.md, Limits)", MaxBatchRecords)
+
 // Slab sizes: how many events, and how many record ids, one allocation holds.
 const (
 	eventSlab = 256
@@ -107,6 +110,22 @@ func (m *slabs) ids(p *parser) ([]int64, error) {
 		m.ints = make([]int64, 0, intSlab)
 	}
 	free := m.ints[len(m.ints):]
+	if rest := p.s[p.i:]; len(rest) > 2*cap(free) { // maybe more ids than room: at least 2 bytes each
+		if end := bytes.IndexByte(rest, ']'); end > 2*cap(free) {
+			if n := bytes.Count(rest[:end], []byte{','}) + 1; n > cap(free) {
+				// A batch too big for the slab: an array of its own, of
+				// its size (appending would allocate several times it).
+				ids, ok := p.fastInts(make([]int64, 0, min(n, MaxBatchRecords)))
+				if !ok {
+					var err error
+					if ids, err = p.ints(ids[:0]); err != nil {
+						return nil, err
+					}
+				}
+				return ids[:len(ids):len(ids)], nil
+			}
+		}
+	}
 	ids, ok := p.fastInts(free)
 	if !ok {
 		var err error
@@ -360,7 +379,8 @@ func (p *parser) bool() (bool, error) {
 	return false, fmt.Errorf("expected true or false at column %d", p.i+1)
 }
 
-// ints reads an array of integers, appending them to dst.
+// ints reads an array of at most MaxBatchRecords integers, appending them
+// to dst, which is empty.
 func (p *parser) ints(dst []int64) ([]int64, error) {
 	if !p.eat('[') {
 		return nil, fmt.Errorf("expected an array at column %d", p.i+1)
@@ -374,6 +394,9 @@ func (p *parser) ints(dst []int64) ([]int64, error) {
 		v, err := p.int(64)
 		if err != nil {
 			return nil, err
+		}
+		if len(dst) == MaxBatchRecords {
+			return nil, errTooManyRecords
 		}
 		dst = append(dst, v)
 		p.ws()
@@ -392,8 +415,10 @@ func (p *parser) records() ([]LogRecord, error) {
 	if !p.eat('[') {
 		return nil, fmt.Errorf("expected an array at column %d", p.i+1)
 	}
-	// One allocation: every record is a '[' of its own.
-	out := make([]LogRecord, 0, bytes.Count(p.s[p.i:], []byte{'['}))
+	// One allocation: every record is a '[' of its own, and takes at least
+	// 12 bytes of the line ("[0,0,0,0,0],"), so that what is allocated is
+	// never more than the line can hold, whatever it claims.
+	out := make([]LogRecord, 0, min(bytes.Count(p.s[p.i:], []byte{'['}), (len(p.s)-p.i)/12+1))
 	p.ws()
 	if p.eat(']') {
 		return out, nil
@@ -427,10 +452,10 @@ func (p *parser) records() ([]LogRecord, error) {
 }
 
 // fastInts reads an array of integers as the writer writes it, such as
-// [4,9,12], appending them to dst: integers of at most 18 digits, without
-// leading zeros or spaces. It reports false, having moved nothing, for
-// anything else, which ints then reads or refuses; where it reports true,
-// ints would have read the same.
+// [4,9,12], appending them to dst (empty): at most MaxBatchRecords integers
+// of at most 18 digits, without leading zeros or spaces. It reports false,
+// having moved nothing, for anything else, which ints then reads or refuses;
+// where it reports true, ints would have read the same.
 func (p *parser) fastInts(dst []int64) ([]int64, bool) {
 	s, i := p.s, p.i
 	if i+1 >= len(s) || s[i] != '[' {
@@ -443,7 +468,7 @@ func (p *parser) fastInts(dst []int64) ([]int64, bool) {
 	}
 	for {
 		v, j, ok := fastInt(s, i)
-		if !ok {
+		if !ok || len(dst) == MaxBatchRecords {
 			return dst, false
 		}
 		dst = append(dst, v)
@@ -683,7 +708,9 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 		v, err = p.int(32)
 		e.Seq = int32(v)
 	case fN:
-		v, err = p.int(32)
+		if v, err = p.int(32); err == nil && v > MaxBatchRecords {
+			err = errTooManyRecords
+		}
 		e.N = int32(v)
 	case fReq:
 		v, err = p.int(32)

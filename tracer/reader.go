@@ -26,29 +26,32 @@ func (e *SyntaxError) Error() string {
 
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
-// maxLine bounds one line (a ReadBack of a large partition is the longest).
-const maxLine = 256 << 20
-
 // Reader reads a trace written by Writer, checking every line against the
 // format: the header's version, each event's kind and exact fields, and the
 // events' order.
 type Reader struct {
-	name   string
-	sc     *bufio.Scanner
-	line   int
-	header Header
-	last   int64 // I of the previous event
-	lastT  int64
-	mem    slabs // what events are decoded into
+	name    string
+	maxLine int // MaxLineBytes, but in tests
+	sc      *bufio.Scanner
+	line    int
+	header  Header
+	last    int64 // I of the previous event
+	lastT   int64
+	mem     slabs // what events are decoded into
 }
 
 // NewReader reads and checks the header line of the trace in r; name is used
 // in errors (usually the file's path).
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	return newReader(r, name, MaxLineBytes)
+}
+
+// newReader is NewReader with a limit on lines of its own, for tests.
+func newReader(r io.Reader, name string, maxLine int) (*Reader, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 128<<10), maxLine)
+	sc.Buffer(make([]byte, 0, min(128<<10, maxLine+1)), maxLine+1) // +1: bufio counts a line's newline against the limit
 	sc.Split(scanFullLines)
-	rd := &Reader{name: name, sc: sc}
+	rd := &Reader{name: name, maxLine: maxLine, sc: sc}
 	line, err := rd.readLine()
 	if err == io.EOF {
 		return nil, rd.errorf("", "empty trace: no header line")
@@ -75,6 +78,15 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rd.header); err != nil {
 		return nil, rd.errorf("", "header: %v", err)
+	}
+	if key, err := duplicateKey(line); err != nil || key != "" {
+		if err != nil {
+			return nil, rd.errorf("", "header: %v", err)
+		}
+		return nil, rd.errorf(key, "appears twice")
+	}
+	if key, err := checkHeader(&rd.header); err != nil {
+		return nil, rd.errorf(key, "%v", err)
 	}
 	return rd, nil
 }
@@ -104,6 +116,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	if !r.sc.Scan() {
 		r.line++
 		if err := r.sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("line longer than %d bytes, the limit on one line (tracer/FORMAT.md, Limits)", r.maxLine)
+			}
 			return nil, &SyntaxError{File: r.name, Line: r.line, Err: err}
 		}
 		return nil, io.EOF
@@ -169,6 +184,11 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 			case want&fn.f == 0 && present&fn.f != 0:
 				return 0, r.errorf(fn.name, "not a field of %s", e.Kind)
 			}
+		}
+	}
+	if want&fPartition != 0 {
+		if err := r.checkPartition(e); err != nil {
+			return 0, err
 		}
 	}
 	r.last, r.lastT = e.I, e.T

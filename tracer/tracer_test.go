@@ -3,9 +3,11 @@ package tracer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -139,7 +141,7 @@ func TestConcurrentEmit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	n := 200 + rng.IntN(800)
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Writer: "test"})
+	w, err := NewWriter(&buf, Header{Writer: "test", Partitions: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,5 +166,96 @@ func TestConcurrentEmit(t *testing.T) {
 	}
 	if len(evs) != 4*n {
 		t.Fatalf("seed %d: read %d events, want %d", seed, len(evs), 4*n)
+	}
+}
+
+// TestLimits: a trace beyond the limits of FORMAT.md, or claiming what it
+// does not hold, is refused with the line and the key, and its reading
+// allocates no more than the line can hold.
+func TestLimits(t *testing.T) {
+	good := string(writeTrace(t, sample()))
+	lines := strings.SplitAfter(good, "\n")
+	header, init, send := lines[0], lines[1], lines[2]
+	body := strings.Join(lines[1:], "")
+	recs := func(n int) string { // a SendNew of n records, as n at most MaxBatchRecords
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprint(i + 1)
+		}
+		return fmt.Sprintf(`{"i":2,"t":1000000000000,"ev":"SendNew","p":3,"b":7,"pid":1000,"ep":0,"seq":0,"n":%d,"req":11,"node":1,"recs":[%s]}`+"\n",
+			min(n, MaxBatchRecords), strings.Join(ids, ","))
+	}
+	for _, tc := range []struct {
+		name, trace, want string
+	}{
+		{"partitions 2^31-1", strings.Replace(header, `"partitions":4`, `"partitions":2147483647`, 1) + body,
+			`trace.jsonl:1: field "partitions": 2147483647 is not a partition count kcheck reads: 1 to 1000000`},
+		{"partitions 100000000", strings.Replace(header, `"partitions":4`, `"partitions":100000000`, 1) + body, `trace.jsonl:1: field "partitions": 100000000`},
+		{"no partitions", strings.Replace(header, `"partitions":4`, `"partitions":0`, 1) + body, `trace.jsonl:1: field "partitions": 0`},
+		{"negative partitions", strings.Replace(header, `"partitions":4`, `"partitions":-1`, 1) + body, `trace.jsonl:1: field "partitions": -1`},
+		{"header key twice", strings.Replace(header, `"partitions":4`, `"partitions":4,"partitions":8`, 1) + body, `trace.jsonl:1: field "partitions": appears twice`},
+		{"header key twice, another case", strings.Replace(header, `"partitions":4`, `"partitions":4,"Partitions":8`, 1) + body, `trace.jsonl:1: field "Partitions": appears twice`},
+		{"broker key twice", strings.Replace(header, `"kind":"kfake"`, `"kind":"kfake","kind":"kafka"`, 1) + body, `trace.jsonl:1: field "broker.kind": appears twice`},
+		{"event partition 2^31-1", header + init + strings.Replace(send, `"p":3`, `"p":2147483647`, 1),
+			`trace.jsonl:3: field "p": partition 2147483647 is not one of the header's 4 partitions (0 to 3)`},
+		{"event partition 4 of 4", header + init + strings.Replace(send, `"p":3`, `"p":4`, 1), `trace.jsonl:3: field "p": partition 4`},
+		{"event partition -1", header + init + strings.Replace(send, `"p":3`, `"p":-1`, 1), `trace.jsonl:3: field "p": partition -1`},
+		{"read-back-short partition", strings.Replace(good, `"ev":"ReadBackShort","p":3`, `"ev":"ReadBackShort","p":9`, 1), `trace.jsonl:12: field "p": partition 9`},
+		{"read-back partition", strings.Replace(good, `"ev":"ReadBack","p":3`, `"ev":"ReadBack","p":9`, 1), `trace.jsonl:13: field "p": partition 9`},
+		{"too many records", header + init + recs(MaxBatchRecords+1), `trace.jsonl:3: field "recs": more than 1000000 records, the limit on a batch`},
+		{"n too large", header + init + strings.Replace(send, `"n":2`, `"n":1000001`, 1), `trace.jsonl:3: field "n": more than 1000000 records`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readAll([]byte(tc.trace))
+			var se *SyntaxError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want a *SyntaxError containing %q", err, tc.want)
+			}
+		})
+	}
+
+	// At the limits: a batch of MaxBatchRecords records, a Fault on no
+	// partition, the last partition, the config map's own keys.
+	ok := header + init + recs(MaxBatchRecords)
+	ok += `{"i":3,"t":1000000000001,"ev":"Fault","fault":"DropConnection","p":-1,"ep":-1,"seq":-1,"node":1,"err":""}` + "\n"
+	ok += `{"i":4,"t":1000000000002,"ev":"Bump","p":3,"pid":1000,"ep":1}` + "\n"
+	ok = strings.Replace(ok, `"seed":0`, `"seed":0,"config":{"a":"1","A":"2"}`, 1)
+	evs, err := readAll([]byte(ok))
+	if err != nil || len(evs) != 4 || len(evs[1].Records) != MaxBatchRecords {
+		t.Fatalf("a trace at the limits: %d events, %v", len(evs), err)
+	}
+
+	// A line over the limit is named, with its number.
+	long := header + init + `{"i":2,"t":1,"ev":"Disconnect","node":1` + strings.Repeat(" ", 2000) + "}\n"
+	r, err := newReader(strings.NewReader(long), "trace.jsonl", 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = r.Next()
+	}
+	if !strings.Contains(err.Error(), "trace.jsonl:3: line longer than 1024 bytes") {
+		t.Fatalf("a long line: %v", err)
+	}
+}
+
+// TestLogAllocation: a read-back that claims more records than its line can
+// hold (an opening bracket for each) allocates what the line holds, not
+// what it claims.
+func TestLogAllocation(t *testing.T) {
+	lines := strings.SplitAfter(string(writeTrace(t, sample()[:1])), "\n")
+	const n = 4 << 20
+	data := []byte(lines[0] + lines[1] + `{"i":2,"t":1,"ev":"ReadBack","p":3,"log":` + strings.Repeat("[", n) + "\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readAll(data)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a read-back of brackets was accepted")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(len(data)) {
+		t.Fatalf("reading a %d-byte trace allocated %d bytes, more than 8 times its size", len(data), alloc)
+	} else {
+		t.Logf("reading a %d-byte trace allocated %d bytes", len(data), alloc)
 	}
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html/template"
 	"maps"
@@ -34,6 +35,7 @@ const (
 	maxGaps       = 50   // sequence gaps marked per partition log
 	maxViolations = 500  // violations listed
 	maxIDs        = 40   // record ids spelled out per list
+	maxParts      = 200  // partitions drawn: those violations name first, then the lowest
 )
 
 // Timeline geometry, in pixels.
@@ -537,7 +539,10 @@ func (r *Report) writeHTML(dir string) error {
 // collect reads the trace again and gathers what the page draws, then maps
 // the listed log records to their batches in a third, lighter pass.
 func (r *Report) collect() (*collector, map[int64]int64, error) {
-	parts := max(int(r.Header.Partitions), 1)
+	parts := 1 // the partitions the trace names, not the header's count, which it only claims
+	if r.linz != nil {
+		parts = max(len(r.linz.Partitions), 1)
+	}
 	c := &collector{
 		violations:  r.Violations,
 		inv:         newInvolved(r.Violations),
@@ -547,9 +552,6 @@ func (r *Report) collect() (*collector, map[int64]int64, error) {
 		open:        map[batchKey][]*attempt{},
 	}
 	c.perMarks = c.perAttempts / 2
-	for p := range r.Header.Partitions {
-		c.part(p)
-	}
 	f, err := tracer.Open(r.File)
 	if err != nil {
 		return nil, nil, err
@@ -615,7 +617,8 @@ type page struct {
 	ViolationsLeft  int
 	ViolationsTotal int
 	Partitions      []partView
-	Range           string // the time axis, for the zoom status
+	PartsNotes      []string // partitions not drawn, and why
+	Range           string   // the time axis, for the zoom status
 }
 
 type checkRow struct {
@@ -716,6 +719,7 @@ type builder struct {
 	line    map[int]string      // trace line → the element showing it
 	batch   map[batchKey]string // batch → its element in a timeline
 	run     map[int]string      // violation → its first log run
+	drawn   map[int32]bool      // the partitions drawn
 }
 
 func (r *Report) page(views map[int32]string) (*page, error) {
@@ -736,6 +740,9 @@ func (r *Report) page(views map[int32]string) (*page, error) {
 		pg.VerdictNote = "every check passed"
 	case Inconclusive:
 		pg.VerdictNote = "nothing wrong found, but a check could not finish: this is not a pass"
+		if summary, _ := r.Incomplete(); summary != "" {
+			pg.VerdictNote = summary + ": this is not a pass"
+		}
 	default:
 		pg.VerdictNote = kindSummary(r.Violations)
 	}
@@ -743,7 +750,31 @@ func (r *Report) page(views map[int32]string) (*page, error) {
 	pg.ViolationsTotal = len(r.Violations)
 	pg.Checks = r.checks(views)
 
-	for _, p := range slices.Sorted(maps.Keys(c.parts)) {
+	ids := slices.Sorted(maps.Keys(c.parts))
+	if silent := missing(r.Header.Partitions, ids); len(silent) > 0 {
+		pg.PartsNotes = append(pg.PartsNotes, fmt.Sprintf("No event names %s of the header's %d.", partitionsText(silent), r.Header.Partitions))
+	}
+	if len(ids) > maxParts {
+		// Those a violation names first, then the lowest, drawn in order.
+		named := func(p int32) bool { return len(c.inv.byPart[p]) > 0 }
+		drawn := slices.Clone(ids)
+		slices.SortStableFunc(drawn, func(a, b int32) int {
+			switch {
+			case named(a) && !named(b):
+				return -1
+			case named(b) && !named(a):
+				return 1
+			}
+			return 0
+		})
+		drawn = drawn[:maxParts]
+		slices.Sort(drawn)
+		pg.PartsNotes = append(pg.PartsNotes, fmt.Sprintf("Drawn: %d of the %d partitions the trace names (those violations name first, then the lowest); the text and JSON reports cover every one.", maxParts, len(ids)))
+		ids = drawn
+	}
+	b.drawn = map[int32]bool{}
+	for _, p := range ids {
+		b.drawn[p] = true
 		pg.Partitions = append(pg.Partitions, b.partition(c.parts[p], views[p]))
 	}
 	for i, v := range r.Violations {
@@ -853,10 +884,12 @@ func (r *Report) checks(views map[int32]string) []checkRow {
 	}
 	rows = append(rows, row)
 	row = checkRow{Name: "linearizability (Porcupine)", Result: string(r.Linz), Notes: r.LinzNotes}
-	switch r.Linz {
-	case linz.Ok:
+	switch {
+	case r.ReadBack.Read == 0:
+		row.Result, row.Class, row.Notes = "skipped (no read-back)", "meh", nil
+	case r.Linz == linz.Ok:
 		row.Class = "good"
-	case linz.Illegal:
+	case r.Linz == linz.Illegal:
 		row.Class = "bad"
 		if n := byKind[checker.NotLinearizable]; n == 0 {
 			row.Notes = append(row.Notes, "the ordering check's violations in the same partitions cover it")
@@ -867,7 +900,11 @@ func (r *Report) checks(views map[int32]string) []checkRow {
 	for _, p := range slices.Sorted(maps.Keys(views)) {
 		row.Links = append(row.Links, link{views[p], fmt.Sprintf("partition %d in Porcupine", p)})
 	}
-	return append(rows, row)
+	rows = append(rows, row)
+	if summary, notes := r.Incomplete(); summary != "" {
+		rows = append(rows, checkRow{Name: "read-back", Result: summary, Class: "meh", Notes: notes})
+	}
+	return rows
 }
 
 // kindSummary says how many violations of each kind, in order of first
@@ -901,7 +938,7 @@ func (b *builder) violation(n int, v checker.Violation) violationView {
 		where = append(where, fmt.Sprintf("epoch %d, seq %d", v.Epoch, v.Seq))
 	}
 	vv.Where = strings.Join(where, " · ")
-	if v.Partition >= 0 {
+	if v.Partition >= 0 && b.drawn[v.Partition] {
 		p := "p" + strconv.Itoa(int(v.Partition))
 		vv.See = append(vv.See, link{"#" + p, fmt.Sprintf("partition %d timeline", v.Partition)})
 		if id, ok := b.batch[batchKey{v.Partition, v.Batch}]; ok {
@@ -950,12 +987,11 @@ func (b *builder) partition(pd *partData, view string) partView {
 		pv.Stats += ": " + strings.Join(outs, ", ")
 	}
 	if lr := b.r.linz; lr != nil {
-		for _, pr := range lr.Partitions {
-			if pr.Partition == pd.p {
-				pv.Linz = "Porcupine: " + string(pr.Verdict)
-				if pr.Verdict == linz.Inconclusive && pr.Reason != "" {
-					pv.Linz += " (" + pr.Reason + ")"
-				}
+		if i, ok := slices.BinarySearchFunc(lr.Partitions, pd.p, func(pr linz.PartitionResult, p int32) int { return cmp.Compare(pr.Partition, p) }); ok {
+			pr := &lr.Partitions[i]
+			pv.Linz = "Porcupine: " + string(pr.Verdict)
+			if pr.Verdict == linz.Inconclusive && pr.Reason != "" {
+				pv.Linz += " (" + pr.Reason + ")"
 			}
 		}
 	}
@@ -1590,7 +1626,8 @@ a.run:hover{border-color:#1971c2}
 </section>{{end}}
 <section id="timelines">
 <h2>Partitions</h2>
-<div class="toolbar">
+{{range .PartsNotes}}<p class="note">{{.}}</p>
+{{end}}<div class="toolbar">
 <span class="legend"><span class="i"><span class="sw ok"></span>acknowledged</span><span class="i"><span class="sw err"></span>error answer (retried)</span><span class="i"><span class="sw oos"></span>OUT_OF_ORDER_SEQUENCE_NUMBER</span><span class="i"><span class="sw none"></span>no answer (disconnected, expired, failed)</span><span class="i"><span class="sw hit"></span>named by a violation</span>
 <span class="i"><span class="sw m fault"></span>Fault</span><span class="i"><span class="sw m disc"></span>Disconnect</span><span class="i"><span class="sw m bump"></span>Bump</span><span class="i"><span class="sw m resolve"></span>ResolveSequences</span><span class="i"><span class="sw m expire"></span>ExpireBatch / Fail</span></span>
 <span class="zoom">time <span class="zoom-status">{{.Range}}</span> · drag across a timeline to zoom in · double-click or <button type="button" class="zoom-reset">zoom out</button></span>

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // renderHTML verifies the trace at path and writes its HTML report into a
@@ -49,8 +50,8 @@ func checkPage(t *testing.T, rep *Report, dir, page string) {
 			t.Errorf("page contains %q: not self-contained", bad)
 		}
 	}
-	if n := strings.Count(page, `<svg class="timeline"`); n != int(rep.Header.Partitions) {
-		t.Errorf("%d timelines, want one per partition (%d)", n, rep.Header.Partitions)
+	if n, want := strings.Count(page, `<svg class="timeline"`), min(len(namedPartitions(t, rep.File)), maxParts); n != want {
+		t.Errorf("%d timelines, want one per partition the trace names (%d)", n, want)
 	}
 	if !strings.Contains(page, ">"+strings.ToUpper(string(rep.Verdict))+"<") {
 		t.Errorf("verdict %s not shown", rep.Verdict)
@@ -192,6 +193,68 @@ func TestHTMLLarge(t *testing.T) {
 		t.Errorf("index.html is %d bytes for %d events", len(page), rep.Events)
 	}
 	t.Logf("%d events: index.html %d bytes, %d attempts drawn", rep.Events, len(page), bars)
+}
+
+// namedPartitions are the partitions the trace at path names.
+func namedPartitions(t *testing.T, path string) map[int32]bool {
+	t.Helper()
+	f, err := tracer.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	named := map[int32]bool{}
+	err = f.Each(func(_ int, e *tracer.Event) error {
+		switch e.Kind {
+		case tracer.InitProducerID, tracer.Disconnect:
+		default:
+			if e.Partition >= 0 {
+				named[e.Partition] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return named
+}
+
+// TestHTMLManyPartitions: a header of a million partitions, of which the
+// trace names 250 (read back, nothing sent), draws maxParts of them and
+// says so, and which partitions no event names, without a line for each.
+func TestHTMLManyPartitions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tracer.NewWriter(f, tracer.Header{Writer: "test", Client: "test", Topic: "t", Partitions: tracer.MaxPartitions,
+		FirstAck: true, HoldWhileRetrying: true, MaxInFlight: 5, Broker: tracer.Broker{Kind: "kafka", Version: "4.1.0", NoStateRule: "v25to44"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Emit(&tracer.Event{Kind: tracer.InitProducerID, PID: 1000, Node: -1})
+	for p := range int32(250) {
+		w.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: p * 4000})
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, dir, page := renderHTML(t, path)
+	checkPage(t, rep, dir, page)
+	for _, want := range []string{"Drawn: 200 of the 250 partitions", "No event names partitions 1-3999, 4001-7999,", "and 230 more runs of the header&#39;s 1000000"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if len(page) > 2<<20 {
+		t.Errorf("index.html is %d bytes for %d events", len(page), rep.Events)
+	}
+	t.Logf("index.html: %d bytes", len(page))
 }
 
 // TestHTMLErrors: a directory that cannot be written is an error naming it,

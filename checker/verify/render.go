@@ -32,7 +32,7 @@ func (r *Report) collectSlices() error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), tracer.MaxLineBytes+1)
 	for n := 1; sc.Scan(); n++ {
 		if want[n] {
 			line := sc.Text()
@@ -51,6 +51,12 @@ func (r *Report) Text(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	h := r.Header
 	fmt.Fprintf(bw, "kcheck verify %s: %s\n", r.File, strings.ToUpper(string(r.Verdict)))
+	if summary, notes := r.Incomplete(); summary != "" {
+		fmt.Fprintf(bw, "  %s\n", summary)
+		for _, n := range notes {
+			fmt.Fprintf(bw, "    %s\n", n)
+		}
+	}
 	rule := "first-ack rule off"
 	switch {
 	case h.Writer == tracer.ProxyWriter:
@@ -75,9 +81,13 @@ func (r *Report) Text(w io.Writer) error {
 			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6))
 		}
 	}
-	fmt.Fprintf(bw, "  linearizability (Porcupine): %s\n", r.Linz)
-	for _, n := range r.LinzNotes {
-		fmt.Fprintf(bw, "    %s\n", n)
+	if r.ReadBack.Read == 0 {
+		fmt.Fprintf(bw, "  linearizability (Porcupine): skipped (no read-back)\n")
+	} else {
+		fmt.Fprintf(bw, "  linearizability (Porcupine): %s\n", r.Linz)
+		for _, n := range r.LinzNotes {
+			fmt.Fprintf(bw, "    %s\n", n)
+		}
 	}
 	o := r.Order
 	fmt.Fprintf(bw, "  records: %d sent, %d acknowledged, %d failed, %d unknown; %d read back\n", o.Records, o.Acked, o.Failed, o.Unknown, o.ReadBack)
@@ -112,8 +122,18 @@ type jsonReport struct {
 	LinzNotes   []string        `json:"linearizability_notes,omitempty"`
 	Order       any             `json:"order"`
 	TLC         *TLCResult      `json:"tlc,omitempty"`
+	ReadBack    jsonReadBack    `json:"read_back"`
 	Violations  []jsonViolation `json:"violations"`
 	DurationMs  int64           `json:"duration_ms"`
+}
+
+// jsonReadBack is Coverage, and for an incomplete trace what Incomplete says.
+type jsonReadBack struct {
+	Complete bool       `json:"complete"`
+	Read     int        `json:"partitions_read"`
+	Unread   [][2]int32 `json:"unread,omitempty"` // spans of partitions, [first, last]
+	Summary  string     `json:"summary,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
 }
 
 type jsonViolation struct {
@@ -133,6 +153,11 @@ func (r *Report) JSON(w io.Writer) error {
 	jr := jsonReport{File: r.File, Verdict: r.Verdict, Events: r.Events, Header: r.Header, Conformance: r.Conformance,
 		Linz: string(r.Linz), LinzNotes: r.LinzNotes, Order: r.Order, TLC: r.TLC, DurationMs: r.Duration.Milliseconds(),
 		Violations: []jsonViolation{}}
+	jr.ReadBack = jsonReadBack{Complete: r.ReadBack.Complete(), Read: r.ReadBack.Read}
+	jr.ReadBack.Summary, jr.ReadBack.Notes = r.Incomplete()
+	for _, s := range r.ReadBack.Unread {
+		jr.ReadBack.Unread = append(jr.ReadBack.Unread, [2]int32{s.First, s.Last})
+	}
 	for _, v := range r.Violations {
 		jr.Violations = append(jr.Violations, jsonViolation{v.Kind, v.Partition, v.ProducerID, v.Epoch, v.Seq, v.Batch, v.Records, v.Lines, v.Detail})
 	}
@@ -149,11 +174,14 @@ func (r *Report) JUnit(w io.Writer) error {
 		Type    string `xml:"type,attr"`
 		Text    string `xml:",chardata"`
 	}
+	type skipped struct {
+		Message string `xml:"message,attr,omitempty"`
+	}
 	type testcase struct {
-		Name    string    `xml:"name,attr"`
-		Class   string    `xml:"classname,attr"`
-		Failure *failure  `xml:"failure,omitempty"`
-		Skipped *struct{} `xml:"skipped,omitempty"`
+		Name    string   `xml:"name,attr"`
+		Class   string   `xml:"classname,attr"`
+		Failure *failure `xml:"failure,omitempty"`
+		Skipped *skipped `xml:"skipped,omitempty"`
 	}
 	type suite struct {
 		XMLName  xml.Name   `xml:"testsuite"`
@@ -178,14 +206,23 @@ func (r *Report) JUnit(w io.Writer) error {
 	if r.TLC != nil {
 		checks = append(checks, "tlc")
 	}
+	summary, notes := r.Incomplete()
+	if summary != "" {
+		checks = append(checks, "read-back")
+	}
 	for _, c := range checks {
 		tc := testcase{Name: c, Class: "kcheck.verify"}
 		vs := byCheck[c]
-		if c == "linearizability" && len(vs) == 0 && r.Linz == "inconclusive" {
+		switch {
+		case c == "linearizability" && len(vs) == 0 && r.ReadBack.Read == 0:
+			tc.Skipped = &skipped{Message: "no read-back"}
+		case c == "linearizability" && len(vs) == 0 && r.Linz == "inconclusive":
 			tc.Failure = &failure{Message: "inconclusive", Type: "inconclusive", Text: strings.Join(r.LinzNotes, "\n")}
-		}
-		if c == "tlc" && r.TLC.Skipped != "" {
-			tc.Skipped = &struct{}{}
+		case c == "tlc" && r.TLC.Skipped != "":
+			tc.Skipped = &skipped{Message: r.TLC.Skipped}
+		case c == "read-back":
+			// Inconclusive, never a pass: the checks that need the log did not run.
+			tc.Failure = &failure{Message: summary, Type: "incomplete", Text: strings.Join(notes, "\n")}
 		}
 		if len(vs) > 0 {
 			var text []string

@@ -63,6 +63,7 @@ type Report struct {
 	Order       order.Stats
 	TLC         *TLCResult
 	Violations  []checker.Violation
+	ReadBack    Coverage // which partitions the trace read back; see Incomplete
 	// Slices holds the text of every trace line a violation names.
 	Slices   map[int]string
 	Duration time.Duration
@@ -141,6 +142,9 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 		}
 	})
 	last := time.Now()
+	var read []int32                 // the partitions read back
+	firstRead, afterRead := 0, false // the first ReadBack's line; whether another event follows one
+	lastLine := 1
 	for err == nil {
 		b := get()
 		b.n = 0
@@ -149,7 +153,16 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
 			}
+			if e := &b.events[b.n]; e.Kind == tracer.ReadBack {
+				read = append(read, e.Partition)
+				if firstRead == 0 {
+					firstRead = line
+				}
+			} else if firstRead > 0 {
+				afterRead = true
+			}
 			b.lines[b.n] = line
+			lastLine = line
 			b.n++
 			if rep.Events++; opts.Progress != nil && rep.Events%65536 == 0 && time.Since(last) > time.Second {
 				last = time.Now()
@@ -175,6 +188,12 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	slices.Sort(read)
+	read = slices.Compact(read)
+	rep.ReadBack = Coverage{Partitions: h.Partitions, Read: len(read), Unread: missing(h.Partitions, read), LastLine: lastLine}
+	if firstRead > 0 && !afterRead {
+		rep.ReadBack.Cut = firstRead - 1
 	}
 	if conformance != nil {
 		rep.Conformance = conformance.Error()
@@ -208,9 +227,13 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 		}
 	}
 	for _, pr := range lres.Partitions {
-		if pr.Verdict == linz.Inconclusive && pr.Reason != "" {
+		if pr.Verdict == linz.Inconclusive && pr.Reason != "" && !rep.ReadBack.unread(pr.Partition) {
 			rep.LinzNotes = append(rep.LinzNotes, fmt.Sprintf("partition %d: %s", pr.Partition, pr.Reason))
 		}
+	}
+	if !rep.ReadBack.Complete() {
+		// One note for every partition not read back, not one each.
+		rep.LinzNotes = append(rep.LinzNotes, partitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
 	}
 
 	if opts.TLC {
@@ -233,7 +256,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	switch {
 	case len(rep.Violations) > 0:
 		rep.Verdict = Violations
-	case lres.Verdict == linz.Inconclusive:
+	case !rep.ReadBack.Complete(), lres.Verdict == linz.Inconclusive:
 		rep.Verdict = Inconclusive
 	default:
 		rep.Verdict = Valid

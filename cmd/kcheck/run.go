@@ -11,6 +11,7 @@ import (
 
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/recordbatch"
+	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -110,6 +111,9 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		if c.Duration(n) < 0 {
 			return workload.Config{}, usageErrorf("--%s %v: must not be negative", n, c.Duration(n))
 		}
+	}
+	if p := c.Int("partitions"); p > tracer.MaxPartitions {
+		return workload.Config{}, usageErrorf("--partitions %d: at most %d, the most a trace holds (tracer/FORMAT.md, Limits)", p, tracer.MaxPartitions)
 	}
 	if c.Int("batch-bytes") < 1 {
 		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))

@@ -44,6 +44,7 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{[]string{"run", "--records", "0"}, "--records 0"},
 		{[]string{"run", "--partitions", "-3"}, "--partitions -3"},
+		{[]string{"run", "--partitions", "2147483647"}, "--partitions 2147483647: at most 1000000"},
 		{[]string{"run", "--fault", "teleport"}, `unknown fault "teleport"`},
 		{[]string{"run", "--first-ack", "maybe"}, `--first-ack "maybe"`},
 		{[]string{"run", "--compression", "brotli"}, "--compression"},

@@ -36,9 +36,15 @@ XML for CI; --html DIR writes a self-contained page: the verdict, each
 violation linked to a per-partition timeline of batches, attempts, faults and
 the log as read back, and Porcupine's view of each partition it found illegal.
 
-Exit status: 0 valid; 1 violations, or inconclusive; 2 bad input (a malformed
-or truncated trace, an unknown event, a newer format), bad usage, or --tlc
-without TLC.`
+A trace without its read-back (a run cut off before it) is incomplete: the
+report says so first, names the partitions without a ReadBack, checks what
+needs no log (the spec replay, stalls) and gives the command that completes
+it (kcheck readback --brokers ADDR TRACE); the verdict is inconclusive.
+
+Exit status: 0 valid; 1 violations, or inconclusive (a check that could not
+finish, or an incomplete trace); 2 bad input (a malformed or truncated trace,
+an unknown event, a newer format, a trace beyond the limits of
+tracer/FORMAT.md), bad usage, or --tlc without TLC.`
 
 // verifyCommand returns the "kcheck verify" command.
 func verifyCommand() *cli.Command {

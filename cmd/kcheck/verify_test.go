@@ -34,7 +34,8 @@ func TestVerifyRealTraces(t *testing.T) {
 }
 
 // Every fixture gets the verdict its name says: ok-* valid, bad-<kind> (or
-// bad-<kind>.proxy) failing with that kind and no other.
+// bad-<kind>.proxy) failing with that kind and no other, inconclusive-*
+// inconclusive with no violation and its read-back incomplete.
 func TestVerifyFixtures(t *testing.T) {
 	files, _ := filepath.Glob("../../traces/fixtures/*.jsonl")
 	if len(files) == 0 {
@@ -47,9 +48,16 @@ func TestVerifyFixtures(t *testing.T) {
 			var rep struct {
 				Verdict    string
 				Violations []struct{ Kind, Detail string }
+				ReadBack   struct{ Complete bool } `json:"read_back"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+			}
+			if strings.HasPrefix(name, "inconclusive-") {
+				if code != exitMismatch || rep.Verdict != "inconclusive" || len(rep.Violations) > 0 || rep.ReadBack.Complete {
+					t.Fatalf("exit %d, verdict %s, read-back complete %v, violations %+v", code, rep.Verdict, rep.ReadBack.Complete, rep.Violations)
+				}
+				return
 			}
 			if strings.HasPrefix(name, "ok-") {
 				if code != exitOK || rep.Verdict != "valid" {
@@ -146,5 +154,91 @@ func TestVerifyProxyTraces(t *testing.T) {
 		if code != exitOK || !strings.Contains(stdout, "VALID") {
 			t.Errorf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", f, code, stdout, stderr)
 		}
+	}
+}
+
+// A trace cut off before its read-back is incomplete: inconclusive, exit 1,
+// the command that completes it, what was checked and what was not; not a
+// violation per partition. One with part of a read-back names the
+// partitions without one. Every report says it.
+func TestVerifyIncomplete(t *testing.T) {
+	const none, part = "../../traces/fixtures/inconclusive-no-readback.jsonl", "../../traces/fixtures/inconclusive-partial-readback.jsonl"
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{none, []string{
+			"kcheck verify " + none + ": INCONCLUSIVE\n",
+			"incomplete trace: no read-back: it ends at line 11 with no ReadBack event",
+			"checked: the spec replay of every event",
+			"skipped, as they need the partitions' logs: lost-write, duplicate, nonmonotonic-send, gap, inconsistent-offsets, failed-but-present and linearizability (Porcupine)",
+			"complete it with: kcheck readback --brokers ADDR " + none + "\n",
+			"spec replay: follows the spec",
+			"linearizability (Porcupine): skipped (no read-back)",
+		}},
+		{part, []string{
+			"kcheck verify " + part + ": INCONCLUSIVE\n",
+			"incomplete read-back: 1 of the 2 partitions has no ReadBack: 1\n",
+			"on the partition read back, every check",
+			"skipped on partition 1, as they need the partition's log",
+			"head -n 14 " + part + " > CUT && kcheck readback --brokers ADDR CUT",
+			"linearizability (Porcupine): inconclusive\n    partition 1: not checked: no ReadBack\n",
+		}},
+	} {
+		dir := t.TempDir()
+		junit, html := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "html")
+		code, stdout, stderr := runKcheck(t, "verify", "--junit", junit, "--html", html, tc.path)
+		if code != exitMismatch {
+			t.Fatalf("%s: exit %d, want 1\n%s%s", tc.path, code, stdout, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: the report lacks %q:\n%s", tc.path, w, stdout)
+			}
+		}
+		for _, bad := range []string{"violation", "nonconformance"} {
+			if strings.Contains(stdout, bad) {
+				t.Errorf("%s: the report names a %s:\n%s", tc.path, bad, stdout)
+			}
+		}
+		x, err := os.ReadFile(junit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(x), `<testcase name="read-back"`) || !strings.Contains(string(x), `type="incomplete"`) {
+			t.Errorf("%s: junit does not fail the read-back:\n%s", tc.path, x)
+		}
+		h, err := os.ReadFile(filepath.Join(html, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(h), "incomplete") || !strings.Contains(string(h), "kcheck readback") {
+			t.Errorf("%s: index.html does not say the trace is incomplete", tc.path)
+		}
+	}
+
+	// JSON: the same, as data.
+	code, stdout, _ := runKcheck(t, "verify", "--format", "json", part)
+	var rep struct {
+		Verdict  string
+		ReadBack struct {
+			Complete bool
+			Read     int        `json:"partitions_read"`
+			Unread   [][2]int32 `json:"unread"`
+			Summary  string
+		} `json:"read_back"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitMismatch || rep.Verdict != "inconclusive" || rep.ReadBack.Complete || rep.ReadBack.Read != 1 ||
+		len(rep.ReadBack.Unread) != 1 || rep.ReadBack.Unread[0] != [2]int32{1, 1} || rep.ReadBack.Summary == "" {
+		t.Errorf("json: exit %d, %+v", code, rep)
+	}
+
+	// A complete trace says nothing of it.
+	_, stdout, _ = runKcheck(t, "verify", "../../traces/run.jsonl")
+	if strings.Contains(stdout, "incomplete") {
+		t.Errorf("a complete trace called incomplete:\n%s", stdout)
 	}
 }
