@@ -153,8 +153,10 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
 			}
-			if e := &b.events[b.n]; e.Kind == tracer.ReadBack {
-				read = append(read, e.Partition)
+			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
+				if e.Kind == tracer.ReadBack {
+					read = append(read, e.Partition)
+				}
 				if firstRead == 0 {
 					firstRead = line
 				}

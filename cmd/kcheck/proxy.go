@@ -145,7 +145,9 @@ func doProxy(c *cli.Context) error {
 	}
 
 	if c.Bool("readback") || cfg.Trace == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// The read-back waits up to 60 s for the cluster to settle and up
+		// to 60 s for high watermarks to catch up (tracer/readback).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if err := p.Finish(ctx); err != nil {
 			if cmdErr != nil {

@@ -38,7 +38,7 @@ func readbackCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "brokers", Usage: "a broker of the cluster the trace's topic is on, `HOST:PORT` (required; repeatable)"},
 			&cli.StringFlag{Name: "out", Usage: "write the trace with its read-back to `FILE` instead of rewriting TRACE", TakesFile: true},
-			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "give up reading back after `DURATION`"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up reading back after `DURATION`"},
 		},
 		Action: doReadback,
 	}

@@ -151,6 +151,10 @@ type reader struct {
 	boot  *wire.Conn
 	addrs map[int32]string // broker addresses, from the last metadata
 	conns map[int32]*wire.Conn
+	// short is when the first partition found its high watermark short of
+	// its acknowledged offset: the partitions share one CatchUp bound from
+	// then, so that a loss on many partitions costs one wait, not one each.
+	short time.Time
 }
 
 func (r *reader) close() {
@@ -447,7 +451,10 @@ func (r *reader) read(ctx context.Context, pr *pread, confirm bool) error {
 			continue
 		case bounded && hwm <= acked:
 			// The leader has not (yet) got what the run was told is there.
-			if w := pr.waited(); w > r.cfg.CatchUp {
+			if r.short.IsZero() {
+				r.short = time.Now()
+			}
+			if w := pr.waited(); w > r.cfg.CatchUp || time.Since(r.short) > r.cfg.CatchUp {
 				pr.part.Short = &Shortfall{Acked: acked, HWM: hwm, Leader: pr.l.node, Waited: w}
 				return nil
 			}
