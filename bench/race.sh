@@ -34,6 +34,7 @@ broker=""
 cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
 die() { echo "race: $*" >&2; exit 2; }
+. bench/kafka.sh
 
 # The drivers, built once.
 driver=()
@@ -59,15 +60,7 @@ printf '| broker | client | runs | runs not clean | records lost | lost after ac
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 status=0
 for v in "${versions[@]}"; do
-  "$kcheck" kafka --version "$v" --dir "$out/kafka-$v" >"$out/kafka-$v.log" 2>&1 &
-  broker=$!
-  for _ in $(seq 1 240); do
-    grep -q '^bootstrap:' "$out/kafka-$v.log" 2>/dev/null && break
-    kill -0 "$broker" 2>/dev/null || { cat "$out/kafka-$v.log" >&2; die "Kafka $v did not start"; }
-    sleep 0.5 # waiting for another process to print its address
-  done
-  addr=$(sed -n 's/^bootstrap: //p' "$out/kafka-$v.log" | head -1)
-  [ -n "$addr" ] || die "Kafka $v did not start in 120 s"
+  start_kafka "$kcheck" "$v" "$out/kafka-$v" "$out/kafka-$v.log"
   for c in "${clients[@]}"; do
     bad=0 lost=0 lostacked=0 dup=0 reord=0 ooo=0 flagged=0 missed=0 falsealarm=0 secs=0
     for i in $(seq 1 "$runs"); do

@@ -21,20 +21,13 @@ cleanup() {
 }
 trap cleanup EXIT
 die() { echo "readback.sh: $*" >&2; exit 2; }
+. bench/kafka.sh
 
 go build -o "$out/kcheck" ./cmd/kcheck
 git worktree add -q --detach "$out/peer" "$peer_rev" || die "no revision $peer_rev"
 (cd "$out/peer" && go build -o "$out/kcheck-peer" ./cmd/kcheck)
 
-"$out/kcheck" kafka --version "$version" --dir "$out/kafka" >"$out/kafka.log" 2>&1 &
-broker=$!
-for _ in $(seq 1 240); do
-  grep -q '^bootstrap:' "$out/kafka.log" 2>/dev/null && break
-  kill -0 "$broker" 2>/dev/null || { cat "$out/kafka.log" >&2; die "Kafka $version did not start"; }
-  sleep 0.5 # waiting for another process to print its address
-done
-addr=$(sed -n 's/^bootstrap: //p' "$out/kafka.log" | head -1)
-[ -n "$addr" ] || die "Kafka $version did not start in 120 s"
+start_kafka "$out/kcheck" "$version" "$out/kafka" "$out/kafka.log"
 
 "$out/kcheck" run --brokers "$addr" --broker-version "$version" --topic rb --partitions 16 --records 30000 \
   --value-bytes 1024 --compression lz4 --trace "$out/full.jsonl" >/dev/null
