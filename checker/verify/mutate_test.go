@@ -619,6 +619,16 @@ var mutations = []mutation{
 			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.ReadBack && len(e.Log) > 0 })
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
+	{name: "claim a short read-back (a ReadBackShort before a ReadBack)", want: neutral,
+		why: "a ReadBackShort is the evidence a lost-write is reported with, never an excuse: it neither adds a violation nor takes one away",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.ReadBack })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			e := m.evs[at]
+			short := tracer.Event{T: e.T, Kind: tracer.ReadBackShort, Partition: e.Partition, Node: 1, Offset: 1 << 40, HWM: 0, WaitedMs: 60000}
+			return slices.Insert(m.clone(), at, short)
+		}},
 	{name: "swap two ReadBack events", want: neutral,
 		why: "each names its partition: their order means nothing",
 		sites: func(m *mutant) []int {
