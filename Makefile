@@ -102,10 +102,11 @@ race-quick: build
 # Our producer (rule on) under leader moves, a broker restart, a broker and
 # the active controller killed (SIGKILL) and lost responses on a real
 # three-node cluster: FAULT_RUNS runs of each, each fault stopped and the
-# cluster healed before the read-back.
+# cluster healed before the read-back. A run takes 15-45 s (more on a loaded
+# machine): the timeout allows 10 minutes per run of all five.
 FAULT_RUNS ?= 5
 faults:
-	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=$(FAULT_RUNS) $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 60m
+	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=$(FAULT_RUNS) $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout $$(( $(FAULT_RUNS) * 10 + 15 ))m
 
 # make faults with both cores loaded by busy loops for the whole run.
 faults-loaded:
