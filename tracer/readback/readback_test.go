@@ -2,7 +2,9 @@ package readback_test
 
 import (
 	"context"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -307,5 +309,49 @@ func TestFetchesCarryTheLeaderEpoch(t *testing.T) {
 				t.Errorf("partition %d: a fetch carried leader epoch %d, the leader's is %d", p, got, want)
 			}
 		}
+	}
+}
+
+// A partition whose replicas never all get back in sync keeps the read-back
+// from starting, and the error says which partition and what it waited for.
+func TestNeverSettles(t *testing.T) {
+	c := cluster(t)
+	if err := c.CreateTopic("t", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	addrs := c.ListenAddrs()
+	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.Version = req.Version
+		for i, a := range addrs {
+			host, port, _ := net.SplitHostPort(a)
+			n, _ := strconv.Atoi(port)
+			b := kmsg.NewMetadataResponseBroker()
+			b.NodeID, b.Host, b.Port = int32(i), host, int32(n)
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = kmsg.StringPtr("t")
+		for p := int32(0); p < 2; p++ {
+			mp := kmsg.NewMetadataResponseTopicPartition()
+			mp.Partition, mp.Leader, mp.LeaderEpoch, mp.Replicas, mp.ISR = p, 0, 3, []int32{0, 1, 2}, []int32{0, 1, 2}
+			if p == 1 {
+				mp.ISR = []int32{0, 2} // node 1 never catches up
+			}
+			mt.Partitions = append(mt.Partitions, mp)
+		}
+		resp.Topics = append(resp.Topics, mt)
+		return resp, nil, true
+	})
+	bound := 300 * time.Millisecond
+	err := readback.Settle(context.Background(), readback.Config{Bootstrap: addrs, Topic: "t", Settle: bound})
+	want := "t[1]: leader 0 (epoch 3), in-sync replicas [0 2] of [0 1 2]"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "did not settle within 300ms") {
+		t.Fatalf("err = %v; want it to name %q and the bound", err, want)
+	}
+	if _, err := readback.Topic(context.Background(), readback.Config{Bootstrap: addrs, Topic: "t", Settle: bound, CatchUp: bound}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Topic: err = %v; want the same", err)
 	}
 }
