@@ -66,6 +66,7 @@ type Summary struct {
 	OutOfOrder          int // found after a record produced later to the same partition
 	OutOfOrderAnswers   int // OUT_OF_ORDER_SEQUENCE_NUMBER answers the producer got (a stall is when they go on until the delivery timeout)
 	FirstErrors         []string
+	Short               []readback.Partition // partitions whose high watermark never passed what was acknowledged (their Short says what the read-back saw)
 	Duration            time.Duration
 	TraceEvents         int64
 }
@@ -327,6 +328,11 @@ func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
 		s.sum.TraceEvents = s.trace.Events()
 	}
 	summarise(s.sum, s.sent, parts, s.p)
+	for _, p := range parts {
+		if p.Short != nil {
+			s.sum.Short = append(s.sum.Short, p)
+		}
+	}
 	s.sum.Duration = time.Since(s.start)
 	s.done = true
 	return s.sum, nil

@@ -175,6 +175,10 @@ func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 	for _, e := range s.FirstErrors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}
+	for _, p := range s.Short {
+		fmt.Fprintf(w, "  read-back: partition %d: leader %d reported the high watermark %d, at or below the acknowledged offset %d, after %.1f s\n",
+			p.ID, p.Short.Leader, p.Short.HWM, p.Short.Acked, p.Short.Waited.Seconds())
+	}
 	if cfg.TracePath != "" {
 		fmt.Fprintf(w, "  trace %s (%d events)\n", cfg.TracePath, s.TraceEvents)
 	}
