@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,6 +105,24 @@ func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*S
 		c.Extra[k] = a[k]
 	}
 	return c, nil
+}
+
+// ModuleVersion is the version (without "v") of the module at path that
+// this binary was built with (its replacement's if replaced), or "unknown".
+func ModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				if d.Replace != nil && d.Replace.Version != "" {
+					return strings.TrimPrefix(d.Replace.Version, "v")
+				}
+				if d.Version != "" && d.Version != "(devel)" {
+					return strings.TrimPrefix(d.Version, "v")
+				}
+			}
+		}
+	}
+	return "unknown"
 }
 
 // SeedValue is record n's value: letters with "rec=<n>;" written over its

@@ -90,3 +90,11 @@ func TestTally(t *testing.T) {
 		t.Errorf("tally, reordered: %+v", ta)
 	}
 }
+
+// TestModuleVersion: loadgen links no module; drivers/sarama's test checks
+// a version it does link.
+func TestModuleVersion(t *testing.T) {
+	if v := ModuleVersion("example.com/none"); v != "unknown" {
+		t.Errorf("ModuleVersion(none) = %q, want unknown", v)
+	}
+}

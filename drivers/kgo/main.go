@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,21 +147,7 @@ func parseArgs(argv []string) (*config, error) {
 }
 
 // kgoVersion is the version of the kgo module this binary was built with.
-func kgoVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == kgoModulePath {
-				if d.Replace != nil && d.Replace.Version != "" {
-					return strings.TrimPrefix(d.Replace.Version, "v")
-				}
-				if d.Version != "" && d.Version != "(devel)" {
-					return strings.TrimPrefix(d.Version, "v")
-				}
-			}
-		}
-	}
-	return "unknown"
-}
+func kgoVersion() string { return loadgen.ModuleVersion(kgoModulePath) }
 
 // errorName names a failed record's error for failed_errors: Kafka's error
 // code name, or kgo's error.
