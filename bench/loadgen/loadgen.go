@@ -17,6 +17,10 @@
 // records over the time from the first timed produce call to the last ack;
 // cpu_seconds is the process's CPU time (every thread) over the same span.
 // Exit status: 0 every record acknowledged, 1 some failed, 2 setup errors.
+//
+// seed.go holds what the Go drivers (drivers/kgo, drivers/sarama) share of
+// the seed's experiment, their default mode: its flags, each record's value
+// and how the read-back is counted.
 package loadgen
 
 import (
@@ -272,10 +276,19 @@ func NewWorkload(valueBytes, keys int) *Workload {
 
 // NextKey is the next record's key, nil with no keys.
 func (w *Workload) NextKey() []byte {
-	if w.nkeys == 0 {
-		return nil
+	if i := w.NextKeyIndex(); i >= 0 {
+		return w.Keys[i]
 	}
-	return w.Keys[w.rng.NextInt(int32(w.nkeys))]
+	return nil
+}
+
+// NextKeyIndex is the next record's key as its index in Keys, -1 with no
+// keys (no draw); NextKey and NextKeyIndex draw from the same sequence.
+func (w *Workload) NextKeyIndex() int32 {
+	if w.nkeys == 0 {
+		return -1
+	}
+	return w.rng.NextInt(int32(w.nkeys))
 }
 
 // Recorder collects outcomes; its Callback is what a Sender calls.

@@ -19,8 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,9 +32,7 @@ import (
 )
 
 const (
-	prefix   = "rec="      // value = "rec=<n>;" + letters
-	idHeader = "kcheck-id" // header: the record's number n in decimal ASCII
-	grace    = 30 * time.Second
+	grace = 30 * time.Second
 
 	// Bounds on the setup steps, like the Java driver's.
 	reachTimeout  = 20 * time.Second // a broker must answer within this
@@ -47,8 +43,6 @@ const (
 
 	kgoModulePath  = "github.com/twmb/franz-go"
 	setupErrPrefix = "kgo driver: "
-	usage          = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] " +
-		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]"
 )
 
 // setupError is an error of the setup: exit 2 with its message.
@@ -131,108 +125,29 @@ func encode(r *result) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// defaults are the Java driver's.
-var defaults = map[string]string{
-	"--partitions": "64", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
-	"--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
-}
-
 // codecs are the compression.type values the Java client takes.
 var codecs = map[string]kgo.CompressionCodec{
 	"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
 	"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 }
 
-// parseArgs reads "--flag value" pairs, as the Java driver does; an unknown
-// flag, a flag without a value or a bad number is a usage error.
+// parseArgs reads the flags with loadgen.ParseSeed (the Java driver's
+// rules); a usage error is a setup error.
 func parseArgs(argv []string) (*config, error) {
-	a := map[string]string{"--bootstrap": "", "--topic": ""}
-	for k, v := range defaults {
-		a[k] = v
-	}
-	for i := 0; i < len(argv); i++ {
-		k := argv[i]
-		if !strings.HasPrefix(k, "--") || i+1 == len(argv) {
-			return nil, &setupError{usage}
-		}
-		if _, ok := a[k]; !ok {
-			return nil, &setupError{setupErrPrefix + "unknown flag " + k + "\n" + usage}
-		}
-		i++
-		a[k] = argv[i]
-	}
-	cfg := &config{bootstrap: a["--bootstrap"], topic: a["--topic"], compression: a["--compression"]}
-	if cfg.bootstrap == "" {
-		return nil, setupf("--bootstrap is required")
-	}
-	if cfg.topic == "" {
-		return nil, setupf("--topic is required")
-	}
-	var err error
-	num := func(k string, min int) int {
-		if err != nil {
-			return 0
-		}
-		var n int
-		n, err = strconv.Atoi(a[k])
-		if err != nil || n > 1<<31-1 {
-			err = setupf("%s wants a number, not %s", k, a[k])
-		} else if n < min {
-			err = setupf("%s wants a number of at least %d, not %s", k, min, a[k])
-		}
-		return n
-	}
-	cfg.partitions = num("--partitions", 1)
-	cfg.records = num("--records", 0)
-	cfg.valueBytes = num("--value-bytes", 0)
-	cfg.keys = num("--keys", 0)
-	cfg.deliveryTimeout = time.Duration(num("--delivery-timeout-ms", 1)) * time.Millisecond
-	cfg.requestTimeout = time.Duration(num("--request-timeout-ms", 1)) * time.Millisecond
+	c, err := loadgen.ParseSeed(argv, nil, setupErrPrefix, loadgen.SeedUsage)
 	if err != nil {
-		return nil, err
+		return nil, &setupError{err.Error()}
 	}
-	codec, ok := codecs[cfg.compression]
-	if !ok {
-		return nil, setupf("--compression wants none, gzip, snappy, lz4 or zstd, not %s", cfg.compression)
-	}
-	cfg.codec = codec
-	return cfg, nil
+	return &config{
+		bootstrap: c.Bootstrap, topic: c.Topic, compression: c.Compression,
+		partitions: c.Partitions, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
+		deliveryTimeout: c.DeliveryTimeout, requestTimeout: c.RequestTimeout,
+		codec: codecs[c.Compression],
+	}, nil
 }
 
 // kgoVersion is the version of the kgo module this binary was built with.
-func kgoVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == kgoModulePath {
-				if d.Replace != nil && d.Replace.Version != "" {
-					return strings.TrimPrefix(d.Replace.Version, "v")
-				}
-				if d.Version != "" && d.Version != "(devel)" {
-					return strings.TrimPrefix(d.Version, "v")
-				}
-			}
-		}
-	}
-	return "unknown"
-}
-
-// recordNumber returns n from a value that starts "rec=<n>;", or -1.
-func recordNumber(v []byte) int64 {
-	if len(v) < len(prefix)+2 || !bytes.HasPrefix(v, []byte(prefix)) {
-		return -1
-	}
-	var n int64
-	for i := len(prefix); i < len(v) && i < len(prefix)+11; i++ {
-		if v[i] == ';' {
-			return n
-		}
-		if v[i] < '0' || v[i] > '9' {
-			return -1
-		}
-		n = n*10 + int64(v[i]-'0')
-	}
-	return -1
-}
+func kgoVersion() string { return loadgen.ModuleVersion(kgoModulePath) }
 
 // errorName names a failed record's error for failed_errors: Kafka's error
 // code name, or kgo's error.
@@ -304,11 +219,7 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		return nil, setupf("starting the producer: %v", err)
 	}
 
-	rng := loadgen.NewJavaRandom(1)
-	letters := make([]byte, cfg.valueBytes)
-	for i := range letters {
-		letters[i] = byte('a' + rng.NextInt(26)) // compressible, like text
-	}
+	w := loadgen.NewWorkload(cfg.valueBytes, cfg.keys) // letters: compressible, like text
 	keyOf := make([]int32, cfg.records)
 	acked := make([]bool, cfg.records)
 	res := &result{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}
@@ -323,19 +234,15 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		close(done)
 	}
 	for n := 0; n < cfg.records; n++ {
-		keyOf[n] = -1
 		var key []byte
-		if cfg.keys > 0 {
-			keyOf[n] = rng.NextInt(int32(cfg.keys))
-			key = []byte("key-" + strconv.Itoa(int(keyOf[n])))
+		if keyOf[n] = w.NextKeyIndex(); keyOf[n] >= 0 {
+			key = w.Keys[keyOf[n]]
 		}
-		value := slices.Clone(letters)
-		copy(value, prefix+strconv.Itoa(n)+";")
 		rec := &kgo.Record{
 			Topic:   cfg.topic,
 			Key:     key,
-			Value:   value,
-			Headers: []kgo.RecordHeader{{Key: idHeader, Value: []byte(strconv.Itoa(n))}},
+			Value:   loadgen.SeedValue(w.Value, n),
+			Headers: []kgo.RecordHeader{{Key: loadgen.SeedIDHeader, Value: []byte(strconv.Itoa(n))}},
 		}
 		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			mu.Lock()
@@ -530,7 +437,7 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions in
 }
 
 // readBack reads every partition from its start to its end offset and
-// counts the records as the Java driver does.
+// counts the records as the Java driver does (loadgen.Tally).
 func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, res *result, acked []bool) error {
 	start := map[int32]kgo.Offset{}
 	for p := range int32(cfg.partitions) {
@@ -559,9 +466,7 @@ func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, r
 		}
 		return false
 	}
-	seen := make([]int, cfg.records)
-	type pk struct{ p, key int32 }
-	last := map[pk]int64{}
+	tally := loadgen.NewTally(keyOf)
 	rctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	for remaining() {
@@ -576,33 +481,11 @@ func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, r
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			next[r.Partition] = max(next[r.Partition], r.Offset+1)
-			n := recordNumber(r.Value)
-			if n < 0 || n >= int64(cfg.records) {
-				res.Foreign++
-				return
-			}
-			if seen[n]++; seen[n] > 1 {
-				res.Duplicated++
-				return
-			}
-			res.ReadBack++
-			k := pk{r.Partition, keyOf[n]}
-			prev, ok := last[k]
-			if ok && n < prev {
-				res.OutOfOrder++
-			}
-			if !ok || n > prev {
-				last[k] = n
-			}
+			tally.Add(r.Partition, r.Value)
 		})
 	}
-	for n := 0; n < res.Sent; n++ {
-		if seen[n] == 0 {
-			res.Lost++
-			if acked[n] {
-				res.LostAcked++
-			}
-		}
-	}
+	tally.Finish(res.Sent, acked)
+	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
+	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
 	return nil
 }

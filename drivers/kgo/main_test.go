@@ -39,17 +39,6 @@ func TestJavaRandom(t *testing.T) {
 	}
 }
 
-func TestRecordNumber(t *testing.T) {
-	for v, want := range map[string]int64{
-		"rec=0;abc": 0, "rec=2999;x": 2999, "rec=12;": 12, "rec=;abc": 0, "rec=1": -1, "rec=1x;": -1,
-		"rek=1;abc": -1, "": -1, "rec=12345678901;": -1, "rec=1234567890;": 1234567890,
-	} {
-		if got := recordNumber([]byte(v)); got != want {
-			t.Errorf("recordNumber(%q) = %d, want %d", v, got, want)
-		}
-	}
-}
-
 func TestParseArgs(t *testing.T) {
 	cfg, err := parseArgs([]string{"--bootstrap", "h:1", "--topic", "t"})
 	if err != nil {

@@ -1,0 +1,209 @@
+// The seed's experiment (KAFKA-14359), the drivers' default mode: its flags,
+// its records and how a read-back is counted, shared by the Go drivers
+// (drivers/kgo, drivers/sarama). drivers/java (Main.java) is the reference;
+// drivers/python implements the same.
+
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	// SeedPrefix starts every record's value: "rec=<n>;" then letters.
+	SeedPrefix = "rec="
+	// SeedIDHeader is the header every record carries: n in decimal ASCII.
+	SeedIDHeader = "kcheck-id"
+	// SeedUsage lists the experiment's flags.
+	SeedUsage = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] " +
+		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]"
+)
+
+// SeedDefaults are the experiment's defaults, the Java driver's.
+var SeedDefaults = map[string]string{
+	"partitions": "64", "records": "3000", "value-bytes": "10240", "keys": "1024",
+	"compression": "gzip", "delivery-timeout-ms": "5000", "request-timeout-ms": "2000",
+}
+
+// SeedConfig is the experiment's command line.
+type SeedConfig struct {
+	Bootstrap, Topic, Compression         string
+	Partitions, Records, ValueBytes, Keys int
+	DeliveryTimeout, RequestTimeout       time.Duration
+
+	// Extra holds the driver's own flags (without "--").
+	Extra map[string]string
+}
+
+// ParseSeed reads "--flag value" pairs as the Java driver does: an unknown
+// flag, a flag without a value, a bad number or an unknown compression is a
+// *UsageError. extra maps the driver's own flags (without "--") to their
+// defaults; prefix starts the messages (not the bare usage, as in Java);
+// usage is the driver's usage line.
+func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*SeedConfig, error) {
+	a := map[string]string{"bootstrap": "", "topic": ""}
+	for k, v := range SeedDefaults {
+		a[k] = v
+	}
+	for k, v := range extra {
+		a[k] = v
+	}
+	for i := 0; i < len(argv); i++ {
+		k := argv[i]
+		if !strings.HasPrefix(k, "--") || i+1 == len(argv) {
+			return nil, &UsageError{usage}
+		}
+		if _, ok := a[k[2:]]; !ok {
+			return nil, &UsageError{prefix + "unknown flag " + k + "\n" + usage}
+		}
+		i++
+		a[k[2:]] = argv[i]
+	}
+	c := &SeedConfig{Bootstrap: a["bootstrap"], Topic: a["topic"], Compression: a["compression"], Extra: map[string]string{}}
+	if c.Bootstrap == "" {
+		return nil, &UsageError{prefix + "--bootstrap is required"}
+	}
+	if c.Topic == "" {
+		return nil, &UsageError{prefix + "--topic is required"}
+	}
+	var err error
+	num := func(k string, min int) int {
+		if err != nil {
+			return 0
+		}
+		n, e := strconv.Atoi(a[k])
+		switch {
+		case e != nil || n > math.MaxInt32:
+			err = &UsageError{fmt.Sprintf("%s--%s wants a number, not %s", prefix, k, a[k])}
+		case n < min:
+			err = &UsageError{fmt.Sprintf("%s--%s wants a number of at least %d, not %s", prefix, k, min, a[k])}
+		}
+		return n
+	}
+	c.Partitions = num("partitions", 1)
+	c.Records = num("records", 0)
+	c.ValueBytes = num("value-bytes", 0)
+	c.Keys = num("keys", 0)
+	c.DeliveryTimeout = time.Duration(num("delivery-timeout-ms", 1)) * time.Millisecond
+	c.RequestTimeout = time.Duration(num("request-timeout-ms", 1)) * time.Millisecond
+	if err != nil {
+		return nil, err
+	}
+	switch c.Compression {
+	case "none", "gzip", "snappy", "lz4", "zstd":
+	default:
+		return nil, &UsageError{prefix + "--compression wants none, gzip, snappy, lz4 or zstd, not " + c.Compression}
+	}
+	for k := range extra {
+		c.Extra[k] = a[k]
+	}
+	return c, nil
+}
+
+// ModuleVersion is the version (without "v") of the module at path that
+// this binary was built with (its replacement's if replaced), or "unknown".
+func ModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				if d.Replace != nil && d.Replace.Version != "" {
+					return strings.TrimPrefix(d.Replace.Version, "v")
+				}
+				if d.Version != "" && d.Version != "(devel)" {
+					return strings.TrimPrefix(d.Version, "v")
+				}
+			}
+		}
+	}
+	return "unknown"
+}
+
+// SeedValue is record n's value: letters with "rec=<n>;" written over its
+// start (cut short if letters is shorter), a copy of its own.
+func SeedValue(letters []byte, n int) []byte {
+	v := slices.Clone(letters)
+	copy(v, SeedPrefix+strconv.Itoa(n)+";")
+	return v
+}
+
+// RecordNumber returns n from a value that starts "rec=<n>;", or -1.
+func RecordNumber(v []byte) int64 {
+	if len(v) < len(SeedPrefix)+2 || !bytes.HasPrefix(v, []byte(SeedPrefix)) {
+		return -1
+	}
+	var n int64
+	for i := len(SeedPrefix); i < len(v) && i < len(SeedPrefix)+11; i++ {
+		if v[i] == ';' {
+			return n
+		}
+		if v[i] < '0' || v[i] > '9' {
+			return -1
+		}
+		n = n*10 + int64(v[i]-'0')
+	}
+	return -1
+}
+
+// Tally counts a read-back as the Java driver does. A value that is no
+// record of this run is foreign; a record seen again is duplicated (and not
+// read back again); a record read after a higher-numbered one of the same
+// key on the same partition is out of order. Not safe for concurrent use.
+type Tally struct {
+	ReadBack, Duplicated, OutOfOrder, Foreign int
+	Lost, LostAcked                           int // set by Finish
+
+	keyOf []int32 // record n's key index, -1 for none
+	seen  []int   // how often record n was read
+	last  map[partKey]int64
+}
+
+type partKey struct{ p, key int32 }
+
+// NewTally counts the records whose key indexes are keyOf (len(keyOf)
+// records; -1: no key).
+func NewTally(keyOf []int32) *Tally {
+	return &Tally{keyOf: keyOf, seen: make([]int, len(keyOf)), last: map[partKey]int64{}}
+}
+
+// Add counts one record read from partition p, in the partition's order.
+func (t *Tally) Add(p int32, value []byte) {
+	n := RecordNumber(value)
+	if n < 0 || n >= int64(len(t.seen)) {
+		t.Foreign++
+		return
+	}
+	if t.seen[n]++; t.seen[n] > 1 {
+		t.Duplicated++
+		return
+	}
+	t.ReadBack++
+	k := partKey{p, t.keyOf[n]}
+	prev, ok := t.last[k]
+	if ok && n < prev {
+		t.OutOfOrder++
+	}
+	if !ok || n > prev {
+		t.last[k] = n
+	}
+}
+
+// Finish counts the lost: of the first sent records, those never read; and
+// of them, those acked says were acknowledged.
+func (t *Tally) Finish(sent int, acked []bool) {
+	t.Lost, t.LostAcked = 0, 0
+	for n := 0; n < sent; n++ {
+		if t.seen[n] == 0 {
+			t.Lost++
+			if acked[n] {
+				t.LostAcked++
+			}
+		}
+	}
+}

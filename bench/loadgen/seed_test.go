@@ -1,0 +1,100 @@
+// Tests of the seed's experiment's flags, records and read-back count.
+
+package loadgen
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestParseSeed(t *testing.T) {
+	c, err := ParseSeed([]string{"--bootstrap", "h:1", "--topic", "t"}, map[string]string{"outcomes": ""}, "x: ", SeedUsage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Partitions != 64 || c.Records != 3000 || c.ValueBytes != 10240 || c.Keys != 1024 || c.Compression != "gzip" ||
+		c.DeliveryTimeout != 5*time.Second || c.RequestTimeout != 2*time.Second || c.Extra["outcomes"] != "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	c, err = ParseSeed([]string{"--bootstrap", "h:1", "--topic", "t", "--outcomes", "f", "--records", "0"},
+		map[string]string{"outcomes": ""}, "x: ", SeedUsage)
+	if err != nil || c.Extra["outcomes"] != "f" || c.Records != 0 {
+		t.Errorf("extra flag: %+v, %v", c, err)
+	}
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"--bootstrap", "h:1", "--topic"}, SeedUsage},
+		{[]string{"bootstrap", "h:1"}, SeedUsage},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--bogus", "1"}, "x: unknown flag --bogus\n" + SeedUsage},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--outcomes", "f"}, "x: unknown flag --outcomes\n" + SeedUsage},
+		{[]string{"--topic", "t"}, "x: --bootstrap is required"},
+		{[]string{"--bootstrap", "h:1"}, "x: --topic is required"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--records", "x"}, "x: --records wants a number, not x"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--keys", "2147483648"}, "x: --keys wants a number, not 2147483648"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--partitions", "0"}, "x: --partitions wants a number of at least 1, not 0"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"}, "x: --compression wants none, gzip, snappy, lz4 or zstd, not brotli"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--records", "-1", "--keys", "x"}, "x: --records wants a number of at least 0, not -1"},
+	} {
+		var ue *UsageError
+		_, err := ParseSeed(tc.argv, nil, "x: ", SeedUsage)
+		if !errors.As(err, &ue) || ue.Msg != tc.want {
+			t.Errorf("ParseSeed(%q): %v, want a usage error %q", tc.argv, err, tc.want)
+		}
+	}
+}
+
+func TestRecordNumber(t *testing.T) {
+	for v, want := range map[string]int64{
+		"rec=0;abc": 0, "rec=2999;x": 2999, "rec=12;": 12, "rec=;abc": 0, "rec=1": -1, "rec=1x;": -1,
+		"rek=1;abc": -1, "": -1, "rec=12345678901;": -1, "rec=1234567890;": 1234567890,
+	} {
+		if got := RecordNumber([]byte(v)); got != want {
+			t.Errorf("RecordNumber(%q) = %d, want %d", v, got, want)
+		}
+	}
+	if v := string(SeedValue([]byte("abcdefghij"), 42)); v != "rec=42;hij" {
+		t.Errorf("SeedValue: %q", v)
+	}
+	if v := string(SeedValue([]byte("abc"), 42)); v != "rec" {
+		t.Errorf("SeedValue, short: %q", v)
+	}
+}
+
+// TestTally counts a read-back of records 0-5 (keys 0, 1, 0, 1, -1, 0):
+// 0 and 2 on partition 0, 1 and 3 on partition 1, 1 again and 2 again (on
+// the other partition: duplicates), two foreign values ("other" and 6, not
+// of the 6 sent); 4 lost though acknowledged, 5 lost. Then one partition
+// reordered.
+func TestTally(t *testing.T) {
+	ta := NewTally([]int32{0, 1, 0, 1, -1, 0})
+	for _, r := range []struct {
+		p int32
+		v string
+	}{{0, "rec=0;"}, {0, "rec=2;"}, {1, "rec=1;"}, {1, "rec=3;"}, {1, "rec=1;"}, {0, "other"}, {0, "rec=6;"}} {
+		ta.Add(r.p, []byte(r.v))
+	}
+	ta.Add(1, []byte("rec=2;")) // 2 again, on another partition: a duplicate
+	ta.Finish(6, []bool{true, true, true, true, true, false})
+	if ta.ReadBack != 4 || ta.Duplicated != 2 || ta.OutOfOrder != 0 || ta.Foreign != 2 || ta.Lost != 2 || ta.LostAcked != 1 {
+		t.Errorf("tally %+v", ta)
+	}
+	ta = NewTally([]int32{0, 0, 0})
+	for _, v := range []string{"rec=0;", "rec=2;", "rec=1;"} {
+		ta.Add(3, []byte(v))
+	}
+	ta.Finish(3, make([]bool, 3))
+	if ta.ReadBack != 3 || ta.OutOfOrder != 1 || ta.Lost != 0 {
+		t.Errorf("tally, reordered: %+v", ta)
+	}
+}
+
+// TestModuleVersion: loadgen links no module; drivers/sarama's test checks
+// a version it does link.
+func TestModuleVersion(t *testing.T) {
+	if v := ModuleVersion("example.com/none"); v != "unknown" {
+		t.Errorf("ModuleVersion(none) = %q, want unknown", v)
+	}
+}

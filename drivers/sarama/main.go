@@ -1,0 +1,550 @@
+// Command kcheck-sarama-driver runs the seed's experiment (KAFKA-14359) with
+// IBM/sarama's AsyncProducer, which kcheck did not write: create a new topic,
+// produce to it at once with idempotence on, read every partition back and
+// count what was lost, duplicated or reordered. It takes the same flags and
+// prints the same one line of JSON as drivers/java and drivers/kgo (plus the
+// keys that say where sarama differs: see producerConfig), so a script can
+// run any of them: exit 0 clean, 1 anomalies or failed sends, 2 setup errors
+// (with a message on stderr). --outcomes FILE also writes what sarama
+// reported for each record (README.md).
+//
+//	go build -o bin/kcheck-sarama-driver ./drivers/sarama
+//	bin/kcheck-sarama-driver --bootstrap HOST:PORT --topic T [--partitions N] ... [--outcomes FILE]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kcheck/kcheck/bench/loadgen"
+)
+
+const (
+	grace = 30 * time.Second // past the delivery timeout
+
+	// Bounds on the setup steps, like the Java and kgo drivers'.
+	reachTimeout  = 20 * time.Second // a broker must answer within this
+	createTimeout = 30 * time.Second
+	leaderTimeout = 30 * time.Second
+	readTimeout   = 120 * time.Second
+	closeTimeout  = 5 * time.Second
+
+	saramaModulePath = "github.com/IBM/sarama"
+	setupErrPrefix   = "sarama driver: "
+	usage            = loadgen.SeedUsage + " [--outcomes FILE]"
+
+	// retryBackoff is Producer.Retry.Backoff: sarama's default, and the
+	// Java client's retry.backoff.ms.
+	retryBackoff = 100 * time.Millisecond
+
+	// differs says where this driver's producer is not the Java driver's.
+	differs = "one produce request in flight per broker (Net.MaxOpenRequests=1, sarama's rule for idempotence; " +
+		"Java and kgo: 5); no delivery timeout: Producer.Retry.Max retries at Producer.Retry.Backoff stand for it; " +
+		"records without a key go to a random partition (Java: sticky)"
+)
+
+// kafkaVersion is Config.Version: a cap on the protocol versions, each API
+// negotiated down to the broker's with ApiVersions (api_versions.go,
+// restrictApiVersion). 4.1 is the oldest broker the experiments run.
+var kafkaVersion = sarama.V4_1_0_0
+
+// setupError is an error of the setup: exit 2 with its message.
+type setupError struct{ msg string }
+
+func (e *setupError) Error() string { return e.msg }
+
+func setupf(format string, a ...any) error {
+	return &setupError{setupErrPrefix + fmt.Sprintf(format, a...)}
+}
+
+// config is the command line.
+type config struct {
+	loadgen.SeedConfig
+	codec    sarama.CompressionCodec
+	outcomes string // --outcomes FILE; "": none
+}
+
+// result is the JSON line: the Java driver's keys in its order, then where
+// sarama's producer differs.
+type result struct {
+	Client       string         `json:"client"`
+	Version      string         `json:"version"`
+	Sent         int            `json:"sent"`
+	Acked        int            `json:"acked"`
+	Failed       int            `json:"failed"`
+	ReadBack     int            `json:"read_back"`
+	Lost         int            `json:"lost"`
+	LostAcked    int            `json:"lost_acked"`
+	Duplicated   int            `json:"duplicated"`
+	OutOfOrder   int            `json:"out_of_order"`
+	Foreign      int            `json:"foreign"`
+	FailedErrors map[string]int `json:"failed_errors"`
+	FirstError   string         `json:"first_error,omitempty"`
+	Ms           int64          `json:"ms"`
+
+	MaxInFlight    int    `json:"max_in_flight"`    // Net.MaxOpenRequests
+	RetryMax       int    `json:"retry_max"`        // Producer.Retry.Max, for the delivery timeout
+	RetryBackoffMs int64  `json:"retry_backoff_ms"` // Producer.Retry.Backoff
+	KafkaVersion   string `json:"kafka_version"`    // Config.Version
+	Differs        string `json:"differs"`
+}
+
+func (r *result) clean() bool {
+	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command: 0 clean, 1 anomalies or failed sends, 2 setup errors.
+func run(argv []string, stdout, stderr io.Writer) int {
+	t0 := time.Now()
+	die := func(msg string) int {
+		fmt.Fprintln(stderr, msg)
+		return 2
+	}
+	cfg, err := parseArgs(argv)
+	if err != nil {
+		return die(err.Error())
+	}
+	var out *outcomes
+	if cfg.outcomes != "" {
+		f, err := os.Create(cfg.outcomes)
+		if err != nil {
+			return die(setupErrPrefix + "--outcomes: " + err.Error())
+		}
+		defer f.Close()
+		out = &outcomes{w: bufio.NewWriter(f)}
+	}
+	res, err := experiment(context.Background(), cfg, out)
+	if err != nil {
+		return die(err.Error())
+	}
+	if out != nil {
+		if err := out.w.Flush(); err != nil {
+			return die(setupErrPrefix + "--outcomes: " + err.Error())
+		}
+	}
+	res.Ms = time.Since(t0).Milliseconds()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // as the Java driver writes it
+	if err := enc.Encode(res); err != nil {
+		return die(setupErrPrefix + err.Error())
+	}
+	stdout.Write(b.Bytes())
+	if !res.clean() {
+		return 1
+	}
+	return 0
+}
+
+// codecs are the compression.type values the Java client takes.
+var codecs = map[string]sarama.CompressionCodec{
+	"none": sarama.CompressionNone, "gzip": sarama.CompressionGZIP, "snappy": sarama.CompressionSnappy,
+	"lz4": sarama.CompressionLZ4, "zstd": sarama.CompressionZSTD,
+}
+
+// parseArgs reads the flags with loadgen.ParseSeed (the Java driver's
+// rules), and --outcomes.
+func parseArgs(argv []string) (*config, error) {
+	c, err := loadgen.ParseSeed(argv, map[string]string{"outcomes": ""}, setupErrPrefix, usage)
+	if err != nil {
+		return nil, &setupError{err.Error()}
+	}
+	return &config{SeedConfig: *c, codec: codecs[c.Compression], outcomes: c.Extra["outcomes"]}, nil
+}
+
+// producerConfig maps the flags onto sarama's producer and returns it with
+// Producer.Retry.Max.
+//
+// Idempotence: sarama's Config.Validate (config.go) refuses
+// Producer.Idempotent unless Version >= V0_11_0_0, Producer.Retry.Max >= 1,
+// Producer.RequiredAcks == WaitForAll and Net.MaxOpenRequests <= 1. So one
+// request is in flight per broker connection, the most sarama allows with
+// idempotence (the Java and kgo drivers: 5); besides, its AsyncProducer's
+// partitionMuter (async_producer.go) keeps at most one batch in flight per
+// partition whatever the setting.
+//
+// Timeouts: Java's request.timeout.ms (--request-timeout-ms) is both the
+// ProduceRequest's timeout field and how long the client waits for a
+// response; sarama's Producer.Timeout is the field and Net.ReadTimeout the
+// wait (for every request of the producer's client), so both are set to it.
+// Sarama has no delivery.timeout.ms: a record is failed after
+// Producer.Retry.Max retries, each after Producer.Retry.Backoff. Retry.Max is
+// the delivery timeout over the backoff, so a record whose attempts are
+// answered at once with a retriable error (NOT_LEADER_OR_FOLLOWER on a new
+// topic, the seed's trigger) gives up after about the delivery timeout; one
+// whose attempts time out retries for up to Retry.Max request timeouts,
+// longer than the bounded wait, and is counted as having no callback.
+//
+// Partitioning: NewMurmur2Partitioner hashes keys as the Java client does;
+// records without a key (--keys 0) go to a random partition, where Java's
+// and kgo's are sticky. Producer.Flush is left at zero: each broker's batch
+// is sent as soon as the one before it is answered (linger.ms=0).
+func producerConfig(cfg *config) (*sarama.Config, int) {
+	retryMax := max(1, int(cfg.DeliveryTimeout/retryBackoff))
+	c := sarama.NewConfig()
+	c.ClientID = "kcheck-sarama"
+	c.Version = kafkaVersion
+	c.Producer.Idempotent = true
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Net.MaxOpenRequests = 1
+	c.Producer.Retry.Max = retryMax
+	c.Producer.Retry.Backoff = retryBackoff
+	c.Producer.Timeout = cfg.RequestTimeout
+	c.Net.ReadTimeout = cfg.RequestTimeout
+	c.Producer.Compression = cfg.codec
+	c.Producer.Partitioner = sarama.NewMurmur2Partitioner
+	c.Producer.Return.Successes = true
+	c.Producer.Return.Errors = true
+	c.Metadata.AllowAutoTopicCreation = false
+	return c, retryMax
+}
+
+// errorName names a failed record's error for failed_errors: Kafka's error
+// code name (kerr's, as the kgo driver's), or sarama's error.
+func errorName(err error) string {
+	var ke sarama.KError
+	if errors.As(err, &ke) {
+		var e *kerr.Error
+		if errors.As(kerr.ErrorForCode(int16(ke)), &e) {
+			return e.Message
+		}
+		return fmt.Sprintf("kafka error %d", int16(ke))
+	}
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{sarama.ErrShuttingDown, "sarama.ErrShuttingDown"},
+		{sarama.ErrOutOfBrokers, "sarama.ErrOutOfBrokers"},
+		{sarama.ErrIncompleteResponse, "sarama.ErrIncompleteResponse"},
+		{sarama.ErrProducerRetryBufferOverflow, "sarama.ErrProducerRetryBufferOverflow"},
+		{sarama.ErrNotConnected, "sarama.ErrNotConnected"},
+		{sarama.ErrBrokerNotFound, "sarama.ErrBrokerNotFound"},
+		{sarama.ErrClosedClient, "sarama.ErrClosedClient"},
+	} {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	var ce sarama.ConfigurationError
+	if errors.As(err, &ce) {
+		return "sarama.ConfigurationError"
+	}
+	return err.Error()
+}
+
+// outcomes writes what sarama told the application about each record, one
+// JSON line a record (README.md): as each report arrives, then a "none"
+// line for each record without one at the end of the wait.
+type outcomes struct{ w *bufio.Writer }
+
+func (o *outcomes) success(n int, p int32, off int64) {
+	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"off\":%d}\n", n, p, off)
+}
+
+func (o *outcomes) failure(n int, p int32, err error) {
+	var text bytes.Buffer
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false) // as the summary
+	enc.Encode(err.Error())
+	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"err\":%s}\n", n, p, bytes.TrimSuffix(text.Bytes(), []byte("\n")))
+}
+
+func (o *outcomes) none(n int) { fmt.Fprintf(o.w, "{\"id\":%d,\"none\":true}\n", n) }
+
+func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error) {
+	seeds := strings.Split(cfg.Bootstrap, ",")
+	if err := createTopic(seeds, cfg); err != nil {
+		return nil, err
+	}
+
+	pc, retryMax := producerConfig(cfg)
+	producer, err := sarama.NewAsyncProducer(seeds, pc)
+	if err != nil {
+		return nil, setupf("starting the producer: %v", err)
+	}
+	res := &result{Client: "sarama", Version: loadgen.ModuleVersion(saramaModulePath), FailedErrors: map[string]int{},
+		MaxInFlight: pc.Net.MaxOpenRequests, RetryMax: retryMax, RetryBackoffMs: retryBackoff.Milliseconds(),
+		KafkaVersion: kafkaVersion.String(), Differs: differs}
+
+	w := loadgen.NewWorkload(cfg.ValueBytes, cfg.Keys) // letters: compressible, like text
+	keyOf := make([]int32, cfg.Records)
+	acked := make([]bool, cfg.Records)
+	answered := make([]bool, cfg.Records)
+	var (
+		mu     sync.Mutex
+		open   = cfg.Records
+		closed bool // past the wait: later reports are neither counted nor written
+		done   = make(chan struct{})
+	)
+	if open == 0 {
+		close(done)
+	}
+	// report counts one delivery report of record n.
+	report := func(n int, p int32, off int64, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		if err == nil {
+			acked[n] = true
+			res.Acked++
+			if out != nil {
+				out.success(n, p, off)
+			}
+		} else {
+			res.Failed++
+			if res.FirstError == "" {
+				res.FirstError = err.Error()
+			}
+			res.FailedErrors[errorName(err)]++
+			if out != nil {
+				out.failure(n, p, err)
+			}
+		}
+		if !answered[n] {
+			answered[n] = true
+			if open--; open == 0 {
+				close(done)
+			}
+		}
+	}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		for m := range producer.Successes() {
+			report(m.Metadata.(int), m.Partition, m.Offset, nil)
+		}
+	}()
+	go func() {
+		defer readers.Done()
+		for pe := range producer.Errors() {
+			report(pe.Msg.Metadata.(int), pe.Msg.Partition, 0, pe.Err)
+		}
+	}()
+
+	for n := 0; n < cfg.Records; n++ {
+		// Partition and Offset stay -1 in a report if sarama never set them:
+		// a record failed before it had a partition, or acknowledged by a
+		// DUPLICATE_SEQUENCE_NUMBER answer, which carries no offset.
+		m := &sarama.ProducerMessage{
+			Topic:     cfg.Topic,
+			Value:     sarama.ByteEncoder(loadgen.SeedValue(w.Value, n)),
+			Headers:   []sarama.RecordHeader{{Key: []byte(loadgen.SeedIDHeader), Value: []byte(strconv.Itoa(n))}},
+			Metadata:  n,
+			Partition: -1,
+			Offset:    -1,
+		}
+		if keyOf[n] = w.NextKeyIndex(); keyOf[n] >= 0 {
+			m.Key = sarama.ByteEncoder(w.Keys[keyOf[n]]) // a nil Key, not a nil ByteEncoder, without keys
+		}
+		producer.Input() <- m
+		res.Sent++
+	}
+	// A bounded wait instead of Close, so a stalled producer is reported
+	// rather than waited on forever.
+	wait := time.NewTimer(cfg.DeliveryTimeout + grace)
+	select {
+	case <-done:
+	case <-wait.C:
+	}
+	wait.Stop()
+	mu.Lock()
+	closed = true
+	if open > 0 {
+		res.Failed += open
+		res.FailedErrors[fmt.Sprintf("no callback within delivery timeout + %d s", int(grace/time.Second))] += open
+		if out != nil {
+			for n, a := range answered {
+				if !a {
+					out.none(n)
+				}
+			}
+		}
+	}
+	mu.Unlock()
+	// AsyncClose waits for every record in flight; the readers drain the
+	// channels until sarama closes them. At most closeTimeout, as the Java
+	// driver's producer.close(5 s).
+	producer.AsyncClose()
+	within(closeTimeout, readers.Wait)
+
+	if err := readBack(seeds, cfg, keyOf, acked, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// within runs f, waiting at most d for it.
+func within(d time.Duration, f func()) {
+	finished := make(chan struct{})
+	go func() {
+		f()
+		close(finished)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+	}
+}
+
+// setupConfig is the configuration of the clients that create the topic and
+// read it back: sarama's defaults, bounded dials.
+func setupConfig(clientID string) *sarama.Config {
+	c := sarama.NewConfig()
+	c.ClientID = clientID
+	c.Version = kafkaVersion
+	c.Net.DialTimeout = 5 * time.Second
+	c.Admin.Timeout = createTimeout
+	c.Metadata.AllowAutoTopicCreation = false
+	c.Consumer.Return.Errors = true
+	return c
+}
+
+// createTopic waits until a broker answers (a bounded wait), creates the
+// topic with sarama's ClusterAdmin and waits until every partition has a
+// leader, as kcheck run does; then the produce starts at once.
+func createTopic(seeds []string, cfg *config) error {
+	var (
+		client sarama.Client
+		err    error
+	)
+	deadline := time.Now().Add(reachTimeout)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		if client, err = sarama.NewClient(seeds, setupConfig("kcheck-sarama-admin")); err == nil {
+			break
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return setupf("no broker answers at %s after %d s: %v", cfg.Bootstrap, int(reachTimeout/time.Second), err)
+		}
+		time.Sleep(backoff)
+	}
+	admin, err := sarama.NewClusterAdminFromClient(client)
+	if err != nil {
+		client.Close()
+		return setupf("the cluster's controller at %s: %v", cfg.Bootstrap, err)
+	}
+	defer within(closeTimeout, func() { admin.Close() })
+
+	detail := &sarama.TopicDetail{NumPartitions: int32(cfg.Partitions), ReplicationFactor: 1}
+	if err := admin.CreateTopic(cfg.Topic, detail, false); err != nil {
+		if errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			return setupf("topic %q already exists: pick a new --topic", cfg.Topic)
+		}
+		return setupf("creating topic %q at %s: %v", cfg.Topic, cfg.Bootstrap, err)
+	}
+
+	deadline = time.Now().Add(leaderTimeout)
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		if led, err := leaders(admin, cfg.Topic); err == nil && led == cfg.Partitions {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return setupf("topic %q: partitions have no leaders after %d s", cfg.Topic, int(leaderTimeout/time.Second))
+		}
+		time.Sleep(backoff)
+	}
+}
+
+// leaders returns how many of topic's partitions have a leader.
+func leaders(admin sarama.ClusterAdmin, topic string) (int, error) {
+	md, err := admin.DescribeTopics([]string{topic})
+	if err != nil {
+		return 0, err
+	}
+	led := 0
+	for _, t := range md {
+		if t.Err != sarama.ErrNoError {
+			return 0, t.Err
+		}
+		for _, p := range t.Partitions {
+			if p.Err == sarama.ErrNoError && p.Leader >= 0 {
+				led++
+			}
+		}
+	}
+	return led, nil
+}
+
+// readBack reads every partition with sarama's consumer from its start to
+// its end offset (the high watermark), one partition after another, and
+// counts the records as the Java driver does (loadgen.Tally).
+func readBack(seeds []string, cfg *config, keyOf []int32, acked []bool, res *result) error {
+	client, err := sarama.NewClient(seeds, setupConfig("kcheck-sarama-readback"))
+	if err != nil {
+		return setupf("starting the read-back consumer: %v", err)
+	}
+	defer within(closeTimeout, func() { client.Close() })
+	consumer, err := sarama.NewConsumerFromClient(client)
+	if err != nil {
+		return setupf("starting the read-back consumer: %v", err)
+	}
+	defer within(closeTimeout, func() { consumer.Close() })
+
+	tally := loadgen.NewTally(keyOf)
+	deadline := time.NewTimer(readTimeout)
+	defer deadline.Stop()
+	for p := range int32(cfg.Partitions) {
+		end, err := client.GetOffset(cfg.Topic, p, sarama.OffsetNewest)
+		if err != nil {
+			return setupf("read-back: end offset of %s[%d]: %v", cfg.Topic, p, err)
+		}
+		if end <= 0 {
+			continue
+		}
+		pc, err := consumer.ConsumePartition(cfg.Topic, p, sarama.OffsetOldest)
+		if err != nil {
+			return setupf("read-back: %s[%d]: %v", cfg.Topic, p, err)
+		}
+		err = readPartition(pc, p, end, tally, deadline.C)
+		within(closeTimeout, func() { pc.Close() }) // Close drains the channels
+		if err != nil {
+			return err
+		}
+	}
+	tally.Finish(res.Sent, acked)
+	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
+	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
+	return nil
+}
+
+// readPartition counts partition p's records up to offset end. A Kafka
+// error that is not retriable ends it; sarama retries the others itself.
+func readPartition(pc sarama.PartitionConsumer, p int32, end int64, tally *loadgen.Tally, deadline <-chan time.Time) error {
+	for next := int64(-1); next < end; {
+		select {
+		case m := <-pc.Messages():
+			next = m.Offset + 1
+			tally.Add(p, m.Value)
+		case ce := <-pc.Errors():
+			var ke sarama.KError
+			if errors.As(ce.Err, &ke) && !kerr.IsRetriable(kerr.ErrorForCode(int16(ke))) {
+				return setupf("read-back: %s[%d]: %v", ce.Topic, ce.Partition, ce.Err)
+			}
+		case <-deadline:
+			return setupf("read-back did not reach the end offsets in %d s", int(readTimeout/time.Second))
+		}
+	}
+	return nil
+}

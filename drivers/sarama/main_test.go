@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/kafka"
+)
+
+// outcome is one line of --outcomes.
+type outcome struct {
+	ID   *int    `json:"id"`
+	P    *int32  `json:"p"`
+	Off  *int64  `json:"off"`
+	Err  *string `json:"err"`
+	None bool    `json:"none"`
+}
+
+// place is where a record is in the log.
+type place struct {
+	p   int32
+	off int64
+}
+
+// TestKfake runs the experiment in-process against kfake emulating Kafka 4.1
+// (3 brokers): every record acknowledged, read back once, in order; the
+// outcomes file has one success per record at the partition and offset an
+// independent read-back (kgo) finds it at; the same topic again is a setup
+// error.
+func TestKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	bootstrap := strings.Join(c.ListenAddrs(), ",")
+	path := filepath.Join(t.TempDir(), "outcomes.jsonl")
+	argv := []string{"--bootstrap", bootstrap, "--topic", "sarama-test", "--partitions", "4", "--records", "300",
+		"--value-bytes", "100", "--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000",
+		"--request-timeout-ms", "5000", "--outcomes", path}
+	var stdout, stderr bytes.Buffer
+	if code := run(argv, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 1 || !strings.HasSuffix(stdout.String(), "}\n") {
+		t.Errorf("stdout is not one line of JSON: %q", stdout.String())
+	}
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	t.Logf("%s", stdout.String())
+	if res.Client != "sarama" || res.Version != "1.61.1" || res.Sent != 300 || res.Acked != 300 || res.Failed != 0 ||
+		res.ReadBack != 300 || res.Lost != 0 || res.LostAcked != 0 || res.Duplicated != 0 || res.OutOfOrder != 0 ||
+		res.Foreign != 0 || len(res.FailedErrors) != 0 || res.FirstError != "" {
+		t.Errorf("result: %s", stdout.String())
+	}
+	if res.MaxInFlight != 1 || res.RetryMax != 300 || res.RetryBackoffMs != 100 || res.KafkaVersion != "4.1.0" || res.Differs == "" {
+		t.Errorf("what differs: %s", stdout.String())
+	}
+
+	logged := readLog(t, c.ListenAddrs(), "sarama-test", 300)
+	told := map[int]place{}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		var o outcome
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatalf("outcomes:%d: %v: %s", line, err, sc.Text())
+		}
+		switch {
+		case o.ID == nil || o.P == nil || o.Off == nil || o.Err != nil || o.None:
+			t.Errorf("outcomes:%d: want a success with id, p and off: %s", line, sc.Text())
+		case *o.ID < 0 || *o.ID >= 300:
+			t.Errorf("outcomes:%d: no such record: %s", line, sc.Text())
+		default:
+			if _, dup := told[*o.ID]; dup {
+				t.Errorf("outcomes:%d: record %d again", line, *o.ID)
+			}
+			told[*o.ID] = place{*o.P, *o.Off}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 300 {
+		t.Errorf("outcomes of %d records, want 300", len(told))
+	}
+	for id, at := range logged {
+		if told[id] != at {
+			t.Errorf("record %d: outcomes say %+v, the log has it at %+v", id, told[id], at)
+		}
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(argv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") || stdout.Len() > 0 {
+		t.Errorf("the same topic again: exit %d, stdout %q, stderr %q; want 2 and a message that it exists", code, stdout.String(), stderr.String())
+	}
+}
+
+// readLog reads topic back with kgo, which the driver does not use, and
+// returns where each record (by its kcheck-id header) is; it fails the test
+// on a record twice, a value whose number is not its header's or a batch
+// without a producer id (not idempotent).
+func readLog(t *testing.T, seeds []string, topic string, records int) map[int]place {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	at := map[int]place{}
+	for len(at) < records && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if len(r.Headers) != 1 || r.Headers[0].Key != loadgen.SeedIDHeader {
+				t.Errorf("%s[%d]@%d: headers %v", r.Topic, r.Partition, r.Offset, r.Headers)
+				return
+			}
+			id, err := strconv.Atoi(string(r.Headers[0].Value))
+			if err != nil || loadgen.RecordNumber(r.Value) != int64(id) {
+				t.Errorf("%s[%d]@%d: header %q, value %.20q", r.Topic, r.Partition, r.Offset, r.Headers[0].Value, r.Value)
+				return
+			}
+			if r.ProducerID < 0 {
+				t.Errorf("record %d: producer id %d, not idempotent", id, r.ProducerID)
+			}
+			if _, dup := at[id]; dup {
+				t.Errorf("record %d twice in the log", id)
+			}
+			at[id] = place{r.Partition, r.Offset}
+		})
+	}
+	if len(at) != records {
+		t.Fatalf("read %d records back, want %d", len(at), records)
+	}
+	return at
+}
+
+// TestOutcomeLines pins the three lines of --outcomes (README.md).
+func TestOutcomeLines(t *testing.T) {
+	var b bytes.Buffer
+	o := &outcomes{w: bufio.NewWriter(&b)}
+	o.success(7, 3, 41)
+	o.failure(8, -1, errors.New(`kafka: "quoted" <text>`))
+	o.none(9)
+	o.w.Flush()
+	want := `{"id":7,"p":3,"off":41}` + "\n" + `{"id":8,"p":-1,"err":"kafka: \"quoted\" <text>"}` + "\n" + `{"id":9,"none":true}` + "\n"
+	if b.String() != want {
+		t.Errorf("outcome lines:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestBadFlags: each is exit 2 with a message, before any broker is asked.
+func TestBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--bogus", "1"}, "sarama driver: unknown flag --bogus\n" + usage},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic"}, usage},
+		{[]string{"--topic", "t"}, "sarama driver: --bootstrap is required"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--records", "x"}, "sarama driver: --records wants a number, not x"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--compression", "brotli"}, "sarama driver: --compression wants"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", filepath.Join(t.TempDir(), "no", "such")}, "sarama driver: --outcomes: "},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.argv, &stdout, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), c.want) || stdout.Len() > 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", c.argv, code, stdout.String(), stderr.String(), c.want)
+		}
+	}
+}
+
+// TestProducerConfig pins the mapping of the flags and sarama's rule for
+// idempotence (config.go, Config.Validate): more than one open request is
+// refused.
+func TestProducerConfig(t *testing.T) {
+	cfg, err := parseArgs([]string{"--bootstrap", "h:1", "--topic", "t", "--compression", "zstd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, retryMax := producerConfig(cfg)
+	if err := pc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !pc.Producer.Idempotent || pc.Net.MaxOpenRequests != 1 || retryMax != 50 || pc.Producer.Retry.Max != 50 ||
+		pc.Producer.Timeout != 2*time.Second || pc.Net.ReadTimeout != 2*time.Second || pc.Producer.Compression.String() != "zstd" {
+		t.Errorf("config: idempotent %v, open requests %d, retries %d, timeout %v, read timeout %v, compression %v",
+			pc.Producer.Idempotent, pc.Net.MaxOpenRequests, pc.Producer.Retry.Max, pc.Producer.Timeout, pc.Net.ReadTimeout, pc.Producer.Compression)
+	}
+	pc.Net.MaxOpenRequests = 2
+	if err := pc.Validate(); err == nil || !strings.Contains(err.Error(), "MaxOpenRequests") {
+		t.Errorf("two open requests with idempotence: %v, want sarama to refuse", err)
+	}
+}
+
+// TestKafka runs a small workload against a real broker: it fetches Kafka
+// with mvn, so it runs only with KCHECK_KAFKA=1, as drivers/kgo's.
+func TestKafka(t *testing.T) {
+	if os.Getenv("KCHECK_KAFKA") != "1" {
+		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka (make kafka-test)")
+	}
+	ctx := context.Background()
+	cp, err := kafka.Fetch(ctx, "4.1.0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kafka.Start(ctx, kafka.Config{Version: "4.1.0", Classpath: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	path := filepath.Join(t.TempDir(), "outcomes.jsonl")
+	argv := []string{"--bootstrap", c.Bootstrap(), "--topic", "sarama-test", "--partitions", "8", "--records", "500",
+		"--value-bytes", "200", "--compression", "lz4", "--delivery-timeout-ms", "30000", "--outcomes", path}
+	var stdout, stderr bytes.Buffer
+	code := run(argv, &stdout, &stderr)
+	t.Logf("exit %d: %s%s", code, stdout.String(), stderr.String())
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if res.Sent != 500 || res.ReadBack+res.Lost != 500 || res.Duplicated != 0 || res.OutOfOrder != 0 || res.Foreign != 0 ||
+		res.LostAcked != 0 || res.Acked+res.Failed != 500 || res.Version == "unknown" {
+		t.Errorf("result: %s", stdout.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n != 500 {
+		t.Errorf("%d outcomes, want 500", n)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(argv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") {
+		t.Errorf("the same topic again: exit %d, stderr %q; want 2 and a message that it exists", code, stderr.String())
+	}
+}
