@@ -91,13 +91,13 @@ kafka-fetch: build
 # client (race-quick) and one run of each fault on a three-node cluster
 # (faults-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
-	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo -count=1 -v -timeout 10m
+	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
 	$(MAKE) race-quick faults-quick
 
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is
 # not clean, or if kcheck verify misses a loss or flags a clean run.
 race-quick: build
-	CLIENTS="ours-on java kgo librdkafka" bench/race.sh 1 4.1.0
+	CLIENTS="ours-on java kgo librdkafka sarama" bench/race.sh 1 4.1.0
 
 # Our producer (rule on) under leader moves, a broker restart, a broker and
 # the active controller killed (SIGKILL) and lost responses on a real

@@ -6,12 +6,13 @@
 #     with the first-ack rule on, each tracing itself;
 #   - clients kcheck did not write, unchanged, traced on the wire by kcheck
 #     proxy: the stock Java client 4.3.1 (drivers/java), franz-go's kgo
-#     (drivers/kgo) and librdkafka (drivers/python, confluent-kafka);
+#     (drivers/kgo), librdkafka (drivers/python, confluent-kafka) and IBM's
+#     sarama (drivers/sarama; one request in flight, all idempotence allows);
 # every trace checked by kcheck verify. Prints a Markdown table.
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
-# CLIENTS (default "ours-off ours-on java kgo librdkafka") picks the rows.
+# CLIENTS (default "ours-off ours-on java kgo librdkafka sarama") picks the rows.
 # Needs bin/kcheck (make build), Java and Maven (the broker comes from Maven
 # Central through kcheck kafka), Python 3 with venv for librdkafka. It starts
 # and stops its own broker. Exit status: 0 when kcheck's verdict agrees with
@@ -27,7 +28,7 @@ runs=${1:-5}
 shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.1.0 4.3.1)
-read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka}"
+read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka sarama}"
 kcheck=bin/kcheck
 out=$(mktemp -d)
 broker=""
@@ -45,9 +46,10 @@ for c in "${clients[@]}"; do
     [ -f "$jar" ] || mvn -B -q -f drivers/java/pom.xml package >&2 || die "building $jar failed"
     ;;
   kgo) go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed" ;;
+  sarama) go build -o bin/kcheck-sarama-driver ./drivers/sarama || die "building the sarama driver failed" ;;
   librdkafka) py=$(drivers/python/setup.sh) || die "setting up the librdkafka driver failed" ;;
   ours-off | ours-on) ;;
-  *) die "unknown client $c (ours-off ours-on java kgo librdkafka)" ;;
+  *) die "unknown client $c (ours-off ours-on java kgo librdkafka sarama)" ;;
   esac
 done
 workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
@@ -79,6 +81,8 @@ for v in "${versions[@]}"; do
         java -jar "$jar" --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       kgo) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
         bin/kcheck-kgo-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      sarama) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        bin/kcheck-sarama-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       librdkafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
         "$py" drivers/python/driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       esac
@@ -128,6 +132,7 @@ for v in "${versions[@]}"; do
     ours-on) name="ours, first-ack and hold on" ;;
     java) name="stock Java client 4.3.1 (proxy)" ;;
     kgo) name="kgo $(go list -m -f '{{.Version}}' github.com/twmb/franz-go) (proxy)" ;;
+    sarama) name="sarama $(go list -m -f '{{.Version}}' github.com/IBM/sarama) (proxy, 1 request in flight)" ;;
     librdkafka) name="librdkafka $("$py" -c 'import confluent_kafka; print(confluent_kafka.libversion()[0])') (proxy)" ;;
     esac
     printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
