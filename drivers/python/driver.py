@@ -203,16 +203,15 @@ def read_back(ck, cfg, tally):
             end[p] = high
         consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
 
-        def fetch():
+        rb = seed.ReadBack(end, tally, PREFIX)
+        while rb.more():
             for m in consumer.consume(num_messages=2000, timeout=0.5):
                 err = m.error()
                 if err is not None:
                     if err.code() == ck.KafkaError._PARTITION_EOF or err.retriable():
                         continue
                     raise SetupError("%sread-back: %s" % (PREFIX, err.str()))
-                yield m.partition(), m.offset(), m.value()
-
-        seed.read_until(end, fetch, tally, PREFIX)
+                rb.add(m.partition(), m.offset(), m.value())
     finally:
         consumer.close()
 

@@ -301,33 +301,59 @@ class Tally:
                     self.lost_acked += 1
 
 
-def read_until(end, fetch, tally, prefix):
+class ReadBack:
     """Reads every partition up to its end offset (end: partition -> end
-    offset): fetch() returns the next (partition, offset, value) records the
-    client has, in each partition's order, each counted by tally; a setup
-    error if the end offsets are not reached within READ_TIMEOUT_S."""
-    nxt = {p: 0 for p in end}
-    deadline = time.monotonic() + READ_TIMEOUT_S
-    while any(nxt[p] < end[p] for p in end):
-        if time.monotonic() > deadline:
-            raise SetupError("%sread-back did not reach the end offsets in %d s" % (prefix, READ_TIMEOUT_S))
-        for p, off, value in fetch():
-            nxt[p] = max(nxt.get(p, 0), off + 1)
-            tally.add(p, value)
+    offset, the high watermark), each record counted by tally, as
+
+        rb = ReadBack(end, tally, prefix)
+        while rb.more():
+            for p, offset, value in <the client's next records>:
+                rb.add(p, offset, value)
+
+    more() is a setup error once READ_TIMEOUT_S has passed."""
+
+    def __init__(self, end, tally, prefix):
+        self.end, self.tally, self.prefix = end, tally, prefix
+        self.next = {p: 0 for p in end}  # the next offset to read, by partition
+        self.deadline = time.monotonic() + READ_TIMEOUT_S
+
+    def more(self):
+        if not any(self.next[p] < self.end[p] for p in self.end):
+            return False
+        if time.monotonic() > self.deadline:
+            raise SetupError("%sread-back did not reach the end offsets in %d s" % (self.prefix, READ_TIMEOUT_S))
+        return True
+
+    def add(self, p, offset, value):
+        self.next[p] = max(self.next.get(p, 0), offset + 1)
+        self.tally.add(p, value)
+
+
+class Backoff:
+    """A doubling backoff from first_s to cap_s, for timeout_s: next() is the
+    next wait, None once timeout_s has passed (for a sleep or an await)."""
+
+    def __init__(self, timeout_s, first_s=0.01, cap_s=0.5):
+        self.deadline = time.monotonic() + timeout_s
+        self.wait, self.cap = first_s, cap_s
+
+    def next(self):
+        if time.monotonic() > self.deadline:
+            return None
+        w, self.wait = self.wait, min(2 * self.wait, self.cap)
+        return w
 
 
 def poll_until(ready, timeout_s, first_s=0.01, cap_s=0.5):
-    """Calls ready() until it returns true, with a doubling backoff from
-    first_s to cap_s; False if timeout_s passes first."""
-    deadline = time.monotonic() + timeout_s
-    backoff = first_s
-    while True:
-        if ready():
-            return True
-        if time.monotonic() > deadline:
+    """Calls ready() until it returns true, sleeping a Backoff between; False
+    if timeout_s passes first."""
+    b = Backoff(timeout_s, first_s, cap_s)
+    while not ready():
+        w = b.next()
+        if w is None:
             return False
-        time.sleep(backoff)
-        backoff = min(2 * backoff, cap_s)
+        time.sleep(w)
+    return True
 
 
 def summary(client, version, sent, reports, tally, t0, extra=None):

@@ -156,13 +156,21 @@ class TallyTest(unittest.TestCase):
         t.finish(4, [True] * 4)
         self.assertEqual((t.read_back, t.out_of_order, t.lost), (4, 1, 0))
 
-    def test_read_until(self):
-        """The read-back stops at the end offsets, whatever fetch hands over
-        in between; offsets past an empty poll count."""
+    def test_read_back(self):
+        """The read-back goes on until every partition reached its end offset
+        (an empty partition at once), whatever each poll hands over."""
         t = seed.Tally([0, 0, 0])
         polls = [[], [(0, 0, b"rec=0;")], [(1, 0, b"rec=1;"), (0, 1, b"rec=2;")]]
-        seed.read_until({0: 2, 1: 1, 2: 0}, lambda: polls.pop(0), t, "x: ")
+        rb = seed.ReadBack({0: 2, 1: 1, 2: 0}, t, "x: ")
+        while rb.more():
+            for p, off, v in polls.pop(0):
+                rb.add(p, off, v)
         self.assertEqual((polls, t.read_back), ([], 3))
+        rb = seed.ReadBack({0: 1}, t, "x: ")
+        rb.deadline = 0
+        with self.assertRaises(seed.SetupError) as e:
+            rb.more()
+        self.assertEqual(str(e.exception), "x: read-back did not reach the end offsets in 120 s")
 
 
 class SummaryTest(unittest.TestCase):
