@@ -8,6 +8,7 @@ own client and hands this module what the client told it.
 """
 
 import json
+import logging
 import re
 import sys
 import threading
@@ -400,6 +401,14 @@ def exception_text(err):
     str if that says more."""
     name, s = exception_name(err), str(err)
     return name if s in ("", name, type(err).__name__) else "%s: %s" % (name, s)
+
+
+def quiet(logger_name):
+    """Drops a client's own log lines (the Java driver's slf4j-nop): failures
+    are reported through errors, not logs."""
+    log = logging.getLogger(logger_name)
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
 
 
 def die(msg):
