@@ -15,7 +15,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import seed  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVERS = ("driver.py",)
+DRIVERS = ("driver.py", "aiokafka_driver.py", "kafka_python_driver.py")
 
 
 class ParseArgsTest(unittest.TestCase):
