@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Sets up the Python driver (driver.py, librdkafka through confluent-kafka):
-# a virtualenv in ${KCHECK_CACHE:-$HOME/.cache/kcheck}/pyenv, outside git,
+# Sets up the Python drivers (driver.py: librdkafka through confluent-kafka;
+# aiokafka_driver.py; kafka_python_driver.py): one virtualenv in
+# ${KCHECK_CACHE:-$HOME/.cache/kcheck}/pyenv, outside git,
 # with requirements.txt installed. A no-op when it is already up to date.
 # Prints the path of the virtualenv's python on stdout; messages go to stderr.
 #
 #   py=$(drivers/python/setup.sh) && "$py" drivers/python/driver.py --bootstrap HOST:PORT --topic T
+#   "$py" drivers/python/aiokafka_driver.py ...; "$py" drivers/python/kafka_python_driver.py ...
 #
 # PYTHON picks the interpreter that makes the virtualenv (default: python3).
 set -euo pipefail
@@ -14,11 +16,14 @@ env=${KCHECK_CACHE:-$HOME/.cache/kcheck}/pyenv
 py=$env/bin/python
 stamp=$env/.kcheck-requirements
 base=${PYTHON:-python3}
+# The three clients (module names); the env is up to date only if each imports.
+imports='import confluent_kafka, aiokafka, kafka'
 
 # The stamp records the requirements and the interpreter the env was made
-# with; when both match and the env's python runs, there is nothing to do.
+# with; when both match and the env's python imports every client, there is
+# nothing to do.
 want=$(cat "$req"; "$base" -c 'import sys; print(sys.version)' 2>/dev/null || echo "no $base")
-if [ -x "$py" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$py" -c 'import confluent_kafka' 2>/dev/null; then
+if [ -x "$py" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$py" -c "$imports" 2>/dev/null; then
   echo "$py"
   exit 0
 fi

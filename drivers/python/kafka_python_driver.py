@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The seed's experiment (KAFKA-14359) run by kafka-python 3.0.12 (PyPI's
+kafka-python, pure Python), which kcheck did not write: create a new topic,
+produce to it at once with idempotence on, read every partition back and count
+what was lost, duplicated or reordered. The flags, the one line of JSON (plus
+max_in_flight and differs: where kafka-python's producer is not the Java
+driver's) and the exit codes of driver.py and drivers/java: 0 clean,
+1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
+workload is seed.py's. --outcomes FILE writes what kafka-python reported for
+each record (drivers/sarama/README.md).
+
+    py=$(drivers/python/setup.sh) && "$py" drivers/python/kafka_python_driver.py --bootstrap HOST:PORT --topic T
+
+How kafka-python is configured, and why (kafka-python 3.0.12's source):
+
+- Idempotence: enable_idempotence=True, set explicitly so that a conflicting
+  setting raises instead of silently turning idempotence off
+  (KafkaProducer.__init__, producer/kafka.py), with acks="all".
+- In flight: max_in_flight_requests_per_connection=5, the most
+  KafkaProducer.__init__ allows with idempotence (it refuses more than 5),
+  as the Java driver. But with idempotence kafka-python sets
+  guarantee_message_order, and its Sender (producer/sender.py,
+  _send_producer_data and _complete_batch/_dispatch_error) mutes each
+  partition drained until its batch is answered: one batch in flight per
+  partition, where Java keeps up to 5 per partition.
+- --delivery-timeout-ms is delivery_timeout_ms, as in Java (batches expire
+  in the accumulator and in flight, Sender._get_expired_inflight_batches);
+  kafka-python refuses one below linger_ms + request_timeout_ms
+  (RecordAccumulator.__init__), as Java does, and that is exit 2.
+- --request-timeout-ms is request_timeout_ms: the ProduceRequest's timeout
+  field (Sender._create_produce_requests) and the client's wait for each
+  response, Java's request.timeout.ms.
+- Partitioning: StickyPartitioner (KIP-480), murmur2 on keys as the Java
+  client and sticky for records without a key (--keys 0), as Java's default;
+  kafka-python's default would spread those at random. linger_ms=0 and
+  max_block_ms as the Java driver's; kafka-python 3 has no buffer_memory
+  (the accumulator is not bounded), so nothing stands for Java's.
+"""
+
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import seed  # noqa: E402
+from seed import SetupError  # noqa: E402
+
+PREFIX = "kafka-python driver: "
+MAX_IN_FLIGHT = 5  # max_in_flight_requests_per_connection; one batch per partition (guarantee_message_order)
+DIFFERS = ("one batch in flight per partition: with idempotence kafka-python mutes a partition until its "
+           "batch is answered (guarantee_message_order), up to 5 requests per connection (Java: 5 batches "
+           "per partition)")
+
+
+def chosen_partitioner(kp):
+    """kafka-python's StickyPartitioner, remembering the partition it chose
+    last: the partition of the record just sent, for a failure's report
+    (kafka-python's errors do not carry it)."""
+    from kafka.partitioner import StickyPartitioner
+
+    class ChosenPartition(StickyPartitioner):
+        last = -1
+
+        def partition(self, *args):
+            self.last = super().partition(*args)
+            return self.last
+
+    return ChosenPartition()
+
+
+def create_topic(kp, cfg):
+    """Waits until a broker answers (a bounded wait), creates the topic and
+    waits until every partition has a leader, as kcheck run does; then the
+    produce starts at once."""
+    from kafka.admin import KafkaAdminClient
+    bootstrap, topic, partitions = cfg["bootstrap"], cfg["topic"], cfg["partitions"]
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kcheck-kafka-python-admin",
+                                 request_timeout_ms=seed.CREATE_TIMEOUT_S * 1000,
+                                 bootstrap_timeout_ms=seed.REACH_TIMEOUT_S * 1000)
+    except kp.errors.KafkaError as e:
+        raise SetupError("%sno broker answers at %s after %d s: %s"
+                         % (PREFIX, bootstrap, seed.REACH_TIMEOUT_S, seed.exception_text(e)))
+    try:
+        try:
+            resp = admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1}},
+                                       timeout_ms=seed.CREATE_TIMEOUT_S * 1000, raise_errors=False)
+        except kp.errors.KafkaError as e:
+            raise SetupError('%screating topic "%s" at %s: %s' % (PREFIX, topic, bootstrap, seed.exception_text(e)))
+        for t in resp["topics"]:
+            err = kp.errors.for_code(t["error_code"])
+            if err is kp.errors.TopicAlreadyExistsError:
+                raise SetupError('%stopic "%s" already exists: pick a new --topic' % (PREFIX, topic))
+            if err is not kp.errors.NoError:
+                msg = err.message + (": " + t["error_message"] if t.get("error_message") else "")
+                raise SetupError('%screating topic "%s" at %s: %s' % (PREFIX, topic, bootstrap, msg))
+
+        def led():
+            try:
+                md = admin.describe_topics([topic])
+            except kp.errors.KafkaError:
+                return False  # not yet visible; retry
+            ps = [p for t in md if t["name"] == topic and t["error_code"] == 0 for p in t["partitions"]]
+            return len(ps) == partitions and all(p["error_code"] == 0 and p["leader_id"] >= 0 for p in ps)
+
+        if not seed.poll_until(led, seed.LEADER_TIMEOUT_S):
+            raise SetupError('%stopic "%s": partitions have no leaders after %d s'
+                             % (PREFIX, topic, seed.LEADER_TIMEOUT_S))
+    finally:
+        admin.close()
+
+
+def run(cfg, t0):
+    import kafka as kp
+    import kafka.errors  # noqa: F401
+
+    seed.quiet("kafka")
+    out = seed.open_outcomes(cfg["outcomes"], PREFIX)
+    create_topic(kp, cfg)
+    records, value_bytes = cfg["records"], cfg["value_bytes"]
+    chosen = chosen_partitioner(kp)
+    try:
+        producer = kp.KafkaProducer(
+            bootstrap_servers=cfg["bootstrap"],
+            client_id="kcheck-kafka-python",
+            enable_idempotence=True,
+            acks="all",
+            max_in_flight_requests_per_connection=MAX_IN_FLIGHT,
+            linger_ms=0,
+            compression_type=None if cfg["compression"] == "none" else cfg["compression"],
+            delivery_timeout_ms=cfg["delivery_timeout_ms"],
+            request_timeout_ms=cfg["request_timeout_ms"],
+            max_block_ms=30000,
+            partitioner=chosen,
+        )
+    except kp.errors.KafkaError as e:
+        raise SetupError("%sstarting the producer: %s" % (PREFIX, seed.exception_text(e)))
+
+    w = seed.Workload(value_bytes, cfg["keys"])
+    key_of = [-1] * records
+    reports = seed.Reports(records, out)
+
+    def on_success(n):
+        return lambda md: reports.success(n, md.partition, md.offset)
+
+    def on_failure(n, p):
+        return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e))
+
+    sent = 0
+    for n in range(records):
+        key_of[n], key = w.next_key()
+        chosen.last = -1
+        try:
+            fut = producer.send(cfg["topic"], value=w.value(n), key=key, headers=[(seed.ID_HEADER, w.id_header(n))])
+            fut.add_callback(on_success(n))
+            fut.add_errback(on_failure(n, chosen.last))
+        except kp.errors.KafkaError as e:  # no room within max_block_ms (KafkaTimeoutError), or a fatal state
+            reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e))
+        sent += 1
+    # A bounded wait instead of flush(), so a stalled producer is reported
+    # rather than waited on forever.
+    reports.all_answered.wait(cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S)
+    reports.close()
+    producer.close(timeout=seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); reports no longer count
+    seed.close_outcomes(out, PREFIX)
+
+    tally = seed.Tally(key_of)
+    read_back(kp, cfg, tally)
+    tally.finish(sent, reports.acked)
+    return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0,
+                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS})
+
+
+def read_back(kp, cfg, tally):
+    """Reads every partition from the beginning up to its end offset with
+    assign(), no group and no commits, into tally."""
+    topic, partitions = cfg["topic"], cfg["partitions"]
+    tps = [kp.TopicPartition(topic, p) for p in range(partitions)]
+    consumer = kp.KafkaConsumer(bootstrap_servers=cfg["bootstrap"], client_id="kcheck-kafka-python-readback",
+                                group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
+                                isolation_level="read_uncommitted")
+    try:
+        consumer.assign(tps)
+        try:
+            end = consumer.end_offsets(tps)
+        except kp.errors.KafkaError as e:
+            raise SetupError('%sread-back: end offsets of "%s": %s' % (PREFIX, topic, seed.exception_text(e)))
+        consumer.seek_to_beginning(*tps)
+        rb = seed.ReadBack({tp.partition: off for tp, off in end.items()}, tally, PREFIX)
+        while rb.more():
+            for tp, msgs in consumer.poll(timeout_ms=500, max_records=2000).items():
+                for m in msgs:
+                    rb.add(tp.partition, m.offset, m.value)
+    finally:
+        consumer.close()
+
+
+if __name__ == "__main__":
+    sys.exit(seed.main(sys.argv[1:], PREFIX, "kafka", run))

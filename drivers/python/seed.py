@@ -1,0 +1,437 @@
+"""The seed's experiment (KAFKA-14359), shared by the Python drivers
+(driver.py: librdkafka; aiokafka_driver.py; kafka_python_driver.py): its
+flags, its records, the bookkeeping of delivery reports and --outcomes, how a
+read-back is counted, and the one line of JSON with its exit code.
+drivers/java (Main.java) is the reference; bench/loadgen/seed.go is the Go
+drivers' counterpart. No Kafka client is imported here: each driver brings its
+own client and hands this module what the client told it.
+"""
+
+import json
+import logging
+import re
+import sys
+import threading
+import time
+
+PREFIX = b"rec="  # value = "rec=<n>;" + letters
+ID_HEADER = "kcheck-id"  # header: the record's number n in decimal ASCII
+GRACE_S = 30  # past the delivery timeout
+REACH_TIMEOUT_S = 20  # a broker must answer within this, as Java's admin client
+CREATE_TIMEOUT_S = 30
+LEADER_TIMEOUT_S = 30
+READ_TIMEOUT_S = 120
+CLOSE_TIMEOUT_S = 5
+USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
+         "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]")
+DEFAULTS = {
+    "--partitions": "64", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
+    "--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
+}
+MINIMUMS = {
+    "--partitions": 1, "--records": 0, "--value-bytes": 0, "--keys": 0,
+    "--delivery-timeout-ms": 1, "--request-timeout-ms": 1,
+}
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+NO_CALLBACK = "no callback within delivery timeout + %d s" % GRACE_S  # failed_errors' name for the unanswered
+
+
+class SetupError(Exception):
+    """An error of the setup: exit 2 with its message."""
+
+
+def parse_args(argv, prefix):
+    """Reads "--flag value" pairs as the Java driver does; prefix ("python
+    driver: ") starts the messages, not the bare usage (as in Java). Returns
+    the config: bootstrap, topic, compression, outcomes ("" for none) and the
+    numbers under their flag's name with "_" for "-"."""
+    a = dict(DEFAULTS, **{"--bootstrap": "", "--topic": "", "--outcomes": ""})
+    i = 0
+    while i < len(argv):
+        k = argv[i]
+        if not k.startswith("--") or i + 1 == len(argv):
+            raise SetupError(USAGE)
+        if k not in a:
+            raise SetupError("%sunknown flag %s\n%s" % (prefix, k, USAGE))
+        a[k] = argv[i + 1]
+        i += 2
+    for k in ("--bootstrap", "--topic"):
+        if not a[k]:
+            raise SetupError("%s%s is required" % (prefix, k))
+    cfg = {"bootstrap": a["--bootstrap"], "topic": a["--topic"], "compression": a["--compression"],
+           "outcomes": a["--outcomes"]}
+    for k, lo in MINIMUMS.items():
+        v = a[k]
+        if not re.fullmatch(r"[+-]?[0-9]+", v) or int(v) > 2**31 - 1 or int(v) < -2**31:
+            raise SetupError("%s%s wants a number, not %s" % (prefix, k, v))
+        if int(v) < lo:
+            raise SetupError("%s%s wants a number of at least %d, not %s" % (prefix, k, lo, v))
+        cfg[k[2:].replace("-", "_")] = int(v)
+    if cfg["compression"] not in CODECS:
+        raise SetupError("%s--compression wants none, gzip, snappy, lz4 or zstd, not %s"
+                         % (prefix, cfg["compression"]))
+    return cfg
+
+
+class JavaRandom:
+    """java.util.Random, so that the drivers draw the same letters and keys
+    as the Java driver's new Random(1)."""
+
+    MULT, MASK = 0x5DEECE66D, (1 << 48) - 1
+
+    def __init__(self, seed):
+        self.seed = (seed ^ self.MULT) & self.MASK
+
+    def next(self, bits):
+        self.seed = (self.seed * self.MULT + 0xB) & self.MASK
+        r = self.seed >> (48 - bits)
+        return r - (1 << 32) if r >= 1 << 31 else r  # as a Java int
+
+    def next_int(self, bound):
+        r = self.next(31)
+        m = bound - 1
+        if bound & m == 0:
+            return (bound * r) >> 31
+        u = r
+        while True:
+            r = u % bound
+            s = u - r + m
+            if s < 2**31:  # no int overflow, as in Java
+                return r
+            u = self.next(31)
+
+
+class Workload:
+    """The records, drawn as the Java driver draws them from Random(1): first
+    the value's letters (compressible, like text), then one key index a
+    record, in record order, when there are keys."""
+
+    def __init__(self, value_bytes, keys):
+        self.rng = JavaRandom(1)
+        self.keys = keys
+        self.letters = bytes(0x61 + self.rng.next_int(26) for _ in range(value_bytes))
+
+    def next_key(self):
+        """The next record's key index and key ("key-<i>"), or -1 and None
+        without keys."""
+        if self.keys <= 0:
+            return -1, None
+        i = self.rng.next_int(self.keys)
+        return i, b"key-%d" % i
+
+    def value(self, n):
+        """Record n's value: "rec=<n>;" then the letters, len(letters) bytes
+        (cut short if the tag is longer)."""
+        tag = PREFIX + b"%d;" % n
+        return (tag + self.letters[len(tag):])[:len(self.letters)]
+
+    @staticmethod
+    def id_header(n):
+        """Record n's kcheck-id header value."""
+        return b"%d" % n
+
+
+def record_number(v):
+    """n from a value that starts "rec=<n>;", or -1."""
+    if v is None or len(v) < len(PREFIX) + 2 or not v.startswith(PREFIX):
+        return -1
+    n = 0
+    for i in range(len(PREFIX), min(len(v), len(PREFIX) + 11)):
+        c = v[i]
+        if c == 0x3B:  # ';'
+            return n
+        if not 0x30 <= c <= 0x39:
+            return -1
+        n = n * 10 + c - 0x30
+    return -1
+
+
+def json_text(s):
+    """s as a JSON string, as the summary writes strings (UTF-8, no HTML
+    escaping)."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+class Outcomes:
+    """--outcomes FILE (drivers/sarama/README.md): one JSON line a record, in
+    the order the client's reports arrive, then a "none" line for each record
+    without one at the end of the wait, by id. p is -1 for a record failed
+    before its partition was chosen, off -1 where the client gave none."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def success(self, n, p, off):
+        self.f.write('{"id":%d,"p":%d,"off":%d}\n' % (n, p, off))
+
+    def failure(self, n, p, text):
+        self.f.write('{"id":%d,"p":%d,"err":%s}\n' % (n, p, json_text(text)))
+
+    def none(self, n):
+        self.f.write('{"id":%d,"none":true}\n' % n)
+
+
+def open_outcomes(path, prefix):
+    """The Outcomes writer of --outcomes path, or None for ""."""
+    if not path:
+        return None
+    try:
+        return Outcomes(open(path, "w", encoding="utf-8"))
+    except OSError as e:
+        raise SetupError("%s--outcomes: %s" % (prefix, e))
+
+
+def close_outcomes(out, prefix):
+    if out is None:
+        return
+    try:
+        out.f.close()
+    except OSError as e:
+        raise SetupError("%s--outcomes: %s" % (prefix, e))
+
+
+class Reports:
+    """What the client reported for each of the records, as its reports
+    arrive (from any thread): acknowledged, or failed with an error's name
+    (failed_errors) and text (first_error, --outcomes). A record is answered
+    by its first report; every report counts, as in the Java driver. After
+    close() later reports are neither counted nor written."""
+
+    def __init__(self, records, outcomes=None):
+        self.acked = [False] * records  # by record number
+        self.answered = [False] * records
+        self.n_acked = 0
+        self.failed = 0
+        self.errors = {}  # failed_errors: name -> records
+        self.first_error = None
+        self.open = records  # records not yet answered
+        self.closed = False
+        self.outcomes = outcomes
+        self.lock = threading.Lock()
+        self.all_answered = threading.Event()
+        if records == 0:
+            self.all_answered.set()
+
+    def success(self, n, p, off):
+        with self.lock:
+            if self.closed:
+                return
+            self.acked[n] = True
+            self.n_acked += 1
+            if self.outcomes is not None:
+                self.outcomes.success(n, p, off)
+            self._answer(n)
+
+    def failure(self, n, p, name, text):
+        with self.lock:
+            if self.closed:
+                return
+            self._count_failed(name, text, 1)
+            if self.outcomes is not None:
+                self.outcomes.failure(n, p, text)
+            self._answer(n)
+
+    def pending(self):
+        with self.lock:
+            return self.open
+
+    def close(self):
+        """Ends the wait: each unanswered record is failed as having had no
+        callback, and gets its "none" line."""
+        with self.lock:
+            self.closed = True
+            if self.open > 0:
+                self._count_failed(NO_CALLBACK, None, self.open)
+                if self.outcomes is not None:
+                    for n, a in enumerate(self.answered):
+                        if not a:
+                            self.outcomes.none(n)
+
+    def _count_failed(self, name, text, count):
+        self.failed += count
+        if self.first_error is None and text is not None:
+            self.first_error = text
+        self.errors[name] = self.errors.get(name, 0) + count
+
+    def _answer(self, n):
+        if not self.answered[n]:
+            self.answered[n] = True
+            self.open -= 1
+            if self.open == 0:
+                self.all_answered.set()
+
+
+class Tally:
+    """Counts a read-back as the Java driver does: each partition's records in
+    its order; a value not of the records sent is foreign, a record read again
+    a duplicate, a record read after a later one of its key on its partition
+    out of order."""
+
+    def __init__(self, key_of):
+        self.key_of = key_of  # key index by record number, -1 without a key
+        self.seen = [0] * len(key_of)
+        self.last = {}  # (partition, key index) -> highest record number read
+        self.read_back = self.duplicated = self.out_of_order = self.foreign = 0
+        self.lost = self.lost_acked = 0
+
+    def add(self, p, value):
+        n = record_number(value)
+        if n < 0 or n >= len(self.seen):
+            self.foreign += 1
+            return
+        self.seen[n] += 1
+        if self.seen[n] > 1:
+            self.duplicated += 1
+            return
+        self.read_back += 1
+        k = (p, self.key_of[n])
+        prev = self.last.get(k)
+        if prev is not None and n < prev:
+            self.out_of_order += 1
+        if prev is None or n > prev:
+            self.last[k] = n
+
+    def finish(self, sent, acked):
+        """Counts the lost: of the first sent records, those never read; and
+        of them, those acked says were acknowledged."""
+        self.lost = self.lost_acked = 0
+        for n in range(sent):
+            if self.seen[n] == 0:
+                self.lost += 1
+                if acked[n]:
+                    self.lost_acked += 1
+
+
+class ReadBack:
+    """Reads every partition up to its end offset (end: partition -> end
+    offset, the high watermark), each record counted by tally, as
+
+        rb = ReadBack(end, tally, prefix)
+        while rb.more():
+            for p, offset, value in <the client's next records>:
+                rb.add(p, offset, value)
+
+    more() is a setup error once READ_TIMEOUT_S has passed."""
+
+    def __init__(self, end, tally, prefix):
+        self.end, self.tally, self.prefix = end, tally, prefix
+        self.next = {p: 0 for p in end}  # the next offset to read, by partition
+        self.deadline = time.monotonic() + READ_TIMEOUT_S
+
+    def more(self):
+        if not any(self.next[p] < self.end[p] for p in self.end):
+            return False
+        if time.monotonic() > self.deadline:
+            raise SetupError("%sread-back did not reach the end offsets in %d s" % (self.prefix, READ_TIMEOUT_S))
+        return True
+
+    def add(self, p, offset, value):
+        self.next[p] = max(self.next.get(p, 0), offset + 1)
+        self.tally.add(p, value)
+
+
+class Backoff:
+    """A doubling backoff from first_s to cap_s, for timeout_s: next() is the
+    next wait, None once timeout_s has passed (for a sleep or an await)."""
+
+    def __init__(self, timeout_s, first_s=0.01, cap_s=0.5):
+        self.deadline = time.monotonic() + timeout_s
+        self.wait, self.cap = first_s, cap_s
+
+    def next(self):
+        if time.monotonic() > self.deadline:
+            return None
+        w, self.wait = self.wait, min(2 * self.wait, self.cap)
+        return w
+
+
+def poll_until(ready, timeout_s, first_s=0.01, cap_s=0.5):
+    """Calls ready() until it returns true, sleeping a Backoff between; False
+    if timeout_s passes first."""
+    b = Backoff(timeout_s, first_s, cap_s)
+    while not ready():
+        w = b.next()
+        if w is None:
+            return False
+        time.sleep(w)
+    return True
+
+
+def summary(client, version, sent, reports, tally, t0, extra=None):
+    """Prints the one line of JSON (the Java driver's keys in its order, then
+    extra's: where a driver's client differs) and returns the exit code: 0
+    clean, 1 anomalies or failed sends."""
+    out = {
+        "client": client,
+        "version": version,
+        "sent": sent,
+        "acked": reports.n_acked,
+        "failed": reports.failed,
+        "read_back": tally.read_back,
+        "lost": tally.lost,
+        "lost_acked": tally.lost_acked,
+        "duplicated": tally.duplicated,
+        "out_of_order": tally.out_of_order,
+        "foreign": tally.foreign,
+        "failed_errors": dict(sorted(reports.errors.items())),
+    }
+    if reports.first_error is not None:
+        out["first_error"] = reports.first_error
+    out["ms"] = int((time.monotonic() - t0) * 1000)
+    out.update(extra or {})
+    print(json.dumps(out, separators=(",", ":"), ensure_ascii=False), flush=True)
+    clean = (out["failed"] == 0 and out["lost"] == 0 and out["duplicated"] == 0
+             and out["out_of_order"] == 0 and out["foreign"] == 0)
+    return 0 if clean else 1
+
+
+def exception_name(err):
+    """Names an error of kafka-python or aiokafka (its fork, with the same
+    error classes) for failed_errors: a broker's error by its code's name as
+    the client spells it (NOT_LEADER_FOR_PARTITION), the client's own by its
+    class (KafkaTimeoutError)."""
+    message = getattr(type(err), "message", None)
+    if isinstance(getattr(type(err), "errno", None), int) and isinstance(message, str):
+        return message
+    return type(err).__name__
+
+
+def exception_text(err):
+    """An exception's text for first_error and --outcomes: its name, then its
+    str if that says more."""
+    name, s = exception_name(err), str(err)
+    return name if s in ("", name, type(err).__name__) else "%s: %s" % (name, s)
+
+
+def quiet(logger_name):
+    """Drops a client's own log lines (the Java driver's slf4j-nop): failures
+    are reported through errors, not logs."""
+    log = logging.getLogger(logger_name)
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
+
+
+def die(msg):
+    print(msg, file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def main(argv, prefix, client_module, run):
+    """A driver's command: parses argv, checks that client_module imports
+    (else a setup error naming setup.sh) and returns run(cfg, t0)'s exit
+    code; every error of the setup, and any exception, is exit 2 with one
+    line on stderr and no traceback."""
+    t0 = time.monotonic()
+    try:
+        cfg = parse_args(argv, prefix)
+        try:
+            __import__(client_module)
+        except ImportError as e:
+            raise SetupError("%s%s (run drivers/python/setup.sh and use the python it prints)" % (prefix, e))
+        return run(cfg, t0)
+    except SetupError as e:
+        die(str(e))
+    except KeyboardInterrupt:
+        die("%sinterrupted" % prefix)
+    except Exception as e:  # anything else is a setup error too, without a traceback
+        die("%s%s: %s" % (prefix, type(e).__name__, e))

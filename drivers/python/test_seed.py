@@ -1,0 +1,200 @@
+"""Tests of seed.py's pure parts: the flags, the records, --outcomes' lines
+and the read-back's counts. No broker, no client.
+
+    py=$(drivers/python/setup.sh) && "$py" -m unittest discover -s drivers/python -p 'test_*.py'
+"""
+
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import seed  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DRIVERS = ("driver.py", "aiokafka_driver.py", "kafka_python_driver.py")
+
+
+class ParseArgsTest(unittest.TestCase):
+    def test_defaults(self):
+        cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t"], "x: ")
+        self.assertEqual(cfg, {
+            "bootstrap": "h:1", "topic": "t", "compression": "gzip", "outcomes": "", "partitions": 64,
+            "records": 3000, "value_bytes": 10240, "keys": 1024, "delivery_timeout_ms": 5000,
+            "request_timeout_ms": 2000})
+        cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--outcomes", "f", "--records", "0"], "x: ")
+        self.assertEqual((cfg["outcomes"], cfg["records"]), ("f", 0))
+
+    def test_errors(self):
+        # The messages of bench/loadgen/seed_test.go's TestParseSeed.
+        for argv, want in [
+            (["--bootstrap", "h:1", "--topic"], seed.USAGE),
+            (["bootstrap", "h:1"], seed.USAGE),
+            (["--bootstrap", "h:1", "--topic", "t", "--bogus", "1"], "x: unknown flag --bogus\n" + seed.USAGE),
+            (["--topic", "t"], "x: --bootstrap is required"),
+            (["--bootstrap", "h:1"], "x: --topic is required"),
+            (["--bootstrap", "h:1", "--topic", "t", "--records", "x"], "x: --records wants a number, not x"),
+            (["--bootstrap", "h:1", "--topic", "t", "--keys", "2147483648"], "x: --keys wants a number, not 2147483648"),
+            (["--bootstrap", "h:1", "--topic", "t", "--partitions", "0"],
+             "x: --partitions wants a number of at least 1, not 0"),
+            (["--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"],
+             "x: --compression wants none, gzip, snappy, lz4 or zstd, not brotli"),
+            (["--bootstrap", "h:1", "--topic", "t", "--records", "-1", "--keys", "x"],
+             "x: --records wants a number of at least 0, not -1"),
+        ]:
+            with self.assertRaises(seed.SetupError, msg=argv) as e:
+                seed.parse_args(argv, "x: ")
+            self.assertEqual(str(e.exception), want, argv)
+
+    def test_drivers_exit_2(self):
+        """Each driver: bad flags are exit 2, the message on stderr, nothing
+        on stdout, before any client is started."""
+        with tempfile.TemporaryDirectory() as d:
+            for drv in DRIVERS:
+                prefix = {"driver.py": "python driver: ", "aiokafka_driver.py": "aiokafka driver: ",
+                          "kafka_python_driver.py": "kafka-python driver: "}[drv]
+                for argv, want in [
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--bogus", "1"],
+                     prefix + "unknown flag --bogus\n" + seed.USAGE + "\n"),
+                    (["--topic", "t"], prefix + "--bootstrap is required\n"),
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", os.path.join(d, "no", "such")],
+                     prefix + "--outcomes: "),
+                ]:
+                    p = subprocess.run([sys.executable, os.path.join(HERE, drv)] + argv,
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 2, (drv, argv, p.stderr))
+                    self.assertEqual(p.stdout, "", (drv, argv))
+                    self.assertTrue(p.stderr.startswith(want), (drv, argv, p.stderr))
+
+
+class WorkloadTest(unittest.TestCase):
+    def test_java_random(self):
+        # new java.util.Random(1): nextInt(26) x5, nextInt(1024), nextInt(1000), as Java 17 draws them.
+        r = seed.JavaRandom(1)
+        self.assertEqual([r.next_int(26) for _ in range(5)], [17, 0, 7, 9, 12])
+        self.assertEqual([r.next_int(1024), r.next_int(1000)], [37, 434])
+
+    def test_values_and_keys(self):
+        w = seed.Workload(10, 4)
+        self.assertEqual(w.letters, b"rahjmyuwwk")  # Random(1)'s first ten letters
+        self.assertEqual(w.value(42), b"rec=42;wwk")
+        self.assertEqual(seed.Workload(3, 0).value(42), b"rec")
+        self.assertEqual(seed.Workload(3, 0).next_key(), (-1, None))
+        i, k = w.next_key()
+        self.assertEqual(k, b"key-%d" % i)
+        self.assertEqual(w.id_header(42), b"42")
+
+    def test_record_number(self):
+        for v, want in {b"rec=0;abc": 0, b"rec=2999;x": 2999, b"rec=12;": 12, b"rec=;abc": 0, b"rec=1": -1,
+                        b"rec=1x;": -1, b"rek=1;abc": -1, b"": -1, None: -1, b"rec=12345678901;": -1,
+                        b"rec=1234567890;": 1234567890}.items():
+            self.assertEqual(seed.record_number(v), want, v)
+
+
+class OutcomesTest(unittest.TestCase):
+    """The lines of drivers/sarama/README.md's --outcomes, byte for byte (as
+    drivers/sarama's TestOutcomeLines)."""
+
+    def test_lines(self):
+        b = io.StringIO()
+        o = seed.Outcomes(b)
+        o.success(7, 3, 41)
+        o.failure(8, -1, 'kafka: "quoted" <text> é\n')
+        o.none(9)
+        self.assertEqual(b.getvalue(), '{"id":7,"p":3,"off":41}\n'
+                                       '{"id":8,"p":-1,"err":"kafka: \\"quoted\\" <text> é\\n"}\n'
+                                       '{"id":9,"none":true}\n')
+
+    def test_reports(self):
+        """Reports write each first and later report as it arrives, none
+        after close(), then a none line per unanswered record by id."""
+        b = io.StringIO()
+        r = seed.Reports(5, seed.Outcomes(b))
+        r.success(3, 1, 0)
+        r.failure(0, 2, "NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER: x")
+        r.failure(3, 1, "X", "X: again")  # a second report of 3: counted, written
+        self.assertEqual(r.pending(), 3)
+        r.close()
+        r.success(1, 0, 5)  # after the wait: neither counted nor written
+        self.assertEqual(b.getvalue(), '{"id":3,"p":1,"off":0}\n'
+                                       '{"id":0,"p":2,"err":"NOT_LEADER_OR_FOLLOWER: x"}\n'
+                                       '{"id":3,"p":1,"err":"X: again"}\n'
+                                       '{"id":1,"none":true}\n{"id":2,"none":true}\n{"id":4,"none":true}\n')
+        self.assertEqual((r.n_acked, r.failed, r.first_error, r.acked),
+                         (1, 5, "NOT_LEADER_OR_FOLLOWER: x", [False, False, False, True, False]))
+        self.assertEqual(r.errors, {"NOT_LEADER_OR_FOLLOWER": 1, "X": 1, seed.NO_CALLBACK: 3})
+
+    def test_none_records(self):
+        r = seed.Reports(0)
+        self.assertTrue(r.all_answered.is_set())
+        r.close()
+        self.assertEqual(r.failed, 0)
+
+
+class TallyTest(unittest.TestCase):
+    def test_log(self):
+        """bench/loadgen/seed_test.go's TestTally: records 0-5 (keys 0, 1, 0,
+        1, -1, 0); 0 and 2 on partition 0, 1 and 3 on partition 1, 1 again and
+        2 again on the other partition (duplicates), two foreign values; 4
+        lost though acknowledged, 5 lost."""
+        t = seed.Tally([0, 1, 0, 1, -1, 0])
+        log = {0: [b"rec=0;a", b"rec=2;a", b"rec=1;a", b"other"], 1: [b"rec=1;a", b"rec=3;a", b"rec=2;a", b"rec=6;a"]}
+        for p, values in log.items():
+            for v in values:
+                t.add(p, v)
+        t.finish(6, [True, True, True, True, True, False])
+        self.assertEqual((t.read_back, t.duplicated, t.out_of_order, t.foreign, t.lost, t.lost_acked),
+                         (4, 2, 0, 2, 2, 1))
+
+    def test_reordered(self):
+        t = seed.Tally([0, 0, 0, 1])
+        for v in (b"rec=0;", b"rec=2;", b"rec=1;", b"rec=3;"):
+            t.add(0, v)
+        t.finish(4, [True] * 4)
+        self.assertEqual((t.read_back, t.out_of_order, t.lost), (4, 1, 0))
+
+    def test_read_back(self):
+        """The read-back goes on until every partition reached its end offset
+        (an empty partition at once), whatever each poll hands over."""
+        t = seed.Tally([0, 0, 0])
+        polls = [[], [(0, 0, b"rec=0;")], [(1, 0, b"rec=1;"), (0, 1, b"rec=2;")]]
+        rb = seed.ReadBack({0: 2, 1: 1, 2: 0}, t, "x: ")
+        while rb.more():
+            for p, off, v in polls.pop(0):
+                rb.add(p, off, v)
+        self.assertEqual((polls, t.read_back), ([], 3))
+        rb = seed.ReadBack({0: 1}, t, "x: ")
+        rb.deadline = 0
+        with self.assertRaises(seed.SetupError) as e:
+            rb.more()
+        self.assertEqual(str(e.exception), "x: read-back did not reach the end offsets in 120 s")
+
+
+class SummaryTest(unittest.TestCase):
+    def test_line_and_exit(self):
+        r = seed.Reports(2)
+        r.success(0, 0, 0)
+        r.failure(1, -1, "E", "E: é")
+        t = seed.Tally([-1, -1])
+        t.add(0, b"rec=0;")
+        t.finish(2, r.acked)
+        out = io.StringIO()
+        stdout, sys.stdout = sys.stdout, out
+        try:
+            code = seed.summary("c", "1.0", 2, r, t, 0.0, {"max_in_flight": 1, "differs": "d"})
+        finally:
+            sys.stdout = stdout
+        line = out.getvalue()
+        head, tail = line.split('"ms":')
+        self.assertEqual(head, '{"client":"c","version":"1.0","sent":2,"acked":1,"failed":1,"read_back":1,'
+                               '"lost":1,"lost_acked":0,"duplicated":0,"out_of_order":0,"foreign":0,'
+                               '"failed_errors":{"E":1},"first_error":"E: é",')
+        self.assertTrue(tail.endswith(',"max_in_flight":1,"differs":"d"}\n'), tail)
+        self.assertEqual(code, 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
