@@ -1,0 +1,343 @@
+// The pure parts of the kafkajs driver (driver.js): its flags, the records
+// every driver draws (java.util.Random(1), as drivers/python and
+// bench/loadgen), the mapping of the flags onto kafkajs's settings, how the
+// read-back is counted (loadgen.Tally's rules), the names of errors and the
+// lines of the JSON summary and of --outcomes. No I/O and no kafkajs here, so
+// that seed.test.js runs without the npm install.
+
+'use strict'
+
+const PREFIX = 'rec=' // value = "rec=<n>;" + letters
+const ID_HEADER = 'kcheck-id' // header: the record's number n in decimal ASCII
+const ERR_PREFIX = 'kafkajs driver: '
+const USAGE =
+  'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] ' +
+  '[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]'
+const DEFAULTS = {
+  partitions: '64',
+  records: '3000',
+  'value-bytes': '10240',
+  keys: '1024',
+  compression: 'gzip',
+  'delivery-timeout-ms': '5000',
+  'request-timeout-ms': '2000',
+}
+// The numeric flags, in the order they are checked, with their minimums.
+const MINIMUMS = [
+  ['partitions', 1],
+  ['records', 0],
+  ['value-bytes', 0],
+  ['keys', 0],
+  ['delivery-timeout-ms', 1],
+  ['request-timeout-ms', 1],
+]
+const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
+// The codecs this driver runs: kafkajs has gzip built in, snappy comes from
+// the pinned kafkajs-snappy (pure JavaScript, package.json). kafkajs-lz4 and
+// @kafkajs/zstd build native code or fetch a prebuilt binary, so they are not
+// installed, and lz4 and zstd are refused (exit 2).
+const SUPPORTED_CODECS = ['none', 'gzip', 'snappy']
+
+// The retry settings that stand for the Java client's retry.backoff.ms (100)
+// and retry.backoff.max.ms (1000): kafkajs waits initialRetryTime, then each
+// wait times multiplier with a jitter of factor, capped at maxRetryTime
+// (src/retry/index.js), as Java's exponential backoff (KIP-580).
+const INITIAL_RETRY_MS = 100
+const MAX_RETRY_MS = 1000
+const RETRY_FACTOR = 0.2
+const RETRY_MULTIPLIER = 2
+
+/** A setup error: exit 2 with its message. */
+class SetupError extends Error {}
+
+/**
+ * Reads "--flag value" pairs as the Java driver (and loadgen.ParseSeed) does:
+ * an unknown flag, a flag without a value, a bad number or an unknown
+ * compression is a SetupError. Returns the configuration.
+ */
+function parseArgs(argv) {
+  const a = Object.assign({ bootstrap: '', topic: '', outcomes: '' }, DEFAULTS)
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i]
+    if (!k.startsWith('--') || i + 1 === argv.length) {
+      throw new SetupError(USAGE)
+    }
+    if (!Object.prototype.hasOwnProperty.call(a, k.slice(2))) {
+      throw new SetupError(`${ERR_PREFIX}unknown flag ${k}\n${USAGE}`)
+    }
+    a[k.slice(2)] = argv[++i]
+  }
+  if (a.bootstrap === '') throw new SetupError(`${ERR_PREFIX}--bootstrap is required`)
+  if (a.topic === '') throw new SetupError(`${ERR_PREFIX}--topic is required`)
+  const cfg = { bootstrap: a.bootstrap, topic: a.topic, compression: a.compression, outcomes: a.outcomes }
+  for (const [k, lo] of MINIMUMS) {
+    const v = a[k]
+    // strconv.Atoi's syntax; above int32 is no number, as in Java.
+    if (!/^[+-]?[0-9]+$/.test(v) || Number(v) > 2 ** 31 - 1) {
+      throw new SetupError(`${ERR_PREFIX}--${k} wants a number, not ${v}`)
+    }
+    if (Number(v) < lo) {
+      throw new SetupError(`${ERR_PREFIX}--${k} wants a number of at least ${lo}, not ${v}`)
+    }
+    cfg[k.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = Number(v)
+  }
+  if (!CODECS.includes(cfg.compression)) {
+    throw new SetupError(
+      `${ERR_PREFIX}--compression wants none, gzip, snappy, lz4 or zstd, not ${cfg.compression}`
+    )
+  }
+  if (!SUPPORTED_CODECS.includes(cfg.compression)) {
+    throw new SetupError(
+      `${ERR_PREFIX}--compression ${cfg.compression}: kafkajs 2.2.4 has no ${cfg.compression} codec of its own ` +
+        'and this driver installs none for it (kafkajs-lz4 and @kafkajs/zstd build native code); ' +
+        'it runs none, gzip (kafkajs\'s own) and snappy (kafkajs-snappy 1.1.0)'
+    )
+  }
+  return cfg
+}
+
+/**
+ * java.util.Random, so that this driver draws the same letters and keys as
+ * the Java driver's new Random(1). The 48-bit state is a BigInt.
+ */
+class JavaRandom {
+  constructor(seed) {
+    this.seed = (BigInt(seed) ^ 0x5deece66dn) & ((1n << 48n) - 1n)
+  }
+
+  next(bits) {
+    this.seed = (this.seed * 0x5deece66dn + 0xbn) & ((1n << 48n) - 1n)
+    return Number(BigInt.asIntN(32, this.seed >> BigInt(48 - bits))) // as a Java int
+  }
+
+  /** Random.nextInt(bound), bound a positive int. */
+  nextInt(bound) {
+    let r = this.next(31)
+    const m = bound - 1
+    if ((bound & m) === 0) {
+      return Number((BigInt(bound) * BigInt(r)) >> 31n)
+    }
+    for (let u = r; ; u = this.next(31)) {
+      r = u % bound
+      if (u - r + m < 2 ** 31) return r // no int overflow, as in Java
+    }
+  }
+}
+
+/**
+ * The records every driver produces: the value's letters drawn first, then
+ * one key index a record (-1: no key, no draw), from java.util.Random(1).
+ */
+class Workload {
+  constructor(valueBytes, keys) {
+    this.rng = new JavaRandom(1)
+    this.keys = keys
+    const letters = Buffer.alloc(valueBytes)
+    for (let i = 0; i < valueBytes; i++) letters[i] = 0x61 + this.rng.nextInt(26)
+    this.letters = letters
+  }
+
+  /** The next record's key index, -1 without keys. */
+  nextKeyIndex() {
+    return this.keys > 0 ? this.rng.nextInt(this.keys) : -1
+  }
+
+  /** Record n's value: the letters with "rec=<n>;" over their start, cut to their length. */
+  value(n) {
+    const v = Buffer.from(this.letters)
+    v.write(`${PREFIX}${n};`.slice(0, v.length), 0, 'latin1')
+    return v
+  }
+}
+
+/** Key i: "key-<i>". */
+const keyOf = i => Buffer.from(`key-${i}`)
+
+/** n from a value that starts "rec=<n>;", or -1. */
+function recordNumber(v) {
+  if (v == null || v.length < PREFIX.length + 2 || v.toString('latin1', 0, PREFIX.length) !== PREFIX) {
+    return -1
+  }
+  let n = 0
+  for (let i = PREFIX.length; i < v.length && i < PREFIX.length + 11; i++) {
+    const c = v[i]
+    if (c === 0x3b) return n // ';'
+    if (c < 0x30 || c > 0x39) return -1
+    n = n * 10 + c - 0x30
+  }
+  return -1
+}
+
+/**
+ * Counts a read-back as the Java driver does (loadgen.Tally): a value that is
+ * no record of this run is foreign; a record seen again is duplicated (and
+ * not read back again); a record read after a higher-numbered one of the same
+ * key on the same partition is out of order. A partition's records are added
+ * in offset order; an offset already added (a fetch the consumer repeated) is
+ * skipped, so that duplicates are copies in the log, not in the reads.
+ */
+class Tally {
+  constructor(keyIdx) {
+    this.keyIdx = keyIdx // record n's key index, -1 for none
+    this.seen = new Array(keyIdx.length).fill(0)
+    this.last = new Map() // "p/key" -> the highest n read
+    this.next = new Map() // p -> the next offset to read
+    this.readBack = 0
+    this.duplicated = 0
+    this.outOfOrder = 0
+    this.foreign = 0
+    this.lost = 0
+    this.lostAcked = 0
+  }
+
+  /** Counts the record at offset off (a number) of partition p. */
+  add(p, off, value) {
+    if (off < (this.next.get(p) || 0)) return
+    this.next.set(p, off + 1)
+    const n = recordNumber(value)
+    if (n < 0 || n >= this.seen.length) {
+      this.foreign++
+      return
+    }
+    if (++this.seen[n] > 1) {
+      this.duplicated++
+      return
+    }
+    this.readBack++
+    const k = `${p}/${this.keyIdx[n]}`
+    const prev = this.last.get(k)
+    if (prev !== undefined && n < prev) this.outOfOrder++
+    if (prev === undefined || n > prev) this.last.set(k, n)
+  }
+
+  /** The next offset to read of partition p. */
+  nextOffset(p) {
+    return this.next.get(p) || 0
+  }
+
+  /** Counts the lost: of the first sent records, those never read; and of them, the acknowledged. */
+  finish(sent, acked) {
+    this.lost = 0
+    this.lostAcked = 0
+    for (let n = 0; n < sent; n++) {
+      if (this.seen[n] === 0) {
+        this.lost++
+        if (acked[n]) this.lostAcked++
+      }
+    }
+  }
+}
+
+/**
+ * retry.retries for a delivery timeout: kafkajs has no delivery.timeout.ms,
+ * only a number of retries (src/retry/index.js), so it is the most retries
+ * whose backoffs (100 ms, doubling, capped at 1 s, without the jitter) add up
+ * to at most the delivery timeout, and at least 1 (kafkajs refuses fewer for
+ * the idempotent producer: src/producer/index.js). 5000 ms: 7 retries.
+ */
+function retriesFor(deliveryTimeoutMs) {
+  let retries = 0
+  let total = 0
+  for (let wait = INITIAL_RETRY_MS; total + wait <= deliveryTimeoutMs; wait = Math.min(wait * RETRY_MULTIPLIER, MAX_RETRY_MS)) {
+    total += wait
+    retries++
+  }
+  return Math.max(1, retries)
+}
+
+/** The innermost cause of a kafkajs error (KafkaJSError keeps it in .cause). */
+function rootCause(e) {
+  let r = e
+  for (let i = 0; i < 10 && r && r.cause && r.cause !== r; i++) r = r.cause
+  return r
+}
+
+/**
+ * Names a failed record's error for failed_errors: Kafka's error code name
+ * (kafkajs's type, e.g. NOT_LEADER_FOR_PARTITION, the name kerr gives code 6)
+ * or kafkajs's error class, inside KafkaJSNumberOfRetriesExceeded(...) when
+ * the retries ran out.
+ */
+function errorName(e) {
+  if (e == null) return 'unknown'
+  const r = rootCause(e)
+  const base = (r && (r.type || r.name)) || String(r)
+  return e.name === 'KafkaJSNumberOfRetriesExceeded' && r !== e ? `KafkaJSNumberOfRetriesExceeded(${base})` : base
+}
+
+/** A failed record's error text: its class and message, and the root cause's class and Kafka type. */
+function errorText(e) {
+  if (e == null) return 'unknown'
+  const r = rootCause(e)
+  let s = e.name ? `${e.name}: ${e.message}` : String(e)
+  if (r !== e && r) s += ` (cause: ${r.name || 'Error'}${r.type ? ' ' + r.type : ''})`
+  else if (r && r.type) s += ` (${r.type})`
+  return s
+}
+
+/**
+ * JSON as Go's encoding/json writes it with SetEscapeHTML(false), as the
+ * other drivers' lines: JSON.stringify also escapes U+2028 and U+2029.
+ */
+function goJSON(v) {
+  return JSON.stringify(v).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+}
+
+/** The JSON summary line, with its newline: the Java driver's keys in its order, then kafkajs's. */
+function summaryLine(r) {
+  const out = {
+    client: r.client,
+    version: r.version,
+    sent: r.sent,
+    acked: r.acked,
+    failed: r.failed,
+    read_back: r.readBack,
+    lost: r.lost,
+    lost_acked: r.lostAcked,
+    duplicated: r.duplicated,
+    out_of_order: r.outOfOrder,
+    foreign: r.foreign,
+    failed_errors: Object.fromEntries(Object.entries(r.failedErrors).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  }
+  if (r.firstError) out.first_error = r.firstError
+  out.ms = r.ms
+  Object.assign(out, r.extra)
+  return goJSON(out) + '\n'
+}
+
+/** Clean: nothing failed, lost, duplicated, reordered or foreign. */
+function clean(r) {
+  return r.failed === 0 && r.lost === 0 && r.duplicated === 0 && r.outOfOrder === 0 && r.foreign === 0
+}
+
+// The three lines of --outcomes (drivers/sarama/README.md's format).
+const outcomeSuccess = (n, p, off) => `{"id":${n},"p":${p},"off":${off}}\n`
+const outcomeFailure = (n, p, text) => `{"id":${n},"p":${p},"err":${goJSON(String(text))}}\n`
+const outcomeNone = n => `{"id":${n},"none":true}\n`
+
+module.exports = {
+  PREFIX,
+  ID_HEADER,
+  ERR_PREFIX,
+  USAGE,
+  INITIAL_RETRY_MS,
+  MAX_RETRY_MS,
+  RETRY_FACTOR,
+  RETRY_MULTIPLIER,
+  SetupError,
+  parseArgs,
+  JavaRandom,
+  Workload,
+  keyOf,
+  recordNumber,
+  Tally,
+  retriesFor,
+  errorName,
+  errorText,
+  goJSON,
+  summaryLine,
+  clean,
+  outcomeSuccess,
+  outcomeFailure,
+  outcomeNone,
+}

@@ -1,0 +1,214 @@
+// Tests of the kafkajs driver's pure parts (seed.js) and of its bad flags;
+// none needs kafkajs or a broker:
+//
+//   node --test drivers/kafkajs/
+
+'use strict'
+
+const test = require('node:test')
+const assert = require('node:assert')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const seed = require('./seed')
+
+// The Java driver's draws, as drivers/kgo's TestJavaRandom asserts them
+// (values printed by Java's new java.util.Random(1)): the letters'
+// String.hashCode, then a hash of 3,000 nextInt(1024) draws (the seed's
+// keys), then five draws of a bound that is no power of two.
+test('JavaRandom draws what java.util.Random(1) draws', () => {
+  const r = new seed.JavaRandom(1)
+  let h = 0
+  for (let i = 0; i < 10240; i++) h = (Math.imul(31, h) + 0x61 + r.nextInt(26)) | 0
+  assert.strictEqual(h, -272447338, 'letters hash')
+  let s = 0n
+  for (let i = 0; i < 3000; i++) s = BigInt.asIntN(64, s * 31n + BigInt(r.nextInt(1024)))
+  assert.strictEqual(s, -4138879308510851376n, 'keys hash')
+  assert.deepStrictEqual(
+    Array.from({ length: 5 }, () => r.nextInt(1000000007)),
+    [775073953, 96911320, 206625761, 506627155, 720236926]
+  )
+})
+
+test('Workload draws the letters first, then a key a record', () => {
+  const w = new seed.Workload(10240, 1024)
+  let h = 0
+  for (const c of w.letters) h = (Math.imul(31, h) + c) | 0
+  assert.strictEqual(h, -272447338)
+  let s = 0n
+  for (let i = 0; i < 3000; i++) s = BigInt.asIntN(64, s * 31n + BigInt(w.nextKeyIndex()))
+  assert.strictEqual(s, -4138879308510851376n)
+  assert.strictEqual(new seed.Workload(0, 0).nextKeyIndex(), -1)
+
+  const v = w.value(42)
+  assert.strictEqual(v.length, 10240)
+  assert.strictEqual(v.toString('latin1', 0, 7), 'rec=42;')
+  assert.ok(v.subarray(7).equals(w.letters.subarray(7)))
+  assert.strictEqual(new seed.Workload(5, 0).value(12345).toString('latin1'), 'rec=1', 'cut to the value size')
+  assert.strictEqual(seed.keyOf(7).toString(), 'key-7')
+})
+
+test('recordNumber reads "rec=<n>;" as loadgen.RecordNumber', () => {
+  const b = s => Buffer.from(s, 'latin1')
+  assert.strictEqual(seed.recordNumber(b('rec=0;abc')), 0)
+  assert.strictEqual(seed.recordNumber(b('rec=2999;')), 2999)
+  for (const s of ['rec=', 'rec=1', 'rec=x;', 'rex=1;', 'rec=12345678901;', ';rec=1;']) {
+    assert.strictEqual(seed.recordNumber(b(s)), -1, s)
+  }
+  assert.strictEqual(seed.recordNumber(null), -1)
+})
+
+// A hand-built log of two partitions: record n's value, in offset order.
+test('Tally counts a hand-built log as loadgen.Tally', () => {
+  const v = n => Buffer.from(`rec=${n};zz`)
+  // Records 0..7; keys: 0,1 -> key 0; 2,3 -> key 1; 4,5,6 -> key 2; 7 -> none.
+  const keyIdx = [0, 0, 1, 1, 2, 2, 2, -1]
+  const t = new seed.Tally(keyIdx)
+  t.add(0, 0, v(0))
+  t.add(0, 1, v(1))
+  t.add(0, 2, v(1)) // a copy in the log: duplicated
+  t.add(0, 3, Buffer.from('other')) // foreign
+  t.add(0, 3, v(7)) // offset 3 again (a fetch repeated): skipped
+  t.add(0, 4, v(99)) // no record of this run: foreign
+  t.add(1, 0, v(3))
+  t.add(1, 1, v(2)) // key 1: 2 after 3, out of order
+  t.add(1, 2, v(6))
+  t.add(1, 3, v(4)) // key 2: 4 after 6, out of order
+  t.add(1, 1, v(5)) // an offset already read: skipped
+  assert.strictEqual(t.nextOffset(0), 5)
+  assert.strictEqual(t.nextOffset(1), 4)
+  assert.strictEqual(t.nextOffset(2), 0)
+  const acked = [true, true, true, true, true, true, false, false]
+  acked[5] = true
+  t.finish(8, acked) // 5 and 7 never read; 5 acknowledged
+  assert.deepStrictEqual(
+    {
+      readBack: t.readBack,
+      duplicated: t.duplicated,
+      outOfOrder: t.outOfOrder,
+      foreign: t.foreign,
+      lost: t.lost,
+      lostAcked: t.lostAcked,
+    },
+    { readBack: 6, duplicated: 1, outOfOrder: 2, foreign: 2, lost: 2, lostAcked: 1 }
+  )
+  t.finish(4, acked) // only the first 4 were sent: none lost
+  assert.strictEqual(t.lost, 0)
+})
+
+// drivers/sarama/README.md's "--outcomes FILE" lines, byte for byte (as its
+// TestOutcomeLines).
+test('outcome lines', () => {
+  const got =
+    seed.outcomeSuccess(7, 3, 41) +
+    seed.outcomeFailure(8, -1, 'kafka: "quoted" <text>') +
+    seed.outcomeNone(9) +
+    seed.outcomeFailure(10, 2, 'tab\there\u2028&\\')
+  const want =
+    '{"id":7,"p":3,"off":41}\n' +
+    '{"id":8,"p":-1,"err":"kafka: \\"quoted\\" <text>"}\n' +
+    '{"id":9,"none":true}\n' +
+    '{"id":10,"p":2,"err":"tab\\there\\u2028&\\\\"}\n'
+  assert.strictEqual(got, want)
+})
+
+test('summary line: the keys in the Java driver\'s order, then kafkajs\'s', () => {
+  const line = seed.summaryLine({
+    client: 'kafkajs',
+    version: '2.2.4',
+    sent: 3,
+    acked: 2,
+    failed: 1,
+    readBack: 2,
+    lost: 1,
+    lostAcked: 0,
+    duplicated: 0,
+    outOfOrder: 0,
+    foreign: 0,
+    failedErrors: { 'b<x>': 1, a: 2 },
+    firstError: 'KafkaJSError: x',
+    ms: 12,
+    extra: { max_in_flight: 1, differs: 'd' },
+  })
+  assert.strictEqual(
+    line,
+    '{"client":"kafkajs","version":"2.2.4","sent":3,"acked":2,"failed":1,"read_back":2,"lost":1,' +
+      '"lost_acked":0,"duplicated":0,"out_of_order":0,"foreign":0,"failed_errors":{"a":2,"b<x>":1},' +
+      '"first_error":"KafkaJSError: x","ms":12,"max_in_flight":1,"differs":"d"}\n'
+  )
+  const noError = seed.summaryLine({ failedErrors: {}, firstError: '', ms: 1, extra: {} })
+  assert.ok(!noError.includes('first_error'))
+})
+
+test('parseArgs: defaults', () => {
+  const cfg = seed.parseArgs(['--bootstrap', 'h:1', '--topic', 't'])
+  assert.deepStrictEqual(cfg, {
+    bootstrap: 'h:1',
+    topic: 't',
+    compression: 'gzip',
+    outcomes: '',
+    partitions: 64,
+    records: 3000,
+    valueBytes: 10240,
+    keys: 1024,
+    deliveryTimeoutMs: 5000,
+    requestTimeoutMs: 2000,
+  })
+})
+
+test('retriesFor: backoffs of 100 ms doubling to 1 s within the delivery timeout', () => {
+  assert.strictEqual(seed.retriesFor(5000), 7) // 100+200+400+800+1000+1000+1000 = 4500
+  assert.strictEqual(seed.retriesFor(4499), 6)
+  assert.strictEqual(seed.retriesFor(100), 1)
+  assert.strictEqual(seed.retriesFor(1), 1) // kafkajs refuses fewer with idempotence
+  assert.strictEqual(seed.retriesFor(120000), 122) // 1500 ms, then 118 of 1 s
+})
+
+test('errorName and errorText name the cause', () => {
+  const cause = Object.assign(new Error('This server is not the leader for that topic-partition'), {
+    name: 'KafkaJSProtocolError',
+    type: 'NOT_LEADER_FOR_PARTITION',
+  })
+  const outer = Object.assign(new Error(cause.message), { name: 'KafkaJSNumberOfRetriesExceeded', cause })
+  assert.strictEqual(seed.errorName(outer), 'KafkaJSNumberOfRetriesExceeded(NOT_LEADER_FOR_PARTITION)')
+  assert.strictEqual(seed.errorName(cause), 'NOT_LEADER_FOR_PARTITION')
+  assert.strictEqual(
+    seed.errorText(outer),
+    'KafkaJSNumberOfRetriesExceeded: This server is not the leader for that topic-partition ' +
+      '(cause: KafkaJSProtocolError NOT_LEADER_FOR_PARTITION)'
+  )
+  assert.strictEqual(
+    seed.errorText(cause),
+    'KafkaJSProtocolError: This server is not the leader for that topic-partition (NOT_LEADER_FOR_PARTITION)'
+  )
+  const timeout = Object.assign(new Error('Request Produce(key: 0, version: 7) timed out'), {
+    name: 'KafkaJSRequestTimeoutError',
+  })
+  assert.strictEqual(seed.errorName(timeout), 'KafkaJSRequestTimeoutError')
+})
+
+// Each bad command line is exit 2 with a message on stderr and nothing on
+// stdout, before kafkajs is loaded or a broker asked (port 1 answers nothing).
+test('bad flags: exit 2 with a message', () => {
+  const driver = path.join(__dirname, 'driver.js')
+  const ok = ['--bootstrap', '127.0.0.1:1', '--topic', 't']
+  for (const [argv, want] of [
+    [[...ok, '--bogus', '1'], `kafkajs driver: unknown flag --bogus\n${seed.USAGE}\n`],
+    [['--bootstrap', '127.0.0.1:1', '--topic'], `${seed.USAGE}\n`],
+    [['bootstrap', '127.0.0.1:1'], `${seed.USAGE}\n`],
+    [['--topic', 't'], 'kafkajs driver: --bootstrap is required\n'],
+    [['--bootstrap', '127.0.0.1:1'], 'kafkajs driver: --topic is required\n'],
+    [[...ok, '--records', 'x'], 'kafkajs driver: --records wants a number, not x\n'],
+    [[...ok, '--records', '2147483648'], 'kafkajs driver: --records wants a number, not 2147483648\n'],
+    [[...ok, '--partitions', '0'], 'kafkajs driver: --partitions wants a number of at least 1, not 0\n'],
+    [[...ok, '--delivery-timeout-ms', '-5'], 'kafkajs driver: --delivery-timeout-ms wants a number of at least 1, not -5\n'],
+    [[...ok, '--compression', 'brotli'], 'kafkajs driver: --compression wants none, gzip, snappy, lz4 or zstd, not brotli\n'],
+    [[...ok, '--compression', 'lz4'], 'kafkajs driver: --compression lz4: kafkajs 2.2.4 has no lz4 codec'],
+    [[...ok, '--compression', 'zstd'], 'kafkajs driver: --compression zstd: kafkajs 2.2.4 has no zstd codec'],
+    [[...ok, '--outcomes', path.join(__dirname, 'no', 'such', 'dir', 'f')], 'kafkajs driver: --outcomes: '],
+  ]) {
+    const r = spawnSync(process.execPath, [driver, ...argv], { encoding: 'utf8', timeout: 30000 })
+    assert.strictEqual(r.status, 2, `${argv.join(' ')}: exit ${r.status}, stderr ${r.stderr}`)
+    assert.strictEqual(r.stdout, '', argv.join(' '))
+    assert.ok(r.stderr.startsWith(want), `${argv.join(' ')}: stderr ${JSON.stringify(r.stderr)}, want ${JSON.stringify(want)}`)
+  }
+})
