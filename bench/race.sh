@@ -7,12 +7,14 @@
 #   - clients kcheck did not write, unchanged, traced on the wire by kcheck
 #     proxy: the stock Java client 4.3.1 (drivers/java), franz-go's kgo
 #     (drivers/kgo), librdkafka (drivers/python, confluent-kafka) and IBM's
-#     sarama (drivers/sarama; one request in flight, all idempotence allows);
+#     sarama (drivers/sarama; one request in flight, all idempotence allows),
+#     aiokafka and kafka-python (drivers/python) and kafkajs (drivers/kafkajs);
 # every trace checked by kcheck verify. Prints a Markdown table.
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
-# CLIENTS (default "ours-off ours-on java kgo librdkafka sarama") picks the rows.
+# CLIENTS (default "ours-off ours-on java kgo librdkafka sarama aiokafka
+# kafka-python kafkajs") picks the rows.
 # Needs bin/kcheck (make build), Java and Maven (the broker comes from Maven
 # Central through kcheck kafka), Python 3 with venv for librdkafka. It starts
 # and stops its own broker. Exit status: 0 when kcheck's verdict agrees with
@@ -28,7 +30,7 @@ runs=${1:-5}
 shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.1.0 4.3.1)
-read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka sarama}"
+read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka sarama aiokafka kafka-python kafkajs}"
 kcheck=bin/kcheck
 out=$(mktemp -d)
 broker=""
@@ -47,9 +49,10 @@ for c in "${clients[@]}"; do
     ;;
   kgo) go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed" ;;
   sarama) go build -o bin/kcheck-sarama-driver ./drivers/sarama || die "building the sarama driver failed" ;;
-  librdkafka) py=$(drivers/python/setup.sh) || die "setting up the librdkafka driver failed" ;;
+  librdkafka | aiokafka | kafka-python) py=$(drivers/python/setup.sh) || die "setting up the Python drivers failed" ;;
+  kafkajs) node=$(drivers/kafkajs/setup.sh) || die "setting up the kafkajs driver failed" ;;
   ours-off | ours-on) ;;
-  *) die "unknown client $c (ours-off ours-on java kgo librdkafka sarama)" ;;
+  *) die "unknown client $c (ours-off ours-on java kgo librdkafka sarama aiokafka kafka-python kafkajs)" ;;
   esac
 done
 workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
@@ -83,6 +86,12 @@ for v in "${versions[@]}"; do
         bin/kcheck-kgo-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       sarama) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
         bin/kcheck-sarama-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      aiokafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        "$py" drivers/python/aiokafka_driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      kafka-python) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        "$py" drivers/python/kafka_python_driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      kafkajs) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        "$node" drivers/kafkajs/driver.js --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       librdkafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
         "$py" drivers/python/driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       esac
@@ -133,6 +142,9 @@ for v in "${versions[@]}"; do
     java) name="stock Java client 4.3.1 (proxy)" ;;
     kgo) name="kgo $(go list -m -f '{{.Version}}' github.com/twmb/franz-go) (proxy)" ;;
     sarama) name="sarama $(go list -m -f '{{.Version}}' github.com/IBM/sarama) (proxy, 1 request in flight)" ;;
+    aiokafka) name="aiokafka $("$py" -c 'import aiokafka; print(aiokafka.__version__)') (proxy, 1 request in flight)" ;;
+    kafka-python) name="kafka-python $("$py" -c 'import kafka; print(kafka.__version__)') (proxy, 1 batch per partition)" ;;
+    kafkajs) name="kafkajs $(sed -n 's/.*"kafkajs": "\(.*\)".*/\1/p' drivers/kafkajs/package.json | head -1) (proxy, 1 request in flight)" ;;
     librdkafka) name="librdkafka $("$py" -c 'import confluent_kafka; print(confluent_kafka.libversion()[0])') (proxy)" ;;
     esac
     printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
