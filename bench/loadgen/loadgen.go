@@ -118,19 +118,7 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 		c.WarmupTopic = c.Topic
 	}
 	var err error
-	num := func(k string, min int) int {
-		if err != nil {
-			return 0
-		}
-		n, e := strconv.Atoi(a[k])
-		switch {
-		case e != nil || n > math.MaxInt32:
-			err = &UsageError{fmt.Sprintf("%s--%s wants a number, not %q", prefix, k, a[k])}
-		case n < min:
-			err = &UsageError{fmt.Sprintf("%s--%s wants a number of at least %d, not %q", prefix, k, min, a[k])}
-		}
-		return n
-	}
+	num := func(k string, min int) int { return flagNumber(a, k, min, prefix, &err) }
 	c.Records = num("records", 1)
 	c.ValueBytes = num("value-bytes", 0)
 	c.Keys = num("keys", 0)

@@ -7,6 +7,7 @@ package loadgen
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -74,19 +75,7 @@ func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*S
 		return nil, &UsageError{prefix + "--topic is required"}
 	}
 	var err error
-	num := func(k string, min int) int {
-		if err != nil {
-			return 0
-		}
-		n, e := strconv.Atoi(a[k])
-		switch {
-		case e != nil || n > math.MaxInt32:
-			err = &UsageError{fmt.Sprintf("%s--%s wants a number, not %s", prefix, k, a[k])}
-		case n < min:
-			err = &UsageError{fmt.Sprintf("%s--%s wants a number of at least %d, not %s", prefix, k, min, a[k])}
-		}
-		return n
-	}
+	num := func(k string, min int) int { return flagNumber(a, k, min, prefix, &err) }
 	c.Partitions = num("partitions", 1)
 	c.Records = num("records", 0)
 	c.ValueBytes = num("value-bytes", 0)
@@ -206,4 +195,59 @@ func (t *Tally) Finish(sent int, acked []bool) {
 			}
 		}
 	}
+}
+
+// SeedResult is the experiment's JSON line as every driver writes it: the
+// Java driver's keys, in its order. A driver whose client differs embeds it
+// and adds its own keys after these.
+type SeedResult struct {
+	Client       string         `json:"client"`
+	Version      string         `json:"version"`
+	Sent         int            `json:"sent"`
+	Acked        int            `json:"acked"`
+	Failed       int            `json:"failed"`
+	ReadBack     int            `json:"read_back"`
+	Lost         int            `json:"lost"`
+	LostAcked    int            `json:"lost_acked"`
+	Duplicated   int            `json:"duplicated"`
+	OutOfOrder   int            `json:"out_of_order"`
+	Foreign      int            `json:"foreign"`
+	FailedErrors map[string]int `json:"failed_errors"`
+	FirstError   string         `json:"first_error,omitempty"`
+	Ms           int64          `json:"ms"`
+}
+
+// Clean reports whether nothing failed, was lost, duplicated, reordered or
+// foreign: the driver's exit 0.
+func (r *SeedResult) Clean() bool {
+	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
+}
+
+// EncodeLine returns v as one line of JSON with no HTML escaping, as the
+// Java driver writes its line.
+func EncodeLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// flagNumber returns the number flag --k holds in a (at least min, an int32),
+// or 0 with the first bad flag's *UsageError in *err; once *err is set it
+// reads nothing more.
+func flagNumber(a map[string]string, k string, min int, prefix string, err *error) int {
+	if *err != nil {
+		return 0
+	}
+	n, e := strconv.Atoi(a[k])
+	switch {
+	case e != nil || n > math.MaxInt32:
+		*err = &UsageError{fmt.Sprintf("%s--%s wants a number, not %s", prefix, k, a[k])}
+	case n < min:
+		*err = &UsageError{fmt.Sprintf("%s--%s wants a number of at least %d, not %s", prefix, k, min, a[k])}
+	}
+	return n
 }

@@ -13,9 +13,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -63,26 +61,7 @@ type config struct {
 }
 
 // result is the JSON line; its keys and their order are the Java driver's.
-type result struct {
-	Client       string         `json:"client"`
-	Version      string         `json:"version"`
-	Sent         int            `json:"sent"`
-	Acked        int            `json:"acked"`
-	Failed       int            `json:"failed"`
-	ReadBack     int            `json:"read_back"`
-	Lost         int            `json:"lost"`
-	LostAcked    int            `json:"lost_acked"`
-	Duplicated   int            `json:"duplicated"`
-	OutOfOrder   int            `json:"out_of_order"`
-	Foreign      int            `json:"foreign"`
-	FailedErrors map[string]int `json:"failed_errors"`
-	FirstError   string         `json:"first_error,omitempty"`
-	Ms           int64          `json:"ms"`
-}
-
-func (r *result) clean() bool {
-	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
-}
+type result = loadgen.SeedResult
 
 func main() {
 	if bench, argv := loadgen.HasFlag(os.Args[1:]); bench {
@@ -98,12 +77,12 @@ func main() {
 		die(err.Error())
 	}
 	res.Ms = time.Since(t0).Milliseconds()
-	line, err := encode(res)
+	line, err := loadgen.EncodeLine(res)
 	if err != nil {
 		die(setupErrPrefix + err.Error())
 	}
 	os.Stdout.Write(line)
-	if !res.clean() {
+	if !res.Clean() {
 		os.Exit(1)
 	}
 }
@@ -111,18 +90,6 @@ func main() {
 func die(msg string) {
 	fmt.Fprintln(os.Stderr, msg)
 	os.Exit(2)
-}
-
-// encode returns the result as one line of JSON, with no HTML escaping (as
-// the Java driver writes it).
-func encode(r *result) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }
 
 // codecs are the compression.type values the Java client takes.

@@ -94,7 +94,7 @@ func TestKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, _ := encode(res)
+	line, _ := loadgen.EncodeLine(res)
 	t.Logf("%s", line)
 	if res.Sent != 500 || res.ReadBack+res.Lost != 500 || res.Duplicated != 0 || res.OutOfOrder != 0 || res.Foreign != 0 ||
 		res.LostAcked != 0 || res.Acked+res.Failed != 500 || res.Version == "unknown" {

@@ -16,7 +16,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,30 +79,13 @@ type config struct {
 // result is the JSON line: the Java driver's keys in its order, then where
 // sarama's producer differs.
 type result struct {
-	Client       string         `json:"client"`
-	Version      string         `json:"version"`
-	Sent         int            `json:"sent"`
-	Acked        int            `json:"acked"`
-	Failed       int            `json:"failed"`
-	ReadBack     int            `json:"read_back"`
-	Lost         int            `json:"lost"`
-	LostAcked    int            `json:"lost_acked"`
-	Duplicated   int            `json:"duplicated"`
-	OutOfOrder   int            `json:"out_of_order"`
-	Foreign      int            `json:"foreign"`
-	FailedErrors map[string]int `json:"failed_errors"`
-	FirstError   string         `json:"first_error,omitempty"`
-	Ms           int64          `json:"ms"`
+	loadgen.SeedResult
 
 	MaxInFlight    int    `json:"max_in_flight"`    // Net.MaxOpenRequests
 	RetryMax       int    `json:"retry_max"`        // Producer.Retry.Max, for the delivery timeout
 	RetryBackoffMs int64  `json:"retry_backoff_ms"` // Producer.Retry.Backoff
 	KafkaVersion   string `json:"kafka_version"`    // Config.Version
 	Differs        string `json:"differs"`
-}
-
-func (r *result) clean() bool {
-	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
 }
 
 func main() {
@@ -140,14 +122,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 	res.Ms = time.Since(t0).Milliseconds()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // as the Java driver writes it
-	if err := enc.Encode(res); err != nil {
+	line, err := loadgen.EncodeLine(res)
+	if err != nil {
 		return die(setupErrPrefix + err.Error())
 	}
-	stdout.Write(b.Bytes())
-	if !res.clean() {
+	stdout.Write(line)
+	if !res.Clean() {
 		return 1
 	}
 	return 0
@@ -260,11 +240,8 @@ func (o *outcomes) success(n int, p int32, off int64) {
 }
 
 func (o *outcomes) failure(n int, p int32, err error) {
-	var text bytes.Buffer
-	enc := json.NewEncoder(&text)
-	enc.SetEscapeHTML(false) // as the summary
-	enc.Encode(err.Error())
-	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"err\":%s}\n", n, p, bytes.TrimSuffix(text.Bytes(), []byte("\n")))
+	text, _ := loadgen.EncodeLine(err.Error()) // a string always encodes
+	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"err\":%s}\n", n, p, bytes.TrimSuffix(text, []byte("\n")))
 }
 
 func (o *outcomes) none(n int) { fmt.Fprintf(o.w, "{\"id\":%d,\"none\":true}\n", n) }
@@ -280,7 +257,7 @@ func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error
 	if err != nil {
 		return nil, setupf("starting the producer: %v", err)
 	}
-	res := &result{Client: "sarama", Version: loadgen.ModuleVersion(saramaModulePath), FailedErrors: map[string]int{},
+	res := &result{SeedResult: loadgen.SeedResult{Client: "sarama", Version: loadgen.ModuleVersion(saramaModulePath), FailedErrors: map[string]int{}},
 		MaxInFlight: pc.Net.MaxOpenRequests, RetryMax: retryMax, RetryBackoffMs: retryBackoff.Milliseconds(),
 		KafkaVersion: kafkaVersion.String(), Differs: differs}
 
