@@ -32,13 +32,12 @@ func (a *Acked) Observe(e *tracer.Event) {
 		if e.Err != "NONE" || e.Offset < 0 || !ok || n < 1 {
 			return
 		}
-		if last := e.Offset + int64(n) - 1; last > a.high[e.Partition] || !a.has(e.Partition) {
+		last := e.Offset + int64(n) - 1
+		if high, ok := a.high[e.Partition]; !ok || last > high {
 			a.high[e.Partition] = last
 		}
 	}
 }
-
-func (a *Acked) has(p int32) bool { _, ok := a.high[p]; return ok }
 
 // Offsets returns the highest acknowledged offset of every partition that
 // has one.

@@ -84,13 +84,7 @@ func (p *Partition) Events() []tracer.Event {
 // Topic reads every partition of cfg.Topic. An error names the partition and
 // what the read-back waited for; no partial result comes with it.
 func Topic(ctx context.Context, cfg Config) ([]Partition, error) {
-	if cfg.Settle <= 0 {
-		cfg.Settle = DefaultBound
-	}
-	if cfg.CatchUp <= 0 {
-		cfg.CatchUp = DefaultBound
-	}
-	r := &reader{cfg: cfg, conns: map[int32]*wire.Conn{}}
+	r := newReader(cfg)
 	defer r.close()
 	leaders, err := r.settle(ctx, nil)
 	if err != nil {
@@ -131,10 +125,7 @@ func Topic(ctx context.Context, cfg Config) ([]Partition, error) {
 // this itself; Settle is for a caller that heals a cluster and wants to
 // know when it has.
 func Settle(ctx context.Context, cfg Config) error {
-	if cfg.Settle <= 0 {
-		cfg.Settle = DefaultBound
-	}
-	r := &reader{cfg: cfg, conns: map[int32]*wire.Conn{}}
+	r := newReader(cfg)
 	defer r.close()
 	_, err := r.settle(ctx, nil)
 	return err
@@ -155,6 +146,17 @@ type reader struct {
 	// its acknowledged offset: the partitions share one CatchUp bound from
 	// then, so that a loss on many partitions costs one wait, not one each.
 	short time.Time
+}
+
+// newReader returns a reader of cfg, its zero bounds made DefaultBound.
+func newReader(cfg Config) *reader {
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultBound
+	}
+	if cfg.CatchUp <= 0 {
+		cfg.CatchUp = DefaultBound
+	}
+	return &reader{cfg: cfg, conns: map[int32]*wire.Conn{}}
 }
 
 func (r *reader) close() {
