@@ -136,10 +136,8 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 	if c.MaxInFlight > 5 {
 		return nil, &UsageError{fmt.Sprintf("%s--max-in-flight %d: idempotence allows at most 5", prefix, c.MaxInFlight)}
 	}
-	switch c.Compression {
-	case "none", "gzip", "snappy", "lz4", "zstd":
-	default:
-		return nil, &UsageError{prefix + "--compression wants none, gzip, snappy, lz4 or zstd, not " + c.Compression}
+	if err := checkCompression(prefix, c.Compression); err != nil {
+		return nil, err
 	}
 	for k := range extra {
 		c.Extra[k] = a[k]

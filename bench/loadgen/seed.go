@@ -85,15 +85,22 @@ func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*S
 	if err != nil {
 		return nil, err
 	}
-	switch c.Compression {
-	case "none", "gzip", "snappy", "lz4", "zstd":
-	default:
-		return nil, &UsageError{prefix + "--compression wants none, gzip, snappy, lz4 or zstd, not " + c.Compression}
+	if err := checkCompression(prefix, c.Compression); err != nil {
+		return nil, err
 	}
 	for k := range extra {
 		c.Extra[k] = a[k]
 	}
 	return c, nil
+}
+
+// checkCompression refuses a --compression that is none of Kafka's codecs.
+func checkCompression(prefix, codec string) error {
+	switch codec {
+	case "none", "gzip", "snappy", "lz4", "zstd":
+		return nil
+	}
+	return &UsageError{prefix + "--compression wants none, gzip, snappy, lz4 or zstd, not " + codec}
 }
 
 // ModuleVersion is the version (without "v") of the module at path that
@@ -221,6 +228,27 @@ type SeedResult struct {
 // foreign: the driver's exit 0.
 func (r *SeedResult) Clean() bool {
 	return r.Failed == 0 && r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.Foreign == 0
+}
+
+// Unanswered counts n records that got no callback within the delivery
+// timeout plus grace as failed, as the Java driver does.
+func (r *SeedResult) Unanswered(n int, grace time.Duration) {
+	if n > 0 {
+		r.Failed += n
+		r.FailedErrors[fmt.Sprintf("no callback within delivery timeout + %d s", int(grace/time.Second))] += n
+	}
+}
+
+// WaitAtMost waits until done is closed or d has passed: a bounded wait
+// for a producer's callbacks, so that a stalled one is reported rather than
+// waited on forever.
+func WaitAtMost(done <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // EncodeLine returns v as one line of JSON with no HTML escaping, as the

@@ -233,20 +233,11 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		})
 		res.Sent++
 	}
-	// ProducerLinger(0) sends at once; a bounded wait instead of Flush, so
-	// a stalled producer is reported rather than waited on forever.
-	wait := time.NewTimer(cfg.deliveryTimeout + grace)
-	select {
-	case <-done:
-	case <-wait.C:
-	}
-	wait.Stop()
+	// ProducerLinger(0) sends at once; a bounded wait instead of Flush.
+	loadgen.WaitAtMost(done, cfg.deliveryTimeout+grace)
 	mu.Lock()
 	closed = true
-	if open > 0 {
-		res.Failed += open
-		res.FailedErrors[fmt.Sprintf("no callback within delivery timeout + %d s", int(grace/time.Second))] += open
-	}
+	res.Unanswered(open, grace)
 	mu.Unlock()
 	closeWithin(cl, closeTimeout)
 

@@ -337,24 +337,15 @@ func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error
 		producer.Input() <- m
 		res.Sent++
 	}
-	// A bounded wait instead of Close, so a stalled producer is reported
-	// rather than waited on forever.
-	wait := time.NewTimer(cfg.DeliveryTimeout + grace)
-	select {
-	case <-done:
-	case <-wait.C:
-	}
-	wait.Stop()
+	// A bounded wait instead of Close.
+	loadgen.WaitAtMost(done, cfg.DeliveryTimeout+grace)
 	mu.Lock()
 	closed = true
-	if open > 0 {
-		res.Failed += open
-		res.FailedErrors[fmt.Sprintf("no callback within delivery timeout + %d s", int(grace/time.Second))] += open
-		if out != nil {
-			for n, a := range answered {
-				if !a {
-					out.none(n)
-				}
+	res.Unanswered(open, grace)
+	if open > 0 && out != nil {
+		for n, a := range answered {
+			if !a {
+				out.none(n)
 			}
 		}
 	}
