@@ -1,7 +1,12 @@
 package tracer
 
-// Version is the trace format version written in, and required of, the header.
-const Version = 1
+// Version is the trace format version the writer writes. Version 2 added
+// Told, what the client told its application about each record; a reader
+// reads every version from MinVersion to Version.
+const Version = 2
+
+// MinVersion is the oldest format version the reader reads.
+const MinVersion = 1
 
 // Kind names an event. Kinds that match an action of spec/IdempotentProducer.tla
 // carry that action's name.
@@ -25,6 +30,14 @@ const (
 	Fail           Kind = "Fail"           // a batch failed to the application for a reason the spec has no action for
 	ReadBack       Kind = "ReadBack"       // one partition's log as read back at the end of the run
 	ReadBackShort  Kind = "ReadBackShort"  // a partition's high watermark never passed the offset the run acknowledged
+	Told           Kind = "Told"           // what the client told its application about one record (format version 2)
+)
+
+// The results a Told event reports.
+const (
+	Delivered = "delivered" // the client reported the record written, at Offset (-1: no offset reported)
+	Failed    = "failed"    // the client reported the record failed: Err (a Kafka error name, "" if none) and Reason (the client's words)
+	NoAnswer  = "none"      // the client had not reported on the record by the end of the run
 )
 
 // Event is one line of a trace. Which fields a kind carries is in FORMAT.md;
@@ -52,6 +65,8 @@ type Event struct {
 	Log       []LogRecord // ReadBack: the partition's records in offset order
 	HWM       int64       // ReadBackShort: the high watermark the leader reported last
 	WaitedMs  int64       // ReadBackShort: how long the read-back waited, in milliseconds
+	RecordID  int64       // Told: the record's kcheck id
+	Result    string      // Told: Delivered, Failed or NoAnswer
 }
 
 // LogRecord is one record read back from a partition.

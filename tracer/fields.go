@@ -22,6 +22,8 @@ const (
 	fLog
 	fHWM
 	fWaited
+	fRecordID
+	fResult
 )
 
 // fieldNames are the JSON keys, in the order the writer emits them.
@@ -33,6 +35,7 @@ var fieldNames = []struct {
 	{fN, "n"}, {fReq, "req"}, {fNode, "node"}, {fErr, "err"}, {fOffset, "off"},
 	{fLogStart, "lso"}, {fRecords, "recs"}, {fBumped, "bump"}, {fFault, "fault"},
 	{fReason, "reason"}, {fLog, "log"}, {fHWM, "hwm"}, {fWaited, "ms"},
+	{fRecordID, "id"}, {fResult, "res"},
 }
 
 const batchFields = fPartition | fBatch | fPID | fEpoch | fSeq
@@ -52,10 +55,11 @@ var kindFields = map[Kind]field{
 	Fail:             batchFields | fReason,
 	ReadBack:         fPartition | fLog,
 	ReadBackShort:    fPartition | fNode | fOffset | fHWM | fWaited,
+	Told:             fPartition | fErr | fOffset | fReason | fRecordID | fResult,
 }
 
 // Kinds lists every event kind, in the order FORMAT.md documents them.
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
-		InitProducerID, Fault, Fail, ReadBackShort, ReadBack}
+		InitProducerID, Fault, Fail, Told, ReadBackShort, ReadBack}
 }

@@ -34,10 +34,11 @@ func checkHeader(h *Header) (key string, err error) {
 }
 
 // checkPartition holds an event's p to the header's partitions: 0 to
-// partitions-1, or -1 for a Fault that hit no partition.
+// partitions-1, or -1 for a Fault that hit no partition or a Told of a
+// record the client did not say the partition of.
 func (r *Reader) checkPartition(e *Event) error {
 	p := e.Partition
-	if p >= 0 && p < r.header.Partitions || p == -1 && e.Kind == Fault {
+	if p >= 0 && p < r.header.Partitions || p == -1 && (e.Kind == Fault || e.Kind == Told) {
 		return nil
 	}
 	return r.errorf("p", "partition %d is not one of the header's %d partitions (0 to %d)", p, r.header.Partitions, r.header.Partitions-1)

@@ -732,6 +732,22 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 		e.Fault, err = p.text()
 	case fReason:
 		e.Reason, err = p.text()
+	case fRecordID:
+		e.RecordID, err = p.int(64)
+	case fResult:
+		var b []byte
+		if b, err = p.str(); err == nil {
+			switch string(b) {
+			case Delivered:
+				e.Result = Delivered
+			case Failed:
+				e.Result = Failed
+			case NoAnswer:
+				e.Result = NoAnswer
+			default:
+				err = fmt.Errorf("%q is not a result: %s, %s or %s", b, Delivered, Failed, NoAnswer)
+			}
+		}
 	case fBumped:
 		e.Bumped, err = p.bool()
 	case fRecords:

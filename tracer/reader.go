@@ -68,11 +68,11 @@ func newReader(r io.Reader, name string, maxLine int) (*Reader, error) {
 	if probe.Version == nil {
 		return nil, rd.errorf("kcheck_trace", "missing: the first line must be a kcheck trace header")
 	}
-	if *probe.Version != Version {
-		if *probe.Version > Version {
-			return nil, rd.errorf("kcheck_trace", "version %d is newer than this kcheck reads (%d): upgrade kcheck", *probe.Version, Version)
+	if v := *probe.Version; v < MinVersion || v > Version {
+		if v > Version {
+			return nil, rd.errorf("kcheck_trace", "version %d is newer than this kcheck reads (%d): upgrade kcheck", v, Version)
 		}
-		return nil, rd.errorf("kcheck_trace", "version %d is not supported (want %d)", *probe.Version, Version)
+		return nil, rd.errorf("kcheck_trace", "version %d is not supported (want %d to %d)", v, MinVersion, Version)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -190,6 +190,9 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 		if err := r.checkPartition(e); err != nil {
 			return 0, err
 		}
+	}
+	if e.Kind == Told && r.header.Version < 2 {
+		return 0, r.errorf("ev", "Told is an event of format version 2; this trace's header says version %d", r.header.Version)
 	}
 	r.last, r.lastT = e.I, e.T
 	return r.line, nil

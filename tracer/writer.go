@@ -144,6 +144,10 @@ func appendField(dst []byte, e *Event, f field) []byte {
 			dst = strconv.AppendInt(dst, id, 10)
 		}
 		return append(dst, ']')
+	case fRecordID:
+		return strconv.AppendInt(dst, e.RecordID, 10)
+	case fResult:
+		return strconv.AppendQuote(dst, e.Result)
 	case fBumped:
 		return strconv.AppendBool(dst, e.Bumped)
 	case fFault:
