@@ -2,8 +2,10 @@ package linz
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kcheck/kcheck/checker/intern"
+	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -35,6 +37,10 @@ type Checker struct {
 	// lies in the read-back the slow way.
 	sent   idSet
 	shared bool
+	// byRecord locates each record id's operation, for Told events: built
+	// at the first Told (toldSeen), then kept up by every SendNew.
+	byRecord index
+	toldSeen bool
 	texts  intern.Table // the causes operations name
 	// checked: a Result of Check may still read the operations as they
 	// were, so the next Add copies them before it changes one.
@@ -275,6 +281,11 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			}
 			c.shared = !c.sent.add(id)
 		}
+		if c.toldSeen {
+			c.indexRecords(p, p.ops.n-1)
+		}
+	case tracer.Told:
+		c.told(line, e)
 	case tracer.Receive:
 		p := c.partition(e.Partition)
 		o := c.batch(p, e.Batch)
@@ -341,6 +352,55 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 	}
 }
 
+// indexRecords puts operation i of p's records in byRecord; a record sent
+// twice stays with its first.
+func (c *Checker) indexRecords(p *partition, i int) {
+	for _, id := range p.recs(p.ops.at(i)) {
+		if _, ok := c.byRecord.Get(id); !ok {
+			c.byRecord.Put(id, refOf(p.num, i))
+		}
+	}
+}
+
+// causeTold is the cause of an operation settled by what the application
+// was told of it.
+const causeTold = "told to the application"
+
+// told applies what the application was told about a record to its
+// operation where the wire left the outcome open (pending, or unknown): a
+// delivery is an acknowledgement at the reported offset (less the record's
+// place in its batch), a failure with an error the spec calls fatal
+// (replay.Fatal) a definite failure. Any other report leaves it open. The
+// first report that settles an operation stands.
+func (c *Checker) told(line int, e *tracer.Event) {
+	if !c.toldSeen {
+		c.toldSeen = true
+		for _, p := range c.byNum {
+			for i := range p.ops.n {
+				c.indexRecords(p, i)
+			}
+		}
+	}
+	r, ok := c.byRecord.Get(e.RecordID)
+	if !ok {
+		return // no operation: checker/order reports it
+	}
+	p := c.byNum[r.Part()]
+	o := p.ops.at(r.I())
+	if o.out.kind != pending && o.out.kind != unknown {
+		return
+	}
+	switch {
+	case e.Result == tracer.Delivered && e.Offset >= 0:
+		pos := int64(slices.Index(p.recs(o), e.RecordID))
+		o.settle(line, e.T, outcome{kind: acked, offset: e.Offset - pos}, c.text(causeTold))
+	case e.Result == tracer.Delivered:
+		o.settle(line, e.T, outcome{kind: ackedAnyOffset, offset: -1}, c.text(causeTold))
+	case e.Result == tracer.Failed && replay.Fatal(e.Err):
+		o.settle(line, e.T, outcome{kind: failed}, c.text("the application was told "+e.Err))
+	}
+}
+
 // newMark returns the mark of event e at line, with a copy of e: a reader
 // may hand out events many to an allocation, and a mark is kept to the end.
 func newMark(line int, e *tracer.Event) mark {
@@ -352,6 +412,9 @@ func newMark(line int, e *tracer.Event) mark {
 func (o *op) how() string {
 	switch o.out.kind {
 	case acked:
+		if o.cause == causeTold {
+			return fmt.Sprintf("acknowledged to the application at offset %d", o.out.offset)
+		}
 		return fmt.Sprintf("acknowledged at offset %d", o.out.offset)
 	case ackedAnyOffset:
 		return "acknowledged without an offset (" + o.cause + ")"

@@ -39,6 +39,10 @@ func TestTestdata(t *testing.T) {
 		{name: "dup-retry-bad", verdict: Illegal, batch: 2, lines: []int{3, 8, 9, 10, 11}, detail: "record 1 of batch 1 is in the log twice, at offsets 0 and 3"},
 		{name: "failed-present-ok", verdict: Ok},
 		{name: "failed-present-bad", verdict: Illegal, batch: 1, lines: []int{3, 5, 8}, detail: "which failed definitely (INVALID_RECORD) on line 5, so it must not have been written"},
+		{name: "told-delivered-ok", verdict: Ok},
+		{name: "told-delivered-bad", verdict: Illegal, batch: 1, lines: []int{3, 7, 10}, detail: "acknowledged to the application at offset 3 on line 7, cannot be placed"},
+		{name: "told-failed-ok", verdict: Ok},
+		{name: "told-failed-bad", verdict: Illegal, batch: 2, lines: []int{3, 5, 6, 7, 10}, detail: "which failed definitely (the application was told INVALID_RECORD) on line 7, so it must not have been written"},
 		{name: "foreign-record", verdict: Inconclusive, detail: "were not written by kcheck"},
 		{name: "no-readback", verdict: Inconclusive, detail: "no ReadBack"},
 	} {

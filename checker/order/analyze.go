@@ -310,6 +310,11 @@ func (a *analysis) run(c *Checker, pt *part, out []checker.Violation) []checker.
 func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []checker.Violation {
 	c, pt, log := s.c, s.pt, s.log
 	var lost, dup, present, gap, wrong []int // indexes of b's records
+	// What the application was told against the log: told delivered and
+	// absent (lostApp, of a batch the wire did not acknowledge; toldToo, of
+	// one it did), delivered elsewhere (wrongApp), told definitely failed
+	// and present (presentApp).
+	var lostApp, toldToo, wrongApp, presentApp []int
 	lostAt, gapAt := -1, -1
 	var eps []*epoch // the epochs of b's attempts in the log
 	if s.holey {
@@ -329,6 +334,26 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		in := a.cnt[r] > 0
 		if a.cnt[r] > 1 {
 			dup = append(dup, i)
+		}
+		tr := pt.toldAt(r)
+		if tr != nil && tr.res == toldDelivered {
+			switch {
+			case !in:
+				a.stats.LostTold++
+				if b.out == acked {
+					toldToo = append(toldToo, i)
+				} else {
+					lostApp = append(lostApp, i)
+					continue // the application's word is the loss, whatever the wire left unknown
+				}
+			case tr.p >= 0 && tr.p != pt.id, tr.off >= 0 && log[a.pos[r]].Offset != tr.off:
+				if !(b.out == acked && b.ackOff >= 0 && tr.off == b.ackOff+int64(i) && tr.p == pt.id) {
+					wrongApp = append(wrongApp, i) // not where the application was told; the wire's own offset is checked below
+				}
+			}
+		}
+		if in && b.out != failed && c.definite(tr) {
+			presentApp = append(presentApp, i)
 		}
 		switch b.out {
 		case acked:
@@ -398,8 +423,13 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 				}
 				where = "at " + plural("offset", o)
 			}
-			x.Detail = fmt.Sprintf("%s %s acknowledged %s but %s not in the read-back of partition %d%s.",
-				upper(name(at, lost)), were(lost), where, are(lost), pt.id, shortfall(pt))
+			app := ""
+			if len(toldToo) > 0 {
+				app = fmt.Sprintf(" (and to the application: %s)", c.toldList(pt, b, toldToo))
+			}
+			x.Detail = fmt.Sprintf("%s %s acknowledged on the wire %s%s but %s not in the read-back of partition %d%s.",
+				upper(name(at, lost)), were(lost), where, app, are(lost), pt.id, shortfall(pt))
+			x.Lines = lines(append(x.Lines, c.toldLines(pt, b, toldToo)...)...)
 			out = append(out, x)
 		} else {
 			at := c.attempt(b, lostAt)
@@ -409,6 +439,31 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 				upper(name(at, lost)), are(lost), q, at.ep, log[k].Offset, at.ep, c.fate(b))
 			out = append(out, x)
 		}
+	}
+	if len(lostApp) > 0 {
+		at := c.cur(b)
+		x := v(checker.Lost, at, lostApp, append([]int{b.sent0.line, b.ackLine, b.errLine, b.endLine, pt.shortLine, pt.readLine}, c.toldLines(pt, b, lostApp)...)...)
+		wire := "the wire shows no success answer for the batch: it " + c.fate(b)
+		if b.out == failed {
+			wire = fmt.Sprintf("on the wire the batch definitely failed (%s)", c.str(b.reason))
+		}
+		x.Detail = fmt.Sprintf("%s %s acknowledged to the application (%s) but %s not in the read-back of partition %d%s; %s.",
+			upper(name(at, lostApp)), were(lostApp), c.toldList(pt, b, lostApp), are(lostApp), pt.id, shortfall(pt), wire)
+		out = append(out, x)
+	}
+	if len(wrongApp) > 0 {
+		at := c.cur(b)
+		x := v(checker.InconsistentOffset, at, wrongApp, append([]int{b.sent0.line, b.ackLine, pt.readLine}, c.toldLines(pt, b, wrongApp)...)...)
+		x.Detail = fmt.Sprintf("%s %s told to the application as delivered (%s) but %s at %s of partition %d in the read-back.",
+			upper(name(at, wrongApp)), were(wrongApp), c.toldList(pt, b, wrongApp), are(wrongApp), plural("offset", offs(a.pos, wrongApp)), pt.id)
+		out = append(out, x)
+	}
+	if len(presentApp) > 0 {
+		at := c.cur(b)
+		x := v(checker.FailedPresent, at, presentApp, append([]int{b.sent0.line, pt.readLine}, c.toldLines(pt, b, presentApp)...)...)
+		x.Detail = fmt.Sprintf("%s %s in the log at %s, yet the application was told they definitely failed (%s), an error that says the broker refused them.",
+			upper(name(at, presentApp)), are(presentApp), plural("offset", offs(a.pos, presentApp)), c.toldList(pt, b, presentApp))
+		out = append(out, x)
 	}
 	if len(dup) > 0 {
 		at := c.cur(b)
@@ -463,6 +518,49 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		out = append(out, x)
 	}
 	return out
+}
+
+// toldLines returns the lines of the Told events of b's records is.
+func (c *Checker) toldLines(pt *part, b *batch, is []int) []int {
+	out := make([]int, 0, len(is))
+	for _, i := range is {
+		if tr := pt.toldAt(b.first + i); tr != nil {
+			out = append(out, tr.line)
+		}
+	}
+	return out
+}
+
+// toldList says what the application was told of b's records is: as
+// "delivered at offsets 3-5" or "failed: INVALID_RECORD (the client's
+// words)", from the first of them, and the line of its Told.
+func (c *Checker) toldList(pt *part, b *batch, is []int) string {
+	tr := pt.toldAt(b.first + is[0])
+	if tr == nil {
+		return "nothing"
+	}
+	switch tr.res {
+	case toldDelivered:
+		where := "with no offset"
+		if tr.off >= 0 {
+			o := make([]int64, len(is))
+			for j, i := range is {
+				o[j] = pt.toldAt(b.first + i).off
+			}
+			where = "at " + plural("offset", o)
+		}
+		if tr.p != pt.id && tr.p >= 0 {
+			where += fmt.Sprintf(" of partition %d", tr.p)
+		}
+		return fmt.Sprintf("delivered %s, line %d", where, tr.line)
+	case toldFailed:
+		why := c.str(tr.err)
+		if w := c.str(tr.why); w != "" {
+			why += ": " + w
+		}
+		return fmt.Sprintf("failed with %s, line %d", why, tr.line)
+	}
+	return fmt.Sprintf("no answer, line %d", tr.line)
 }
 
 // fate says how a batch with an unknown outcome ended.

@@ -54,6 +54,12 @@ func (t *trace) fail(p int32, b int64, ep int16, seq int32, reason string) *trac
 	return t.add(&tracer.Event{Kind: tracer.Fail, Partition: p, Batch: b, PID: testPID, Epoch: ep, Seq: seq, Reason: reason})
 }
 
+// told is a Told event: record id told res ("delivered" at off, "failed"
+// with err, "none").
+func (t *trace) told(p int32, id int64, res string, off int64, err string) *tracer.Event {
+	return t.add(&tracer.Event{Kind: tracer.Told, Partition: p, RecordID: id, Result: res, Offset: off, Err: err, Reason: "client's words"})
+}
+
 func (t *trace) readBack(p int32, log ...tracer.LogRecord) *tracer.Event {
 	return t.add(&tracer.Event{Kind: tracer.ReadBack, Partition: p, Log: log})
 }

@@ -44,6 +44,15 @@ type Stats struct {
 	OutOfOrderAcked   int
 	Stalls            int           // batches reported as Stall
 	StallTime         time.Duration // summed over stalled batches: first OUT_OF_ORDER_SEQUENCE_NUMBER answer to the batch's end
+
+	// What the application was told (Told events), in records: delivered,
+	// failed and no answer; LostTold is the part of the delivered ones
+	// that the read-back lacks ("lost though acknowledged to the
+	// application"), counted only for partitions read back.
+	ToldDelivered int
+	ToldFailed    int
+	ToldNone      int
+	LostTold      int
 }
 
 // outcome is a batch's outcome as the application saw it.
@@ -139,6 +148,32 @@ type part struct {
 	readTwice []int         // lines of further ReadBack events for it
 	short     *tracer.Event // its ReadBackShort: the high watermark never passed what was acknowledged
 	shortLine int
+	told      []toldRec // index in ids -> what the application was told; nil if no Told named one of them
+}
+
+// toldRec is what the application was told about one record (its Told).
+type toldRec struct {
+	res  uint8 // 0 if no Told: toldDelivered, toldFailed or toldNone
+	p    int32 // the partition it was told, -1 if none
+	line int
+	off  int64
+	err  text // the Kafka error of a failure
+	why  text // the client's words
+}
+
+const (
+	toldDelivered = 1 + iota
+	toldFailed
+	toldNone
+)
+
+// toldAt returns what the application was told of the partition's record
+// i, nil if nothing.
+func (pt *part) toldAt(i int) *toldRec {
+	if i >= len(pt.told) || pt.told[i].res == 0 {
+		return nil
+	}
+	return &pt.told[i]
 }
 
 // Checker checks one trace. It is not safe for concurrent use.
@@ -214,6 +249,8 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 		}
 	case tracer.Fail:
 		c.fail(line, e)
+	case tracer.Told:
+		c.toldEvent(line, e)
 	case tracer.ReadBackShort:
 		pt := c.part(e.Partition)
 		ev := *e
@@ -338,6 +375,51 @@ func (c *Checker) fail(line int, e *tracer.Event) {
 	}
 }
 
+// toldEvent applies a Told event: what the application was told about one
+// record, which a SendNew before it must have sent, and no Told before it
+// have named.
+func (c *Checker) toldEvent(line int, e *tracer.Event) {
+	rf, ok := c.rec.Get(e.RecordID)
+	nonConformance := func(lines []int, format string, args ...any) {
+		c.found = append(c.found, checker.Violation{Kind: checker.NonConformance, Partition: e.Partition, Seq: -1,
+			Records: []int64{e.RecordID}, Lines: lines, Detail: fmt.Sprintf(format, args...)})
+	}
+	if !ok {
+		nonConformance([]int{line}, "The application was told of record %d, which no SendNew before it sent: a Told must follow the record's SendNew.", e.RecordID)
+		return
+	}
+	pt := c.byNum[rf.Part()]
+	r := rf.I()
+	if r >= len(pt.told) {
+		pt.told = slices.Grow(pt.told, pt.ids.n-len(pt.told))[:pt.ids.n]
+	}
+	tr := &pt.told[r]
+	if tr.res != 0 {
+		nonConformance([]int{tr.line, line}, "The application was told of record %d twice: only the first Told is checked.", e.RecordID)
+		return
+	}
+	*tr = toldRec{p: e.Partition, line: line, off: e.Offset, err: c.text(e.Err), why: c.text(e.Reason)}
+	switch e.Result {
+	case tracer.Delivered:
+		tr.res = toldDelivered
+		c.stats.ToldDelivered++
+	case tracer.Failed:
+		tr.res = toldFailed
+		c.stats.ToldFailed++
+	default:
+		tr.res = toldNone
+		c.stats.ToldNone++
+	}
+}
+
+// definite reports whether the application's failure tr says the record
+// was not written: the client's error is one the spec calls fatal
+// (replay.Fatal), a refusal of the batch. A timeout, a local error or none
+// leaves it unknown.
+func (c *Checker) definite(tr *toldRec) bool {
+	return tr != nil && tr.res == toldFailed && tr.err != 0 && replay.Fatal(c.str(tr.err))
+}
+
 // retriable reports whether Kafka's error is retriable (replay.Retriable),
 // which is to say that the request may have been written.
 func retriable(name string) bool {
@@ -441,6 +523,10 @@ func (s *Stats) add(o *Stats) {
 	s.OutOfOrderAcked += o.OutOfOrderAcked
 	s.Stalls += o.Stalls
 	s.StallTime += o.StallTime
+	s.ToldDelivered += o.ToldDelivered
+	s.ToldFailed += o.ToldFailed
+	s.ToldNone += o.ToldNone
+	s.LostTold += o.LostTold
 }
 
 // stall reports b, which was answered OUT_OF_ORDER_SEQUENCE_NUMBER and ended

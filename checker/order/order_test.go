@@ -127,7 +127,7 @@ func TestFixtureViolations(t *testing.T) {
 	}{
 		{"bad-lost-write", []want{
 			{2, []int64{4, 5, 6}, []int{6, 14, 18}, "yet sequence 6 of epoch 0 is (offset 3)"},
-			{4, []int64{10, 11, 12}, []int{16, 17, 18}, "acknowledged at offsets 6-8 but are not in the read-back"},
+			{4, []int64{10, 11, 12}, []int{16, 17, 18}, "acknowledged on the wire at offsets 6-8 but are not in the read-back"},
 		}},
 		{"bad-duplicate", []want{{2, []int64{4, 5, 6}, []int{5, 11}, "at offsets 3-5 and again at offsets 6-8"}}},
 		{"bad-nonmonotonic-send", []want{{2, []int64{4, 5, 6, 7, 8, 9}, []int{6, 7, 19}, "Batch 3 overtook batch 2"}}},
@@ -358,7 +358,7 @@ func TestRules(t *testing.T) {
 			tr.send(0, 1, 0, 0, 1)
 			tr.recv(0, 1, 0, 0, "DUPLICATE_SEQUENCE_NUMBER", -1)
 			tr.readBack(0)
-		}, []checker.Kind{checker.Lost}, "acknowledged with no offset (DUPLICATE_SEQUENCE_NUMBER)"},
+		}, []checker.Kind{checker.Lost}, "acknowledged on the wire with no offset (DUPLICATE_SEQUENCE_NUMBER)"},
 
 		{"acknowledged offset holds nothing: lost, not also inconsistent", func(tr *trace) {
 			tr.send(0, 1, 0, 0, 1, 2)
@@ -427,6 +427,71 @@ func TestRules(t *testing.T) {
 			tr.recv(0, 2, 0, 1, "NONE", 1)
 			tr.readBack(0, logOf(0, [3]int64{0, 0, 1})[0], logOf(2, [3]int64{0, 2, 3})[0])
 		}, []checker.Kind{checker.NonConformance, checker.NonConformance}, "sent new twice"},
+
+		// What the application was told (Told), against the log.
+		{"told delivered, absent, no answer on the wire: lost, acknowledged to the application", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1, 2)
+			tr.told(0, 1, "delivered", 0, "")
+			tr.told(0, 2, "delivered", 1, "")
+			tr.readBack(0)
+		}, []checker.Kind{checker.Lost}, "Records 1 and 2 (batch 1; epoch 0, sequences 0-1) were acknowledged to the application (delivered at offsets 0-1, line 3) but are not in the read-back of partition 0; the wire shows no success answer for the batch: it had no outcome by the end of the trace."},
+		{"told delivered and acknowledged on the wire, absent: one lost-write naming both", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "NONE", 0)
+			tr.told(0, 1, "delivered", 0, "")
+			tr.readBack(0)
+		}, []checker.Kind{checker.Lost}, "acknowledged on the wire at offset 0 (and to the application: delivered at offset 0, line 4) but is not in the read-back"},
+		{"told delivered, wire unknown, present: clean", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "REQUEST_TIMED_OUT", -1)
+			tr.told(0, 1, "delivered", 0, "")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, nil, ""},
+		{"told delivered at another offset than the log's", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.told(0, 1, "delivered", 7, "")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, []checker.Kind{checker.InconsistentOffset}, "was told to the application as delivered (delivered at offset 7, line 3) but is at offset 0 of partition 0 in the read-back"},
+		{"told delivered to another partition", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "NONE", 0)
+			tr.told(3, 1, "delivered", 0, "")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, []checker.Kind{checker.InconsistentOffset}, "delivered at offset 0 of partition 3"},
+		{"told delivered with no offset, present: clean", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.told(0, 1, "delivered", -1, "")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, nil, ""},
+		{"told failed with a fatal error, present: failed-but-present", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "REQUEST_TIMED_OUT", -1)
+			tr.told(0, 1, "failed", -1, "INVALID_RECORD")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, []checker.Kind{checker.FailedPresent}, "yet the application was told they definitely failed (failed with INVALID_RECORD: client's words, line 4)"},
+		{"told failed with a timeout, present: unknown, clean", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.told(0, 1, "failed", -1, "REQUEST_TIMED_OUT")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, nil, ""},
+		{"told failed with no Kafka error, present: unknown, clean", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.told(0, 1, "failed", -1, "")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, nil, ""},
+		{"told no answer, absent: clean", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.told(-1, 1, "none", -1, "")
+			tr.readBack(0)
+		}, nil, ""},
+		{"told of a record never sent, and twice", func(tr *trace) {
+			tr.told(0, 9, "delivered", 0, "")
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "NONE", 0)
+			tr.told(0, 1, "delivered", 0, "")
+			tr.told(0, 1, "failed", -1, "INVALID_RECORD")
+			tr.readBack(0, batchLog(0, 0, 0, 1)...)
+		}, []checker.Kind{checker.NonConformance, checker.NonConformance}, "record 9, which no SendNew before it sent"},
 
 		{"never sent: counted, not checked", func(tr *trace) {
 			tr.fail(0, 9, -1, -1, "delivery timeout before the batch was sent")
@@ -504,4 +569,21 @@ func TestAddAfterFinishPanics(t *testing.T) {
 		}
 	}()
 	c.Add(2, &tracer.Event{Kind: tracer.Disconnect})
+}
+
+// What the application was told is counted by result, and the delivered
+// records the read-back lacks as LostTold.
+func TestToldStats(t *testing.T) {
+	tr := newTrace()
+	tr.send(0, 1, 0, 0, 1, 2, 3, 4)
+	tr.recv(0, 1, 0, 0, "NONE", 0)
+	tr.told(0, 1, "delivered", 0, "")
+	tr.told(0, 2, "delivered", 1, "")
+	tr.told(0, 3, "failed", -1, "REQUEST_TIMED_OUT")
+	tr.told(-1, 4, "none", -1, "")
+	tr.readBack(0, batchLog(0, 0, 0, 1)...)
+	s := tr.run().Stats
+	if s.ToldDelivered != 2 || s.ToldFailed != 1 || s.ToldNone != 1 || s.LostTold != 1 {
+		t.Errorf("stats %+v: want 2 delivered, 1 failed, 1 none, 1 lost though told delivered", s)
+	}
 }

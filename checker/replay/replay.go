@@ -250,7 +250,7 @@ func (pt *partition) outstanding() bool {
 
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
-	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences {
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
 		}
@@ -291,6 +291,10 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		return m.fault(line, e)
 	case tracer.Fail:
 		return m.failBatch(line, e)
+	case tracer.Told:
+		// What the application was told is no protocol step: checker/order
+		// and checker/linz hold it to the read-back.
+		return nil
 	case tracer.ReadBack, tracer.ReadBackShort:
 		// The read-back itself is the ordering and linearizability
 		// checks' job; the run is over.

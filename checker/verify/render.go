@@ -91,6 +91,10 @@ func (r *Report) Text(w io.Writer) error {
 	}
 	o := r.Order
 	fmt.Fprintf(bw, "  records: %d sent, %d acknowledged, %d failed, %d unknown; %d read back\n", o.Records, o.Acked, o.Failed, o.Unknown, o.ReadBack)
+	if told := o.ToldDelivered + o.ToldFailed + o.ToldNone; told > 0 {
+		fmt.Fprintf(bw, "  the application was told: %d delivered, %d failed, %d no answer; %d told delivered and not read back\n",
+			o.ToldDelivered, o.ToldFailed, o.ToldNone, o.LostTold)
+	}
 	fmt.Fprintf(bw, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers: %d (%d to batches acknowledged in the end); stalls: %d (%v)\n",
 		o.OutOfOrderAnswers, o.OutOfOrderAcked, o.Stalls, o.StallTime.Round(1e6))
 	if len(r.Violations) > 0 {
