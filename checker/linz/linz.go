@@ -41,7 +41,7 @@ type Checker struct {
 	// at the first Told (toldSeen), then kept up by every SendNew.
 	byRecord index
 	toldSeen bool
-	texts  intern.Table // the causes operations name
+	texts    intern.Table // the causes operations name
 	// checked: a Result of Check may still read the operations as they
 	// were, so the next Add copies them before it changes one.
 	checked bool
