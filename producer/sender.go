@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -136,6 +137,31 @@ func (s *sender) run(ctx context.Context) {
 func (s *sender) emit(e *tracer.Event) {
 	if s.p.trace != nil {
 		s.p.trace.Emit(e)
+	}
+}
+
+// tell traces what the application is about to be told of b's records, a
+// Told event each, when b's SendNew was traced: err nil, delivered at the
+// offsets the records carry; else failed, with the Kafka error err wraps.
+func (s *sender) tell(b *batch, err error) {
+	if s.p.trace == nil || !b.traced || len(b.ids) != len(b.recs) {
+		return
+	}
+	e := tracer.Event{Kind: tracer.Told, Partition: b.part.id, Offset: -1, Result: tracer.Delivered}
+	if err != nil {
+		e.Result, e.Reason = tracer.Failed, err.Error()
+		var ke *kerr.Error
+		if errors.As(err, &ke) {
+			e.Err = tracer.ErrorName(ke.Code)
+		}
+	}
+	for i, r := range b.recs {
+		ev := e
+		ev.RecordID = b.ids[i]
+		if err == nil {
+			ev.Offset = r.msg.Offset
+		}
+		s.p.trace.Emit(&ev)
 	}
 }
 
@@ -454,6 +480,7 @@ func (s *sender) failBatch(b *batch, err error, reason string) {
 }
 
 func (s *sender) failRecords(b *batch, err error) {
+	s.tell(b, err)
 	for _, r := range b.recs {
 		r.done(r.msg, err)
 	}
@@ -628,6 +655,7 @@ func (s *sender) emitSends(node, corr int32, batches []*batch, fresh []bool) {
 		e.N, e.Req, e.Node = b.n(), corr, node
 		if fresh[i] {
 			e.Records = b.ids
+			b.traced = true
 		}
 		s.p.trace.Emit(e)
 	}
@@ -799,6 +827,9 @@ func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time
 			if off >= 0 {
 				r.msg.Offset = off + int64(i)
 			}
+		}
+		s.tell(b, nil)
+		for _, r := range b.recs {
 			r.done(r.msg, nil)
 		}
 		s.release(b)

@@ -31,6 +31,7 @@ type batch struct {
 	part    *partition
 	recs    []pendingRecord
 	ids     []int64   // kcheck ids of the records, when tracing
+	traced  bool      // its SendNew is in the trace, so what the application is told of it goes there too (Told)
 	created time.Time // when its first record was produced
 	baseTs  int64     // the first record's timestamp (ms)
 	maxTs   int64     // the latest record timestamp (ms)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +35,20 @@ sequence, which an epoch bump changes.
 With a command after "--", the proxy runs it with "{bootstrap}" in its
 arguments (and $KCHECK_BOOTSTRAP) set to the proxy's address, and stops when
 it exits: the exit status is the command's (0 or 1), or 2 when it could not
-start or was killed. Without one, it prints "bootstrap: ADDR" and runs until
+start or was killed.
+
+What the client told its application: the command is given a file to write
+its report to, one line per record (drivers/OUTCOMES.md; every driver in
+drivers/ writes it), as "{outcomes}" in its arguments and $KCHECK_OUTCOMES.
+When the command exits, the proxy merges the report into the trace as Told
+events (tracer/FORMAT.md), which kcheck verify holds to the read-back: a
+record the application was told was delivered and that is not in the log is
+a lost-write however the wire looked. --outcomes FILE names the file instead
+(and, without a command, is read when the proxy stops). A report with a
+malformed line, a record twice, or a delivery of a record no produce
+request carried is refused (exit 2, file and line, no trace left). A client
+that writes no report leaves a trace of the wire only; one that crashed
+(exit 2 or a signal) has its report ignored. Without one, it prints "bootstrap: ADDR" and runs until
 interrupted (Ctrl-C or SIGTERM).
 
 Faults (--fault, as kcheck run; per partition: seed-race, not-leader,
@@ -59,6 +74,7 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for fault choices"},
+			&cli.StringFlag{Name: "outcomes", Usage: "read what the client told its application from `FILE` (drivers/OUTCOMES.md; default: a temporary file given to the command as {outcomes} and $KCHECK_OUTCOMES)", TakesFile: true},
 			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it; kcheck readback adds it later)"},
 		},
 		Action: doProxy,
@@ -136,12 +152,26 @@ func doProxy(c *cli.Context) error {
 	addr := p.Addr()
 	fmt.Fprintf(stderr, "kcheck proxy: %s -> %s\n", addr, cfg.Upstream)
 
+	outcomes, given := c.String("outcomes"), c.IsSet("outcomes")
+	if !given && tracePath != "" && len(command) > 0 {
+		dir, err := os.MkdirTemp("", "kcheck-outcomes-")
+		if err != nil {
+			return usageErrorf("proxy: a file for the client's report: %v", err)
+		}
+		defer os.RemoveAll(dir)
+		outcomes = filepath.Join(dir, "outcomes.jsonl")
+	}
 	var cmdErr error
 	if len(command) == 0 {
 		fmt.Fprintf(c.App.Writer, "bootstrap: %s\n", addr)
 		<-c.Context.Done()
 	} else {
-		cmdErr = runClient(c, command, addr)
+		cmdErr = runClient(c, command, addr, outcomes)
+	}
+	if tracePath != "" && outcomes != "" {
+		if err := tell(c, p, outcomes, given, cmdErr); err != nil {
+			return err
+		}
 	}
 
 	if c.Bool("readback") || cfg.Trace == nil {
@@ -168,16 +198,50 @@ func doProxy(c *cli.Context) error {
 	return cmdErr
 }
 
-// runClient runs the client command through the proxy at addr and returns
-// its failure as kcheck's exit status.
-func runClient(c *cli.Context, command []string, addr string) error {
+// tell merges the client's report at path into the proxy's trace, unless
+// the client crashed (cmdErr of exit status 2). A report the client did not
+// write is an error only when the user named it (given).
+func tell(c *cli.Context, p *proxy.Proxy, path string, given bool, cmdErr error) error {
+	stderr := c.App.ErrWriter
+	var ee *exitError
+	if errors.As(cmdErr, &ee) && ee.code == exitUsage {
+		fmt.Fprintf(stderr, "kcheck proxy: the client failed: its report of what it told its application is not merged\n")
+		return nil
+	}
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !given:
+		fmt.Fprintf(stderr, "kcheck proxy: the client wrote no report of what it told its application ({outcomes}, $KCHECK_OUTCOMES; drivers/OUTCOMES.md): the trace shows the wire only\n")
+		return nil
+	case err != nil:
+		return usageErrorf("proxy: --outcomes: %v", err)
+	}
+	defer f.Close()
+	outs, err := proxy.ReadOutcomes(f, path)
+	if err == nil {
+		var st proxy.TellStats
+		if st, err = p.Tell(outs, path); err == nil {
+			fmt.Fprintf(stderr, "kcheck proxy: merged what the client told its application about %d records (%d more never reached the wire)\n", st.Merged, st.Unsent)
+			return nil
+		}
+	}
+	return usageErrorf("proxy: the client's report: %v", err)
+}
+
+// runClient runs the client command through the proxy at addr, with
+// outcomes as where it writes its report, and returns its failure as
+// kcheck's exit status.
+func runClient(c *cli.Context, command []string, addr, outcomes string) error {
 	args := make([]string, len(command))
 	for i, a := range command {
-		args[i] = strings.ReplaceAll(a, "{bootstrap}", addr)
+		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "{bootstrap}", addr), "{outcomes}", outcomes)
 	}
 	cmd := exec.CommandContext(c.Context, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = c.App.Writer, c.App.ErrWriter
 	cmd.Env = append(os.Environ(), "KCHECK_BOOTSTRAP="+addr)
+	if outcomes != "" {
+		cmd.Env = append(cmd.Env, "KCHECK_OUTCOMES="+outcomes)
+	}
 	// Interrupted: ask the client to stop, then make sure it has.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second

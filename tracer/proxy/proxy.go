@@ -80,6 +80,7 @@ type Proxy struct {
 	acked      *readback.Acked // the highest acknowledged offsets, for the read-back
 	batches    map[batchKey]int64
 	sentOnce   map[int64]bool // batch ids seen: the next attempt is a Resend
+	sentIDs    map[int64]int32 // record ids SendNew carried, and their partition, for Tell
 	firstSeen  map[int32]bool // partitions whose first produce passed
 	faultsLeft []int          // per cfg.Faults entry; -1 no limit
 	nextReq    int32          // the proxy's request number, the trace's req
@@ -285,6 +286,55 @@ func (p *Proxy) Finish(ctx context.Context) error {
 	return p.trace.Flush()
 }
 
+// TellStats counts what Tell merged into the trace.
+type TellStats struct {
+	Merged int // Told events written
+	Unsent int // failures and no answers of records no produce request carried: not merged
+}
+
+// Tell closes the proxy and writes a Told event for each of outs, what the
+// client told its application (read from the report called name), in their
+// order. It checks them all before it writes any: a record reported
+// delivered that no produce request through the proxy carried, or a
+// partition the topic does not have, is an error naming the report's line.
+// A failure or no answer of a record that never reached the wire is not
+// merged, only counted. Call it before Finish.
+func (p *Proxy) Tell(outs []Outcome, name string) (TellStats, error) {
+	p.Close()
+	var st TellStats
+	if p.cfg.Trace == nil {
+		return st, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	parts := p.partitions[p.topic]
+	keep := make([]bool, len(outs))
+	for i := range outs {
+		e := &outs[i].Told
+		_, sent := p.sentIDs[e.RecordID]
+		switch {
+		case !sent && e.Result == tracer.Delivered:
+			return st, fmt.Errorf("%s:%d: record %d is reported delivered, but no produce request to topic %q through the proxy carried it: the report is not of this run, or the client wrote elsewhere",
+				name, outs[i].Line, e.RecordID, p.topic)
+		case !sent:
+			st.Unsent++
+		case e.Partition >= parts:
+			return st, fmt.Errorf("%s:%d: record %d is reported on partition %d, but topic %q has %d partitions",
+				name, outs[i].Line, e.RecordID, e.Partition, p.topic, parts)
+		default:
+			keep[i] = true
+		}
+	}
+	for i := range outs {
+		if keep[i] {
+			e := outs[i].Told
+			p.trace.Emit(&e)
+			st.Merged++
+		}
+	}
+	return st, nil
+}
+
 // emitLocked writes e to the trace, or keeps it until the header is known.
 func (p *Proxy) emitLocked(e tracer.Event) {
 	if p.cfg.Trace == nil {
@@ -294,6 +344,14 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 		p.acked = readback.NewAcked()
 	}
 	p.acked.Observe(&e)
+	if e.Kind == tracer.SendNew {
+		if p.sentIDs == nil {
+			p.sentIDs = map[int64]int32{}
+		}
+		for _, id := range e.Records {
+			p.sentIDs[id] = e.Partition
+		}
+	}
 	if p.trace == nil {
 		p.early = append(p.early, e)
 		return
