@@ -5,9 +5,12 @@
 // record carries a kcheck-id header, its number n in decimal ASCII, as well
 // as the value prefix "rec=<n>;". drivers/kgo and drivers/python run the same
 // experiment with other clients, with the same flags, JSON and exit codes.
-// With --bench it runs the throughput mode instead (Bench.java).
+// drivers/java/build.sh builds it against kafka-clients 4.3.1 or 4.4.0; the
+// JSON's "version" is the one it runs with. With --bench it runs the
+// throughput mode instead (Bench.java).
 package kcheck;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +44,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 public final class Main {
-    static final String VERSION = "4.3.1";
+    // The kafka-clients version on the classpath, as the client reports it
+    // (drivers/java/build.sh VERSION builds against it).
+    static final String VERSION = clientVersion();
     static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
     static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
     static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
@@ -268,6 +273,21 @@ public final class Main {
                 }
                 Thread.sleep(backoff);
             }
+        }
+    }
+
+    // clientVersion reads the version kafka-clients reports (the "version" of
+    // its kafka/kafka-version.properties), as AppInfoParser.getVersion() does:
+    // that class moved to org.apache.kafka.common.utils.internals in 4.4.0,
+    // its resource did not.
+    static String clientVersion() {
+        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) return "unknown";
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown").trim();
+        } catch (IOException e) {
+            return "unknown";
         }
     }
 
