@@ -38,7 +38,7 @@ traces: build
 # rule off and on, every trace verified (bench/race.sh; RACE_RUNS runs each).
 RACE_RUNS ?= 5
 race: build
-	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1
+	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1 4.4.0
 
 # The benchmarks against the peers in one run (bench/run.sh): bench/RESULTS.md
 # and its plots. Not part of make test. bench-quick is the short version.
@@ -89,17 +89,17 @@ test: fmt-check vet gotest fuzz drivertest tlc kafka-test
 
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.
-KAFKA_VERSIONS ?= 4.1.0 4.3.1
+KAFKA_VERSIONS ?= 4.1.0 4.3.1 4.4.0
 .PHONY: kafka-fetch kafka-test race-quick faults faults-quick faults-loaded
 
 kafka-fetch: build
 	@for v in $(KAFKA_VERSIONS); do $(KCHECK) kafka fetch --version $$v || exit 2; done
 
-# Starts real brokers: our producer against Kafka 4.1.0 and 4.3.1 (one node,
-# no faults), its trace verified; a cluster of three nodes; a failed start;
-# the kgo driver on a real broker; then one run of the seed's experiment per
-# client (race-quick) and one run of each fault on a three-node cluster
-# (faults-quick). Part of make test, so CI gates on them.
+# Starts real brokers: our producer against Kafka 4.1.0, 4.3.1 and 4.4.0
+# (one node, no faults), its trace verified; a cluster of three nodes; a
+# failed start; the kgo driver on a real broker; then one run of the seed's
+# experiment per client (race-quick) and one run of each fault on a
+# three-node cluster (faults-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
 	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
 	$(MAKE) race-quick faults-quick
@@ -107,7 +107,7 @@ kafka-test: kafka-fetch
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is
 # not clean, or if kcheck verify misses a loss or flags a clean run.
 race-quick: build
-	CLIENTS="ours-on java kgo librdkafka sarama" bench/race.sh 1 4.1.0
+	CLIENTS="ours-on java-4.3.1 java-4.4.0 kgo librdkafka sarama" bench/race.sh 1 4.1.0
 
 # Our producer (rule on) under leader moves, a broker restart, a broker and
 # the active controller killed (SIGKILL) and lost responses on a real

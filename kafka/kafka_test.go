@@ -46,7 +46,7 @@ func fetch(t *testing.T, version string) string {
 
 func TestFetchVersions(t *testing.T) {
 	needKafka(t)
-	for _, v := range []string{"4.1.0", "4.3.1"} {
+	for _, v := range []string{"4.1.0", "4.3.1", "4.4.0"} {
 		libs := strings.TrimSuffix(fetch(t, v), "*")
 		for _, pattern := range []string{"kafka_2.13-" + v + ".jar", "kafka-clients-" + v + ".jar", "log4j-core-*.jar", "log4j-slf4j*-impl-*.jar"} {
 			if m, _ := filepath.Glob(filepath.Join(libs, pattern)); len(m) != 1 {
@@ -111,7 +111,7 @@ func alive(n kafka.Node) bool {
 // against a real one-node broker, and verifies its trace.
 func TestWorkload(t *testing.T) {
 	needKafka(t)
-	for _, version := range []string{"4.1.0", "4.3.1"} {
+	for _, version := range []string{"4.1.0", "4.3.1", "4.4.0"} {
 		t.Run(version, func(t *testing.T) {
 			begin := time.Now()
 			c := start(t, kafka.Config{Version: version, Nodes: 1})

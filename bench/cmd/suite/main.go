@@ -126,7 +126,7 @@ func main() {
 	fs.StringVar(&pa.Kcheck, "kcheck", "bin/kcheck", "kcheck")
 	fs.StringVar(&pa.Produce, "produce", "bin/kcheck-bench-produce", "bench/cmd/produce")
 	fs.StringVar(&pa.KgoDriver, "kgo", "bin/kcheck-kgo-driver", "drivers/kgo")
-	fs.StringVar(&pa.JavaJar, "java-jar", "drivers/java/target/kcheck-java-driver.jar", "drivers/java's jar")
+	fs.StringVar(&pa.JavaJar, "java-jar", "", "drivers/java's jar against kafka-clients 4.3.1 (drivers/java/build.sh 4.3.1 prints it)")
 	fs.StringVar(&pa.Python, "python", "", "the librdkafka driver's python (drivers/python/setup.sh)")
 	fs.StringVar(&pa.Enqueue, "enqueue", "bin/kcheck-bench-enqueue", "bench/cmd/enqueue")
 	fs.StringVar(&pa.VerifyTest, "verify-test", "bin/bench/verify.test", "go test -c ./checker/verify")
@@ -167,8 +167,12 @@ func main() {
 		os.Exit(2)
 	}
 	pa.Root = root
+	if pa.JavaJar == "" && (phases["throughput"] || phases["delay"]) && *from == "" {
+		fmt.Fprintln(os.Stderr, "suite: --java-jar is required for the throughput and delay phases: the jar drivers/java/build.sh 4.3.1 prints")
+		os.Exit(2)
+	}
 	for _, p := range []*string{&pa.Out, &pa.Kcheck, &pa.Produce, &pa.KgoDriver, &pa.JavaJar, &pa.Enqueue, &pa.VerifyTest, &pa.ReplayTest} {
-		if !filepath.IsAbs(*p) {
+		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(root, *p)
 		}
 	}

@@ -5,10 +5,19 @@
 // record carries a kcheck-id header, its number n in decimal ASCII, as well
 // as the value prefix "rec=<n>;". drivers/kgo and drivers/python run the same
 // experiment with other clients, with the same flags, JSON and exit codes.
-// With --bench it runs the throughput mode instead (Bench.java).
+// --outcomes FILE (or $KCHECK_OUTCOMES) also writes what the client told the
+// application about each record, one JSON line a record
+// (drivers/sarama/README.md; a failed line also carries the Kafka error code).
+// drivers/java/build.sh builds it against kafka-clients 4.3.1 or 4.4.0; the
+// JSON's "version" is the one it runs with. With --bench it runs the
+// throughput mode instead (Bench.java).
 package kcheck;
 
+import java.io.BufferedWriter;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,17 +44,21 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 public final class Main {
-    static final String VERSION = "4.3.1";
+    // The kafka-clients version on the classpath, as the client reports it
+    // (drivers/java/build.sh VERSION builds against it).
+    static final String VERSION = clientVersion();
     static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
     static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
     static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]";
+        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]";
     static final long GRACE_MS = 30_000; // past the delivery timeout
 
     static final class SetupError extends Exception {
@@ -64,6 +77,8 @@ public final class Main {
         Map<String, String> a = new HashMap<>(Map.of(
             "--partitions", "64", "--records", "3000", "--value-bytes", "10240", "--keys", "1024",
             "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000"));
+        String env = System.getenv("KCHECK_OUTCOMES");
+        a.put("--outcomes", env == null ? "" : env); // "": none
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
             if (!k.startsWith("--") || i + 1 == argv.length) die(USAGE);
@@ -81,8 +96,9 @@ public final class Main {
             if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
                 throw new SetupError("java driver: --compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
             }
+            Outcomes outcomes = Outcomes.open(a.get("--outcomes"));
             int exit = run(bootstrap, topic, partitions, records, valueBytes, keys, compression, deliveryTimeoutMs,
-                requestTimeoutMs, t0);
+                requestTimeoutMs, t0, outcomes);
             System.exit(exit);
         } catch (SetupError e) {
             die(e.getMessage());
@@ -92,7 +108,8 @@ public final class Main {
     }
 
     static int run(String bootstrap, String topic, int partitions, int records, int valueBytes, int keys,
-                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, long t0) throws Exception {
+                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, long t0, Outcomes outcomes)
+        throws Exception {
         createTopic(bootstrap, topic, partitions);
 
         // Produce.
@@ -136,6 +153,7 @@ public final class Main {
                 ProducerRecord<byte[], byte[]> pr = new ProducerRecord<>(topic, key, value);
                 pr.headers().add(new RecordHeader(ID_HEADER, Integer.toString(n).getBytes(StandardCharsets.US_ASCII)));
                 producer.send(pr, (md, err) -> {
+                    if (outcomes != null) outcomes.report(rec, md, err);
                     if (err == null) {
                         acked[rec] = true;
                         ackedN.incrementAndGet();
@@ -147,6 +165,7 @@ public final class Main {
                     done.countDown();
                 });
             } catch (Exception e) {
+                if (outcomes != null) outcomes.report(rec, null, e);
                 failedN.incrementAndGet();
                 errors.computeIfAbsent(e.getClass().getName(), x -> new AtomicInteger()).incrementAndGet();
                 done.countDown();
@@ -161,6 +180,8 @@ public final class Main {
             errors.computeIfAbsent("no callback within delivery timeout + " + GRACE_MS / 1000 + " s",
                 x -> new AtomicInteger()).addAndGet((int) open);
         }
+        // The "none" lines; later callbacks are not written.
+        if (outcomes != null) outcomes.end(records);
         producer.close(Duration.ofSeconds(5));
 
         // Read every partition back from the beginning up to its end offset.
@@ -207,6 +228,7 @@ public final class Main {
                 if (acked[n]) lostAcked++;
             }
         }
+        if (outcomes != null) outcomes.close();
         long ms = (System.nanoTime() - t0) / 1_000_000;
 
         StringBuilder j = new StringBuilder();
@@ -268,6 +290,106 @@ public final class Main {
                 }
                 Thread.sleep(backoff);
             }
+        }
+    }
+
+    // Outcomes writes --outcomes FILE (drivers/sarama/README.md): one JSON
+    // line a record as its callback arrives, from the producer's I/O thread
+    // (or the sending thread, for a send() that throws), then at the end of
+    // the wait a "none" line for each record without one, by id:
+    //   {"id":N,"p":P,"off":O}                delivered (off -1 without an offset)
+    //   {"id":N,"p":P,"err":"TEXT","code":C}  failed (p -1 if not known); TEXT is
+    //       the exception's simple class name, ": " and its message; code the
+    //       Kafka error code of an ApiException (Errors.forException), absent
+    //       for UNKNOWN_SERVER_ERROR and exceptions that are not ApiExceptions
+    //   {"id":N,"none":true}                  no callback by the end of the wait
+    static final class Outcomes {
+        private final BufferedWriter w;
+        private final String path;
+        private boolean[] answered = new boolean[0];
+        private boolean ended;
+        private IOException failed; // the first write error, reported by close()
+
+        private Outcomes(BufferedWriter w, String path) { this.w = w; this.path = path; }
+
+        // open returns the writer of path, or null for "".
+        static Outcomes open(String path) throws SetupError {
+            if (path == null || path.isEmpty()) return null;
+            try {
+                return new Outcomes(Files.newBufferedWriter(Paths.get(path), StandardCharsets.UTF_8), path);
+            } catch (IOException | RuntimeException e) {
+                throw new SetupError("java driver: --outcomes " + path + ": " + e);
+            }
+        }
+
+        synchronized void report(int n, org.apache.kafka.clients.producer.RecordMetadata md, Exception err) {
+            if (ended) return;
+            if (n >= answered.length) answered = java.util.Arrays.copyOf(answered, Math.max(n + 1, 2 * answered.length));
+            answered[n] = true;
+            int p = md != null ? md.partition() : -1;
+            if (err == null) {
+                long off = md.hasOffset() ? md.offset() : -1;
+                write("{\"id\":" + n + ",\"p\":" + p + ",\"off\":" + off + "}\n");
+                return;
+            }
+            StringBuilder b = new StringBuilder();
+            b.append("{\"id\":").append(n).append(",\"p\":").append(p).append(",\"err\":\"")
+             .append(jsonEscape(err.getClass().getSimpleName() + ": " + err.getMessage())).append('"');
+            Integer code = errorCode(err);
+            if (code != null) b.append(",\"code\":").append(code);
+            write(b.append("}\n").toString());
+        }
+
+        // errorCode is the Kafka protocol error code of err, or null when it
+        // is not an ApiException or maps to UNKNOWN_SERVER_ERROR.
+        static Integer errorCode(Exception err) {
+            if (!(err instanceof ApiException)) return null;
+            Errors e = Errors.forException(err);
+            if (e == Errors.UNKNOWN_SERVER_ERROR) return null;
+            return (int) e.code();
+        }
+
+        // end writes a "none" line for each of the records 0..records-1
+        // without a callback; after it nothing more is written.
+        synchronized void end(int records) {
+            ended = true;
+            for (int n = 0; n < records; n++) {
+                if (n >= answered.length || !answered[n]) write("{\"id\":" + n + ",\"none\":true}\n");
+            }
+        }
+
+        private void write(String line) {
+            if (failed != null) return;
+            try {
+                w.write(line);
+            } catch (IOException e) {
+                failed = e;
+            }
+        }
+
+        synchronized void close() throws SetupError {
+            ended = true;
+            try {
+                w.close();
+            } catch (IOException e) {
+                if (failed == null) failed = e;
+            }
+            if (failed != null) throw new SetupError("java driver: --outcomes " + path + ": " + failed);
+        }
+    }
+
+    // clientVersion reads the version kafka-clients reports (the "version" of
+    // its kafka/kafka-version.properties), as AppInfoParser.getVersion() does:
+    // that class moved to org.apache.kafka.common.utils.internals in 4.4.0,
+    // its resource did not.
+    static String clientVersion() {
+        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) return "unknown";
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown").trim();
+        } catch (IOException e) {
+            return "unknown";
         }
     }
 
