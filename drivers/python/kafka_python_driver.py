@@ -6,8 +6,8 @@ what was lost, duplicated or reordered. The flags, the one line of JSON (plus
 max_in_flight and differs: where kafka-python's producer is not the Java
 driver's) and the exit codes of driver.py and drivers/java: 0 clean,
 1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
-workload is seed.py's. --outcomes FILE writes what kafka-python reported for
-each record (drivers/sarama/README.md).
+workload is seed.py's. --outcomes FILE (or $KCHECK_OUTCOMES) writes what
+kafka-python reported for each record (drivers/OUTCOMES.md).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/kafka_python_driver.py --bootstrap HOST:PORT --topic T
 
@@ -142,7 +142,8 @@ def run(cfg, t0):
         return lambda md: reports.success(n, md.partition, md.offset)
 
     def on_failure(n, p):
-        return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e))
+        return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e),
+                                         seed.exception_code(e, kp.errors.BrokerResponseError))
 
     sent = 0
     for n in range(records):
@@ -153,7 +154,8 @@ def run(cfg, t0):
             fut.add_callback(on_success(n))
             fut.add_errback(on_failure(n, chosen.last))
         except kp.errors.KafkaError as e:  # no room within max_block_ms (KafkaTimeoutError), or a fatal state
-            reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e))
+            reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e),
+                            seed.exception_code(e, kp.errors.BrokerResponseError))
         sent += 1
     # A bounded wait instead of flush(), so a stalled producer is reported
     # rather than waited on forever.
