@@ -290,3 +290,33 @@ test('bad flags: exit 2 with a message', () => {
     assert.ok(r.stderr.startsWith(want), `${argv.join(' ')}: stderr ${JSON.stringify(r.stderr)}, want ${JSON.stringify(want)}`)
   }
 })
+
+// setup.sh without node, or without npm: exit 2, a message naming the client
+// and what to do, nothing on stdout. PATH holds only what the script needs
+// before it looks for them (bash, dirname).
+test('setup.sh: no node, no npm', () => {
+  const fs = require('node:fs')
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'kcheck-setup-'))
+  try {
+    for (const tool of ['bash', 'dirname']) {
+      const found = ['/usr/bin', '/bin'].map(d => path.join(d, tool)).find(f => fs.existsSync(f))
+      fs.symlinkSync(found, path.join(bin, tool))
+    }
+    const run = () =>
+      spawnSync(path.join(bin, 'bash'), [path.join(__dirname, 'setup.sh')], {
+        encoding: 'utf8',
+        env: { PATH: bin, HOME: bin, KCHECK_CACHE: path.join(bin, 'cache') },
+      })
+    let r = run()
+    assert.strictEqual(r.status, 2, r.stderr)
+    assert.strictEqual(r.stdout, '')
+    assert.match(r.stderr, /^drivers\/kafkajs\/setup.sh: node not found, needed for the kafkajs driver's client \(kafkajs 2.2.4.*install Node.js/)
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'))
+    r = run()
+    assert.strictEqual(r.status, 2, r.stderr)
+    assert.strictEqual(r.stdout, '')
+    assert.match(r.stderr, /^drivers\/kafkajs\/setup.sh: npm not found, needed to install the kafkajs driver's client .*install npm/)
+  } finally {
+    fs.rmSync(bin, { recursive: true, force: true })
+  }
+})

@@ -76,6 +76,41 @@ class ParseArgsTest(unittest.TestCase):
                     self.assertTrue(p.stderr.startswith(want), (drv, argv, p.stderr))
 
 
+class SetupTest(unittest.TestCase):
+    def test_no_python(self):
+        """setup.sh without python3 (or with a PYTHON that is not there):
+        exit 2, a message naming the clients and what to do, nothing on
+        stdout. PATH holds only what the script needs before it looks (bash,
+        dirname, cat)."""
+        with tempfile.TemporaryDirectory() as d:
+            for tool in ("bash", "dirname", "cat"):
+                found = next(f for f in (os.path.join(x, tool) for x in ("/usr/bin", "/bin")) if os.path.exists(f))
+                os.symlink(found, os.path.join(d, tool))
+            for extra, name in (({}, "python3"), ({"PYTHON": os.path.join(d, "nopython")}, os.path.join(d, "nopython"))):
+                p = subprocess.run([os.path.join(d, "bash"), os.path.join(HERE, "setup.sh")], capture_output=True,
+                                   text=True, timeout=60,
+                                   env=dict({"PATH": d, "HOME": d, "KCHECK_CACHE": os.path.join(d, "cache")}, **extra))
+                self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+                self.assertTrue(p.stderr.startswith(
+                    "drivers/python/setup.sh: %s not found, needed for the Python drivers' clients (librdkafka via "
+                    "confluent-kafka, aiokafka, kafka-python): install Python 3" % name), p.stderr)
+
+    def test_no_venv(self):
+        """A python3 without ensurepip (Debian without python3-venv): exit 2
+        naming the package to install."""
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "python3")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\ncase "$*" in *ensurepip*|"-m venv"*) exit 1;; esac\nexec %s "$@"\n' % sys.executable)
+            os.chmod(fake, 0o755)
+            p = subprocess.run([os.path.join(HERE, "setup.sh")], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, PYTHON=fake, KCHECK_CACHE=os.path.join(d, "cache")))
+            self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+            self.assertIn("has no venv or ensurepip module, needed for the Python drivers' clients", p.stderr)
+            self.assertIn("apt-get install python3-venv", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "cache")))
+
+
 class WorkloadTest(unittest.TestCase):
     def test_java_random(self):
         # new java.util.Random(1): nextInt(26) x5, nextInt(1024), nextInt(1000), as Java 17 draws them.
