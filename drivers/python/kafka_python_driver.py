@@ -161,7 +161,7 @@ def run(cfg, t0):
     # rather than waited on forever.
     reports.all_answered.wait(cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S)
     reports.close()
-    producer.close(timeout=seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); reports no longer count
+    close_producer(kp, producer)
     seed.close_outcomes(out, PREFIX)
 
     tally = seed.Tally(key_of)
@@ -169,6 +169,22 @@ def run(cfg, t0):
     tally.finish(sent, reports.acked)
     return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0,
                         {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS})
+
+
+def close_producer(kp, producer):
+    """Java's producer.close(5 s); reports no longer count. kafka-python's
+    close(timeout) raises KafkaTimeoutError from its flush when records are
+    still pending after the timeout, and leaves the producer open (its
+    __del__ tries again); then its sender is force-closed, as Java's close
+    does after the timeout (the private _sender: kafka-python has no public
+    way)."""
+    try:
+        producer.close(timeout=seed.CLOSE_TIMEOUT_S)
+    except kp.errors.KafkaTimeoutError:
+        sender = getattr(producer, "_sender", None)
+        if sender is not None:
+            sender.force_close()
+        producer._closed = True  # no second close from __del__
 
 
 def read_back(kp, cfg, tally):

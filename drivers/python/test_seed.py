@@ -247,6 +247,32 @@ class ErrorCodeTest(unittest.TestCase):
             self.assertEqual(seed.exception_code(err, ae.BrokerResponseError), want, repr(err))
 
 
+class KafkaPythonCloseTest(unittest.TestCase):
+    def test_close_times_out(self):
+        """kafka-python's close(timeout) raising KafkaTimeoutError (records
+        still pending) force-closes the sender instead of ending the run."""
+        import kafka
+        import kafka.errors
+        import kafka_python_driver
+
+        class Sender:
+            forced = False
+
+            def force_close(self):
+                self.forced = True
+
+        class Producer:
+            _sender, _closed = Sender(), False
+
+            def close(self, timeout=None):
+                self.timeout = timeout
+                raise kafka.errors.KafkaTimeoutError("Timeout waiting for future")
+
+        p = Producer()
+        kafka_python_driver.close_producer(kafka, p)
+        self.assertEqual((p.timeout, p._sender.forced, p._closed), (seed.CLOSE_TIMEOUT_S, True, True))
+
+
 class TallyTest(unittest.TestCase):
     def test_log(self):
         """bench/loadgen/seed_test.go's TestTally: records 0-5 (keys 0, 1, 0,
