@@ -20,7 +20,8 @@
 //
 // seed.go holds what the Go drivers (drivers/kgo, drivers/sarama) share of
 // the seed's experiment, their default mode: its flags, each record's value
-// and how the read-back is counted.
+// and how the read-back is counted; outcomes.go their --outcomes writer
+// (drivers/OUTCOMES.md).
 package loadgen
 
 import (

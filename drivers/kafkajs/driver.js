@@ -6,8 +6,9 @@
 // differs: see producerSettings) and same exit codes as drivers/python and
 // drivers/kgo: 0 clean, 1 anomalies or failed sends, 2 setup errors (with a
 // message on stderr). Each record carries a kcheck-id header, its number n in
-// decimal ASCII, and the value prefix "rec=<n>;". --outcomes FILE writes what
-// kafkajs reported for each record (README.md).
+// decimal ASCII, and the value prefix "rec=<n>;". --outcomes FILE (or
+// $KCHECK_OUTCOMES) writes what kafkajs reported for each record
+// (drivers/OUTCOMES.md).
 //
 //   node=$(drivers/kafkajs/setup.sh) && "$node" drivers/kafkajs/driver.js --bootstrap HOST:PORT --topic T
 
@@ -280,7 +281,7 @@ async function experiment(cfg, out) {
       if (!res.firstError) res.firstError = seed.errorText(err)
       const name = seed.errorName(err)
       res.failedErrors[name] = (res.failedErrors[name] || 0) + 1
-      if (out) out.write(seed.outcomeFailure(n, failedPartition(key), seed.errorText(err)))
+      if (out) out.write(seed.outcomeFailure(n, failedPartition(key), seed.errorText(err), seed.errorCode(err)))
     }
     if (--open === 0) allDone()
   }
@@ -412,10 +413,11 @@ async function main(argv, stdout, stderr) {
   let out = null
   try {
     const cfg = seed.parseArgs(argv)
-    if (cfg.outcomes !== '') {
+    const outcomes = seed.outcomesPath(cfg.outcomes)
+    if (outcomes !== '') {
       let fd
       try {
-        fd = fs.openSync(cfg.outcomes, 'w')
+        fd = fs.openSync(outcomes, 'w')
       } catch (e) {
         throw new SetupError(`${ERR_PREFIX}--outcomes: ${e.message}`)
       }

@@ -275,6 +275,29 @@ function errorText(e) {
   return s
 }
 
+/** A Kafka protocol error as kafkajs makes it (KafkaJSProtocolError and its subclasses): a Kafka type and an integer code. */
+const isProtocolError = e => e != null && typeof e.type === 'string' && Number.isInteger(e.code)
+
+/**
+ * The Kafka error code of a failed record's error for --outcomes
+ * (drivers/OUTCOMES.md): the code of the innermost KafkaJSProtocolError in
+ * the .cause chain (KafkaJSNumberOfRetriesExceeded and
+ * KafkaJSNonRetriableError wrap it), when positive; else null.
+ * KafkaJSConnectionError's code is a string (ECONNREFUSED), no Kafka code;
+ * kafkajs gives a code it does not know -99 (KAFKAJS_UNKNOWN_ERROR_CODE),
+ * UNKNOWN_SERVER_ERROR is -1: neither is written.
+ */
+function errorCode(e) {
+  let code = null
+  for (let r = e, i = 0; r != null && i < 10; r = r.cause === r ? null : r.cause, i++) {
+    if (isProtocolError(r)) code = r.code
+  }
+  return code !== null && code > 0 && code <= 32767 ? code : null
+}
+
+/** The outcomes file: --outcomes, or if that is '' $KCHECK_OUTCOMES; '' for none. */
+const outcomesPath = (flag, env = process.env) => flag || env.KCHECK_OUTCOMES || ''
+
 /**
  * JSON as Go's encoding/json writes it with SetEscapeHTML(false), as the
  * other drivers' lines: JSON.stringify also escapes U+2028 and U+2029.
@@ -310,9 +333,10 @@ function clean(r) {
   return r.failed === 0 && r.lost === 0 && r.duplicated === 0 && r.outOfOrder === 0 && r.foreign === 0
 }
 
-// The three lines of --outcomes (drivers/sarama/README.md's format).
+// The lines of --outcomes (drivers/OUTCOMES.md); a failure's code is written when positive.
 const outcomeSuccess = (n, p, off) => `{"id":${n},"p":${p},"off":${off}}\n`
-const outcomeFailure = (n, p, text) => `{"id":${n},"p":${p},"err":${goJSON(String(text))}}\n`
+const outcomeFailure = (n, p, text, code = null) =>
+  `{"id":${n},"p":${p},"err":${goJSON(String(text))}${Number.isInteger(code) && code > 0 ? `,"code":${code}` : ''}}\n`
 const outcomeNone = n => `{"id":${n},"none":true}\n`
 
 module.exports = {
@@ -334,6 +358,8 @@ module.exports = {
   retriesFor,
   errorName,
   errorText,
+  errorCode,
+  outcomesPath,
   goJSON,
   summaryLine,
   clean,

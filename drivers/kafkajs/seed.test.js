@@ -7,6 +7,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert')
+const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const seed = require('./seed')
@@ -95,20 +96,95 @@ test('Tally counts a hand-built log as loadgen.Tally', () => {
   assert.strictEqual(t.lost, 0)
 })
 
-// drivers/sarama/README.md's "--outcomes FILE" lines, byte for byte (as its
+// drivers/OUTCOMES.md's lines, byte for byte (as bench/loadgen's
 // TestOutcomeLines).
 test('outcome lines', () => {
   const got =
     seed.outcomeSuccess(7, 3, 41) +
     seed.outcomeFailure(8, -1, 'kafka: "quoted" <text>') +
     seed.outcomeNone(9) +
-    seed.outcomeFailure(10, 2, 'tab\there\u2028&\\')
+    seed.outcomeFailure(10, 2, 'tab\there\u2028&\\') +
+    seed.outcomeFailure(11, 4, 'INVALID_RECORD', 87) +
+    seed.outcomeFailure(12, 4, 'UNKNOWN', -1) +
+    seed.outcomeFailure(13, 4, 'x', null) +
+    seed.outcomeSuccess(14, 0, -1)
   const want =
     '{"id":7,"p":3,"off":41}\n' +
     '{"id":8,"p":-1,"err":"kafka: \\"quoted\\" <text>"}\n' +
     '{"id":9,"none":true}\n' +
-    '{"id":10,"p":2,"err":"tab\\there\\u2028&\\\\"}\n'
+    '{"id":10,"p":2,"err":"tab\\there\\u2028&\\\\"}\n' +
+    '{"id":11,"p":4,"err":"INVALID_RECORD","code":87}\n' +
+    '{"id":12,"p":4,"err":"UNKNOWN"}\n' +
+    '{"id":13,"p":4,"err":"x"}\n' +
+    '{"id":14,"p":0,"off":-1}\n'
   assert.strictEqual(got, want)
+  const keys = [['id', 'p', 'off'], ['id', 'p', 'err'], ['id', 'none'], ['id', 'p', 'err'], ['id', 'p', 'err', 'code']]
+  got.split('\n').slice(0, 5).forEach((l, i) => assert.deepStrictEqual(Object.keys(JSON.parse(l)), keys[i], l))
+})
+
+test('outcomesPath: --outcomes, else $KCHECK_OUTCOMES, else none', () => {
+  assert.strictEqual(seed.outcomesPath('f', { KCHECK_OUTCOMES: 'e' }), 'f')
+  assert.strictEqual(seed.outcomesPath('', { KCHECK_OUTCOMES: 'e' }), 'e')
+  assert.strictEqual(seed.outcomesPath('', { KCHECK_OUTCOMES: '' }), '')
+  assert.strictEqual(seed.outcomesPath('', {}), '')
+})
+
+// kafkajs itself, where setup.sh installed it (its cache), for the error
+// types; null when it is not installed there (then the test says so).
+function kafkajsErrors() {
+  const dir = path.join(process.env.KCHECK_CACHE || path.join(os.homedir(), '.cache', 'kcheck'), 'kafkajs', 'node_modules')
+  try {
+    return {
+      errors: require(path.join(dir, 'kafkajs', 'src', 'errors')),
+      protocol: require(path.join(dir, 'kafkajs', 'src', 'protocol', 'error')),
+    }
+  } catch (e) {
+    return null
+  }
+}
+
+test("errorCode: kafkajs's own errors", t => {
+  const k = kafkajsErrors()
+  if (k === null) {
+    t.skip('kafkajs not installed: run drivers/kafkajs/setup.sh')
+    return
+  }
+  const { errors, protocol } = k
+  const invalid = protocol.createErrorFromCode(87) // as a ProduceResponse's partition error is made
+  assert.ok(invalid instanceof errors.KafkaJSProtocolError)
+  assert.strictEqual(invalid.type, 'INVALID_RECORD')
+  const notLeader = protocol.createErrorFromCode(6)
+  for (const [e, want] of [
+    [invalid, 87],
+    [protocol.createErrorFromCode(7), 7],
+    [notLeader, 6],
+    [new errors.KafkaJSNumberOfRetriesExceeded(notLeader, { retryCount: 7, retryTime: 1000 }), 6],
+    [new errors.KafkaJSNonRetriableError(invalid, { cause: invalid }), 87],
+    [new errors.KafkaJSNumberOfRetriesExceeded(new errors.KafkaJSNonRetriableError(invalid, { cause: invalid }), { retryCount: 1, retryTime: 1 }), 87],
+    [protocol.createErrorFromCode(-1), null], // UNKNOWN_SERVER_ERROR
+    [protocol.createErrorFromCode(9999), null], // kafkajs: -99, KAFKAJS_UNKNOWN_ERROR_CODE
+    [new errors.KafkaJSRequestTimeoutError('Request Produce timed out'), null],
+    [new errors.KafkaJSNumberOfRetriesExceeded(new errors.KafkaJSRequestTimeoutError('timed out'), { retryCount: 7, retryTime: 1 }), null],
+    [new errors.KafkaJSConnectionError('Connection error: connect ECONNREFUSED', { broker: 'h:1', code: 'ECONNREFUSED' }), null],
+    [new errors.KafkaJSLockTimeout('Timeout while acquiring lock'), null],
+    [new Error('plain'), null],
+  ]) {
+    assert.strictEqual(seed.errorCode(e), want, seed.errorText(e))
+  }
+  assert.strictEqual(seed.errorName(new errors.KafkaJSNumberOfRetriesExceeded(notLeader, { retryCount: 7, retryTime: 1 })), 'KafkaJSNumberOfRetriesExceeded(NOT_LEADER_FOR_PARTITION)')
+})
+
+test('errorCode: the innermost protocol error, without kafkajs', () => {
+  const inner = Object.assign(new Error('i'), { name: 'KafkaJSProtocolError', type: 'INVALID_RECORD', code: 87 })
+  const middle = Object.assign(new Error('m'), { name: 'KafkaJSProtocolError', type: 'NOT_LEADER_FOR_PARTITION', code: 6, cause: inner })
+  const outer = Object.assign(new Error('o'), { name: 'KafkaJSNumberOfRetriesExceeded', cause: middle })
+  assert.strictEqual(seed.errorCode(outer), 87)
+  assert.strictEqual(seed.errorCode(middle), 87)
+  const loop = Object.assign(new Error('l'), { type: 'X', code: 3 })
+  loop.cause = loop
+  assert.strictEqual(seed.errorCode(loop), 3)
+  assert.strictEqual(seed.errorCode(null), null)
+  assert.strictEqual(seed.errorCode(Object.assign(new Error('c'), { code: 'ECONNREFUSED' })), null)
 })
 
 test('summary line: the keys in the Java driver\'s order, then kafkajs\'s', () => {
@@ -205,10 +281,42 @@ test('bad flags: exit 2 with a message', () => {
     [[...ok, '--compression', 'lz4'], 'kafkajs driver: --compression lz4: kafkajs 2.2.4 has no lz4 codec'],
     [[...ok, '--compression', 'zstd'], 'kafkajs driver: --compression zstd: kafkajs 2.2.4 has no zstd codec'],
     [[...ok, '--outcomes', path.join(__dirname, 'no', 'such', 'dir', 'f')], 'kafkajs driver: --outcomes: '],
+    [ok, 'kafkajs driver: --outcomes: '], // $KCHECK_OUTCOMES, below, without --outcomes
   ]) {
-    const r = spawnSync(process.execPath, [driver, ...argv], { encoding: 'utf8', timeout: 30000 })
+    const env = Object.assign({}, process.env, { KCHECK_OUTCOMES: path.join(__dirname, 'no', 'such', 'dir', 'env') })
+    const r = spawnSync(process.execPath, [driver, ...argv], { encoding: 'utf8', timeout: 30000, env })
     assert.strictEqual(r.status, 2, `${argv.join(' ')}: exit ${r.status}, stderr ${r.stderr}`)
     assert.strictEqual(r.stdout, '', argv.join(' '))
     assert.ok(r.stderr.startsWith(want), `${argv.join(' ')}: stderr ${JSON.stringify(r.stderr)}, want ${JSON.stringify(want)}`)
+  }
+})
+
+// setup.sh without node, or without npm: exit 2, a message naming the client
+// and what to do, nothing on stdout. PATH holds only what the script needs
+// before it looks for them (bash, dirname).
+test('setup.sh: no node, no npm', () => {
+  const fs = require('node:fs')
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'kcheck-setup-'))
+  try {
+    for (const tool of ['bash', 'dirname']) {
+      const found = ['/usr/bin', '/bin'].map(d => path.join(d, tool)).find(f => fs.existsSync(f))
+      fs.symlinkSync(found, path.join(bin, tool))
+    }
+    const run = () =>
+      spawnSync(path.join(bin, 'bash'), [path.join(__dirname, 'setup.sh')], {
+        encoding: 'utf8',
+        env: { PATH: bin, HOME: bin, KCHECK_CACHE: path.join(bin, 'cache') },
+      })
+    let r = run()
+    assert.strictEqual(r.status, 2, r.stderr)
+    assert.strictEqual(r.stdout, '')
+    assert.match(r.stderr, /^drivers\/kafkajs\/setup.sh: node not found, needed for the kafkajs driver's client \(kafkajs 2.2.4.*install Node.js/)
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'))
+    r = run()
+    assert.strictEqual(r.status, 2, r.stderr)
+    assert.strictEqual(r.stdout, '')
+    assert.match(r.stderr, /^drivers\/kafkajs\/setup.sh: npm not found, needed to install the kafkajs driver's client .*install npm/)
+  } finally {
+    fs.rmSync(bin, { recursive: true, force: true })
   }
 })

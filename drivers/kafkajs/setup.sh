@@ -9,14 +9,20 @@
 #
 # NODE picks the node the wrapper runs (default: node on PATH; Node 20).
 set -euo pipefail
+# Every failure is exit 2 with a message on stderr that names the client.
+client="the kafkajs driver's client (kafkajs 2.2.4, kafkajs-snappy 1.1.0)"
+fail() { echo "drivers/kafkajs/setup.sh: $*" >&2; exit 2; }
+trap 'fail "setting up $client failed (line $LINENO, exit $?)"' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${KCHECK_CACHE:-$HOME/.cache/kcheck}/kafkajs
 wrapper=$dir/bin/node
 stamp=$dir/.kcheck-lock
 base=${NODE:-node}
 
-command -v "$base" >/dev/null || { echo "setup.sh: $base not found (set NODE)" >&2; exit 2; }
-command -v npm >/dev/null || { echo "setup.sh: npm not found" >&2; exit 2; }
+command -v "$base" >/dev/null ||
+  fail "$base not found, needed for $client: install Node.js 20 or later (with npm), or set NODE to a node binary"
+command -v npm >/dev/null ||
+  fail "npm not found, needed to install $client: install npm (it comes with Node.js; Debian, Ubuntu: apt-get install npm) and put it on PATH"
 node_bin=$(command -v "$base")
 node_bin=$(cd "$(dirname "$node_bin")" && pwd)/$(basename "$node_bin")
 
@@ -33,7 +39,7 @@ mkdir -p "$dir/bin"
 rm -f "$stamp"
 cp "$here/package.json" "$here/package-lock.json" "$dir/"
 (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2) ||
-  { echo "setup.sh: npm ci in $dir failed" >&2; exit 2; }
+  fail "npm ci in $dir could not install $client from package-lock.json: see npm's message above; check that the registry (registry.npmjs.org, or npm_config_registry) is reachable and serves these versions, then run drivers/kafkajs/setup.sh again"
 cat >"$wrapper" <<EOF
 #!/bin/sh
 # Written by drivers/kafkajs/setup.sh: $node_bin with the modules of $dir.
@@ -41,6 +47,6 @@ NODE_PATH='$dir/node_modules' exec '$node_bin' "\$@"
 EOF
 chmod +x "$wrapper"
 "$wrapper" -e 'require("kafkajs"); require("kafkajs-snappy")' >&2 ||
-  { echo "setup.sh: kafkajs does not load after npm ci in $dir" >&2; exit 2; }
+  fail "$client does not load with $node_bin after npm ci in $dir: see the message above"
 printf '%s\n' "$want" >"$stamp"
 echo "$wrapper"

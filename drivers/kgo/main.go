@@ -4,11 +4,12 @@
 // count what was lost, duplicated or reordered. It takes the same flags and
 // prints the same one line of JSON as drivers/java, so a script can run
 // either: exit 0 clean, 1 anomalies or failed sends, 2 setup errors (with a
-// message on stderr). With --bench it runs the throughput mode instead
-// (bench.go; bench/run.sh).
+// message on stderr). --outcomes FILE (or $KCHECK_OUTCOMES) also writes what
+// kgo reported for each record (drivers/OUTCOMES.md). With --bench it runs
+// the throughput mode instead (bench.go; bench/run.sh).
 //
 //	go build -o bin/kcheck-kgo-driver ./drivers/kgo
-//	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] ...
+//	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] ... [--outcomes FILE]
 //	bin/kcheck-kgo-driver --bench --bootstrap HOST:PORT --topic T [--records N] ...
 package main
 
@@ -41,6 +42,7 @@ const (
 
 	kgoModulePath  = "github.com/twmb/franz-go"
 	setupErrPrefix = "kgo driver: "
+	usage          = loadgen.SeedUsage + " [--outcomes FILE]"
 )
 
 // setupError is an error of the setup: exit 2 with its message.
@@ -58,6 +60,7 @@ type config struct {
 	partitions, records, valueBytes, keys int
 	deliveryTimeout, requestTimeout       time.Duration
 	codec                                 kgo.CompressionCodec
+	outcomes                              string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
 }
 
 // result is the JSON line; its keys and their order are the Java driver's.
@@ -72,9 +75,17 @@ func main() {
 	if err != nil {
 		die(err.Error())
 	}
-	res, err := run(context.Background(), cfg)
+	out, err := loadgen.CreateOutcomes(loadgen.OutcomesPath(cfg.outcomes))
 	if err != nil {
+		die(setupErrPrefix + "--outcomes: " + err.Error())
+	}
+	res, err := run(context.Background(), cfg, out)
+	if err != nil {
+		out.Close()
 		die(err.Error())
+	}
+	if err := out.Close(); err != nil {
+		die(setupErrPrefix + "--outcomes: " + err.Error())
 	}
 	res.Ms = time.Since(t0).Milliseconds()
 	line, err := loadgen.EncodeLine(res)
@@ -99,9 +110,9 @@ var codecs = map[string]kgo.CompressionCodec{
 }
 
 // parseArgs reads the flags with loadgen.ParseSeed (the Java driver's
-// rules); a usage error is a setup error.
+// rules), and --outcomes; a usage error is a setup error.
 func parseArgs(argv []string) (*config, error) {
-	c, err := loadgen.ParseSeed(argv, nil, setupErrPrefix, loadgen.SeedUsage)
+	c, err := loadgen.ParseSeed(argv, map[string]string{"outcomes": ""}, setupErrPrefix, usage)
 	if err != nil {
 		return nil, &setupError{err.Error()}
 	}
@@ -109,7 +120,7 @@ func parseArgs(argv []string) (*config, error) {
 		bootstrap: c.Bootstrap, topic: c.Topic, compression: c.Compression,
 		partitions: c.Partitions, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
 		deliveryTimeout: c.DeliveryTimeout, requestTimeout: c.RequestTimeout,
-		codec: codecs[c.Compression],
+		codec: codecs[c.Compression], outcomes: c.Extra["outcomes"],
 	}, nil
 }
 
@@ -139,7 +150,19 @@ func errorName(err error) string {
 	return err.Error()
 }
 
-func run(ctx context.Context, cfg *config) (*result, error) {
+// errorCode is the Kafka error code a failed record's error carries (a
+// *kerr.Error, also inside kgo's ErrRecordTimeout with the last error of
+// its retries), or 0 for an error of kgo's own.
+func errorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return 0
+}
+
+// run is the experiment; out (nil: none) gets each record's outcome.
+func run(ctx context.Context, cfg *config, out *loadgen.Outcomes) (*result, error) {
 	seeds := strings.Split(cfg.bootstrap, ",")
 	if err := createTopic(ctx, seeds, cfg); err != nil {
 		return nil, err
@@ -189,12 +212,13 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 	w := loadgen.NewWorkload(cfg.valueBytes, cfg.keys) // letters: compressible, like text
 	keyOf := make([]int32, cfg.records)
 	acked := make([]bool, cfg.records)
+	answered := make([]bool, cfg.records)
 	res := &result{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}
 
 	var (
 		mu     sync.Mutex
 		open   = cfg.records
-		closed bool // past the wait: later callbacks are not counted
+		closed bool // past the wait: later callbacks are neither counted nor written
 		done   = make(chan struct{})
 	)
 	if open == 0 {
@@ -205,13 +229,17 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 		if keyOf[n] = w.NextKeyIndex(); keyOf[n] >= 0 {
 			key = w.Keys[keyOf[n]]
 		}
+		// Partition stays -1 for a record failed before kgo partitioned it
+		// (the partitioner sets it); kgo reports Offset -1 for one
+		// acknowledged without an offset.
 		rec := &kgo.Record{
-			Topic:   cfg.topic,
-			Key:     key,
-			Value:   loadgen.SeedValue(w.Value, n),
-			Headers: []kgo.RecordHeader{{Key: loadgen.SeedIDHeader, Value: []byte(strconv.Itoa(n))}},
+			Topic:     cfg.topic,
+			Key:       key,
+			Value:     loadgen.SeedValue(w.Value, n),
+			Headers:   []kgo.RecordHeader{{Key: loadgen.SeedIDHeader, Value: []byte(strconv.Itoa(n))}},
+			Partition: -1,
 		}
-		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if closed {
@@ -220,13 +248,16 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 			if err == nil {
 				acked[n] = true
 				res.Acked++
+				out.Delivered(n, r.Partition, r.Offset)
 			} else {
 				res.Failed++
 				if res.FirstError == "" {
 					res.FirstError = err.Error()
 				}
 				res.FailedErrors[errorName(err)]++
+				out.Failed(n, r.Partition, err.Error(), errorCode(err))
 			}
+			answered[n] = true
 			if open--; open == 0 {
 				close(done)
 			}
@@ -238,6 +269,11 @@ func run(ctx context.Context, cfg *config) (*result, error) {
 	mu.Lock()
 	closed = true
 	res.Unanswered(open, grace)
+	for n, a := range answered {
+		if !a {
+			out.None(n)
+		}
+	}
 	mu.Unlock()
 	closeWithin(cl, closeTimeout)
 

@@ -1,12 +1,23 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/kafka"
@@ -64,6 +75,159 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
+// TestParseOutcomes: --outcomes is the driver's own flag.
+func TestParseOutcomes(t *testing.T) {
+	cfg, err := parseArgs([]string{"--bootstrap", "h:1", "--topic", "t", "--outcomes", "f"})
+	if err != nil || cfg.outcomes != "f" {
+		t.Errorf("--outcomes f: %+v, %v", cfg, err)
+	}
+}
+
+// TestErrorCode: the code of kgo's own error values as its promises hand
+// them over (a *kerr.Error, also wrapped in ErrRecordTimeout with the last
+// error of the retries), none for kgo's own errors.
+func TestErrorCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int16
+	}{
+		{kerr.InvalidRecord, 87},
+		{kerr.RequestTimedOut, 7},
+		{kerr.NotLeaderForPartition, 6},
+		{kerr.UnknownServerError, -1}, // written without a code (loadgen.Outcomes)
+		{kerr.ErrorForCode(45), 45},
+		{fmt.Errorf("%w, last err: %w", kgo.ErrRecordTimeout, kerr.NotEnoughReplicas), 19}, // producer.go's wrapping
+		{fmt.Errorf("%w (uncompressed_bytes=%d)", kerr.MessageTooLarge, 5), 10},            // sink.go's, kgo's own check
+		{kgo.ErrRecordTimeout, 0},
+		{kgo.ErrRecordRetries, 0},
+		{kgo.ErrClientClosed, 0},
+		{context.DeadlineExceeded, 0},
+	} {
+		if got := errorCode(c.err); got != c.want {
+			t.Errorf("errorCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestKfake runs the experiment in-process against kfake (Kafka 4.1, 3
+// brokers) with outcomes: one success per record, at the partition and
+// offset the read-back of the log finds it at.
+func TestKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cfg, err := parseArgs([]string{"--bootstrap", strings.Join(c.ListenAddrs(), ","), "--topic", "kgo-test",
+		"--partitions", "4", "--records", "300", "--value-bytes", "100", "--keys", "64", "--compression", "lz4",
+		"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	out := loadgen.NewOutcomes(&b)
+	res, err := run(context.Background(), cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 300 || res.Acked != 300 || res.ReadBack != 300 || !res.Clean() {
+		line, _ := loadgen.EncodeLine(res)
+		t.Errorf("result: %s", line)
+	}
+	logged := readLog(t, c.ListenAddrs(), "kgo-test", 300)
+	told := map[int]place{}
+	sc := bufio.NewScanner(&b)
+	for line := 1; sc.Scan(); line++ {
+		var o struct {
+			ID *int `json:"id"`
+			place
+		}
+		var keys map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &keys); err != nil || len(keys) != 3 || keys["off"] == nil || keys["p"] == nil {
+			t.Fatalf("outcomes:%d: want a success: %s", line, sc.Text())
+		}
+		json.Unmarshal(sc.Bytes(), &o)
+		if _, dup := told[*o.ID]; dup {
+			t.Errorf("outcomes:%d: record %d again", line, *o.ID)
+		}
+		told[*o.ID] = o.place
+	}
+	if len(told) != 300 {
+		t.Errorf("outcomes of %d records, want 300", len(told))
+	}
+	for id, at := range logged {
+		if told[id] != at {
+			t.Errorf("record %d: outcomes say %+v, the log has it at %v", id, told[id], at)
+		}
+	}
+}
+
+// place is where a record is in the log, as an outcome line says it.
+type place struct {
+	P   int32 `json:"p"`
+	Off int64 `json:"off"`
+}
+
+// TestMainOutcomesEnv: without --outcomes the driver writes to
+// $KCHECK_OUTCOMES; one in no directory is exit 2 naming --outcomes, before
+// any broker is asked. main exits, so it runs in a child (TestMainChild).
+func TestMainOutcomesEnv(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainChild$", "--", "--bootstrap", "127.0.0.1:1", "--topic", "t")
+	cmd.Env = append(os.Environ(), "KCHECK_KGO_MAIN=1", loadgen.OutcomesEnv+"="+filepath.Join(t.TempDir(), "no", "such"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.HasPrefix(stderr.String(), "kgo driver: --outcomes: ") {
+		t.Errorf("$KCHECK_OUTCOMES in no directory: %v, stderr %q; want exit 2 and --outcomes", err, stderr.String())
+	}
+}
+
+// TestMainChild runs main with the arguments after "--" (TestMainOutcomesEnv).
+func TestMainChild(t *testing.T) {
+	if os.Getenv("KCHECK_KGO_MAIN") != "1" {
+		t.Skip("run by TestMainOutcomesEnv")
+	}
+	for i, a := range os.Args {
+		if a == "--" {
+			os.Args = append([]string{"kcheck-kgo-driver"}, os.Args[i+1:]...)
+			break
+		}
+	}
+	main()
+}
+
+// readLog reads topic back and returns where each record (by its kcheck-id
+// header) is: partition and offset.
+func readLog(t *testing.T, seeds []string, topic string, records int) map[int]place {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	at := map[int]place{}
+	for len(at) < records && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			var id int
+			if len(r.Headers) == 1 {
+				fmt.Sscan(string(r.Headers[0].Value), &id)
+			}
+			at[id] = place{r.Partition, r.Offset}
+		})
+	}
+	if len(at) != records {
+		t.Fatalf("read %d records back, want %d", len(at), records)
+	}
+	return at
+}
+
 // TestKafka runs a small workload against a real broker: it fetches Kafka
 // with mvn, so it runs only with KCHECK_KAFKA=1, as kafka/kafka_test.go.
 func TestKafka(t *testing.T) {
@@ -90,7 +254,7 @@ func TestKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run(ctx, cfg)
+	res, err := run(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +266,7 @@ func TestKafka(t *testing.T) {
 	}
 
 	var se *setupError
-	if _, err := run(ctx, cfg); !errors.As(err, &se) || !strings.Contains(err.Error(), "already exists") {
+	if _, err := run(ctx, cfg, nil); !errors.As(err, &se) || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("the same topic again: %v, want a setup error saying it exists", err)
 	}
 }

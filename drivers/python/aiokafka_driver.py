@@ -6,8 +6,8 @@ back and count what was lost, duplicated or reordered. The flags, the one line
 of JSON (plus max_in_flight and differs: where aiokafka's producer is not the
 Java driver's) and the exit codes of driver.py and drivers/java: 0 clean,
 1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
-workload is seed.py's. --outcomes FILE writes what aiokafka reported for each
-record (drivers/sarama/README.md).
+workload is seed.py's. --outcomes FILE (or $KCHECK_OUTCOMES) writes what
+aiokafka reported for each record (drivers/OUTCOMES.md).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/aiokafka_driver.py --bootstrap HOST:PORT --topic T
 
@@ -151,7 +151,8 @@ async def experiment(ak, cfg, t0, out):
                 reports.failure(n, part_of[n], "cancelled", "cancelled")
             elif f.exception() is not None:
                 e = f.exception()
-                reports.failure(n, part_of[n], seed.exception_name(e), seed.exception_text(e))
+                reports.failure(n, part_of[n], seed.exception_name(e), seed.exception_text(e),
+                                seed.exception_code(e, ak.errors.BrokerResponseError))
             else:
                 md = f.result()
                 reports.success(n, md.partition, md.offset)
@@ -168,7 +169,8 @@ async def experiment(ak, cfg, t0, out):
             fut.add_done_callback(on_done(n))
         except ak.errors.KafkaError as e:  # no room in time (KafkaTimeoutError), or the producer failed
             part_of[n] = chosen.last
-            reports.failure(n, part_of[n], seed.exception_name(e), seed.exception_text(e))
+            reports.failure(n, part_of[n], seed.exception_name(e), seed.exception_text(e),
+                            seed.exception_code(e, ak.errors.BrokerResponseError))
         sent += 1
     # A bounded wait instead of flush(), so a stalled producer is reported
     # rather than waited on forever.

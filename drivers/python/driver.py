@@ -6,8 +6,8 @@ was lost, duplicated or reordered. Same flags, same one line of JSON on stdout
 and same exit codes as drivers/java: 0 clean, 1 anomalies or failed sends,
 2 setup errors (with a message on stderr). Each record carries a kcheck-id
 header, its number n in decimal ASCII, and the value prefix "rec=<n>;".
---outcomes FILE also writes what librdkafka reported for each record
-(drivers/sarama/README.md). The workload is seed.py's, shared with the
+--outcomes FILE (or $KCHECK_OUTCOMES) also writes what librdkafka reported
+for each record (drivers/OUTCOMES.md). The workload is seed.py's, shared with the
 aiokafka and kafka-python drivers. With --bench it runs the throughput mode instead (bench.py).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/driver.py --bootstrap HOST:PORT --topic T
@@ -92,6 +92,17 @@ def error_name(err):
         return str(err)
 
 
+def error_code(err):
+    """A failed record's Kafka error code: KafkaError.code() when positive
+    (the broker's); librdkafka's own errors are negative (_MSG_TIMED_OUT),
+    and -1 (UNKNOWN) says nothing of the broker's answer: None."""
+    try:
+        code = err.code()
+    except Exception:
+        return None
+    return code if isinstance(code, int) and code > 0 else None
+
+
 def run(cfg, t0):
     import confluent_kafka as ck
     import confluent_kafka.admin as admin_mod
@@ -132,7 +143,8 @@ def run(cfg, t0):
             if err is None:
                 reports.success(n, msg.partition(), msg.offset())
             else:
-                reports.failure(n, msg.partition(), error_name(err), "%s: %s" % (error_name(err), err.str()))
+                reports.failure(n, msg.partition(), error_name(err), "%s: %s" % (error_name(err), err.str()),
+                                error_code(err))
         return cb
 
     sent = 0
@@ -147,7 +159,7 @@ def run(cfg, t0):
                 producer.poll(0.1)  # the local queue is full: serve callbacks, then retry
             except ck.KafkaException as e:
                 err = e.args[0] if e.args else e
-                reports.failure(n, -1, error_name(err), str(err))
+                reports.failure(n, -1, error_name(err), str(err), error_code(err))
                 break
         sent += 1
         producer.poll(0)

@@ -6,8 +6,8 @@ what was lost, duplicated or reordered. The flags, the one line of JSON (plus
 max_in_flight and differs: where kafka-python's producer is not the Java
 driver's) and the exit codes of driver.py and drivers/java: 0 clean,
 1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
-workload is seed.py's. --outcomes FILE writes what kafka-python reported for
-each record (drivers/sarama/README.md).
+workload is seed.py's. --outcomes FILE (or $KCHECK_OUTCOMES) writes what
+kafka-python reported for each record (drivers/OUTCOMES.md).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/kafka_python_driver.py --bootstrap HOST:PORT --topic T
 
@@ -142,7 +142,8 @@ def run(cfg, t0):
         return lambda md: reports.success(n, md.partition, md.offset)
 
     def on_failure(n, p):
-        return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e))
+        return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e),
+                                         seed.exception_code(e, kp.errors.BrokerResponseError))
 
     sent = 0
     for n in range(records):
@@ -153,13 +154,14 @@ def run(cfg, t0):
             fut.add_callback(on_success(n))
             fut.add_errback(on_failure(n, chosen.last))
         except kp.errors.KafkaError as e:  # no room within max_block_ms (KafkaTimeoutError), or a fatal state
-            reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e))
+            reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e),
+                            seed.exception_code(e, kp.errors.BrokerResponseError))
         sent += 1
     # A bounded wait instead of flush(), so a stalled producer is reported
     # rather than waited on forever.
     reports.all_answered.wait(cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S)
     reports.close()
-    producer.close(timeout=seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); reports no longer count
+    close_producer(kp, producer)
     seed.close_outcomes(out, PREFIX)
 
     tally = seed.Tally(key_of)
@@ -167,6 +169,22 @@ def run(cfg, t0):
     tally.finish(sent, reports.acked)
     return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0,
                         {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS})
+
+
+def close_producer(kp, producer):
+    """Java's producer.close(5 s); reports no longer count. kafka-python's
+    close(timeout) raises KafkaTimeoutError from its flush when records are
+    still pending after the timeout, and leaves the producer open (its
+    __del__ tries again); then its sender is force-closed, as Java's close
+    does after the timeout (the private _sender: kafka-python has no public
+    way)."""
+    try:
+        producer.close(timeout=seed.CLOSE_TIMEOUT_S)
+    except kp.errors.KafkaTimeoutError:
+        sender = getattr(producer, "_sender", None)
+        if sender is not None:
+            sender.force_close()
+        producer._closed = True  # no second close from __del__
 
 
 def read_back(kp, cfg, tally):

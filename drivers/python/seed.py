@@ -9,6 +9,7 @@ own client and hands this module what the client told it.
 
 import json
 import logging
+import os
 import re
 import sys
 import threading
@@ -33,6 +34,7 @@ MINIMUMS = {
     "--delivery-timeout-ms": 1, "--request-timeout-ms": 1,
 }
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+OUTCOMES_ENV = "KCHECK_OUTCOMES"  # the outcomes file without --outcomes (kcheck proxy sets it)
 NO_CALLBACK = "no callback within delivery timeout + %d s" % GRACE_S  # failed_errors' name for the unanswered
 
 
@@ -153,10 +155,11 @@ def json_text(s):
 
 
 class Outcomes:
-    """--outcomes FILE (drivers/sarama/README.md): one JSON line a record, in
-    the order the client's reports arrive, then a "none" line for each record
+    """--outcomes FILE (drivers/OUTCOMES.md): one JSON line a record, in the
+    order the client's reports arrive, then a "none" line for each record
     without one at the end of the wait, by id. p is -1 for a record failed
-    before its partition was chosen, off -1 where the client gave none."""
+    before its partition was chosen, off -1 where the client gave none; code
+    is a failure's Kafka error code, written only when positive."""
 
     def __init__(self, f):
         self.f = f
@@ -164,15 +167,20 @@ class Outcomes:
     def success(self, n, p, off):
         self.f.write('{"id":%d,"p":%d,"off":%d}\n' % (n, p, off))
 
-    def failure(self, n, p, text):
-        self.f.write('{"id":%d,"p":%d,"err":%s}\n' % (n, p, json_text(text)))
+    def failure(self, n, p, text, code=None):
+        if isinstance(code, int) and code > 0:
+            self.f.write('{"id":%d,"p":%d,"err":%s,"code":%d}\n' % (n, p, json_text(text), code))
+        else:
+            self.f.write('{"id":%d,"p":%d,"err":%s}\n' % (n, p, json_text(text)))
 
     def none(self, n):
         self.f.write('{"id":%d,"none":true}\n' % n)
 
 
 def open_outcomes(path, prefix):
-    """The Outcomes writer of --outcomes path, or None for ""."""
+    """The Outcomes writer of --outcomes path, or if that is "" of
+    $KCHECK_OUTCOMES; None if both are empty."""
+    path = path or os.environ.get(OUTCOMES_ENV, "")
     if not path:
         return None
     try:
@@ -222,13 +230,13 @@ class Reports:
                 self.outcomes.success(n, p, off)
             self._answer(n)
 
-    def failure(self, n, p, name, text):
+    def failure(self, n, p, name, text, code=None):
         with self.lock:
             if self.closed:
                 return
             self._count_failed(name, text, 1)
             if self.outcomes is not None:
-                self.outcomes.failure(n, p, text)
+                self.outcomes.failure(n, p, text, code)
             self._answer(n)
 
     def pending(self):
@@ -394,6 +402,18 @@ def exception_name(err):
     if isinstance(getattr(type(err), "errno", None), int) and isinstance(message, str):
         return message
     return type(err).__name__
+
+
+def exception_code(err, broker_error):
+    """The Kafka error code of an error of kafka-python or aiokafka: the errno
+    of a broker_error (the client's errors.BrokerResponseError) when it is
+    positive, else None. aiokafka's UnknownError (-1) stands for every code
+    it does not know; the client's own errors (KafkaTimeoutError, ...) have
+    no errno."""
+    errno = getattr(err, "errno", None)
+    if isinstance(err, broker_error) and isinstance(errno, int) and errno > 0:
+        return errno
+    return None
 
 
 def exception_text(err):

@@ -10,6 +10,10 @@
 #
 # PYTHON picks the interpreter that makes the virtualenv (default: python3).
 set -euo pipefail
+# Every failure is exit 2 with a message on stderr that names the clients.
+clients="the Python drivers' clients (librdkafka via confluent-kafka, aiokafka, kafka-python)"
+fail() { echo "drivers/python/setup.sh: $*" >&2; exit 2; }
+trap 'fail "setting up $clients failed (line $LINENO, exit $?)"' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 req=$here/requirements.txt
 env=${KCHECK_CACHE:-$HOME/.cache/kcheck}/pyenv
@@ -28,12 +32,19 @@ if [ -x "$py" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$py" -
   exit 0
 fi
 
-command -v "$base" >/dev/null || { echo "setup.sh: $base not found (set PYTHON)" >&2; exit 2; }
+command -v "$base" >/dev/null ||
+  fail "$base not found, needed for $clients: install Python 3 with its venv module, or set PYTHON to a python3"
+"$base" -c 'import venv, ensurepip' 2>/dev/null ||
+  fail "$base has no venv or ensurepip module, needed for $clients: install it (Debian, Ubuntu: apt-get install python3-venv) or set PYTHON to a python3 that has it"
 if [ ! -x "$py" ] || ! "$py" -c 'import sys' 2>/dev/null; then
   rm -rf "$env"
   mkdir -p "$(dirname "$env")"
-  "$base" -m venv "$env" >&2 || { echo "setup.sh: $base -m venv $env failed (on Debian: apt-get install python3-venv)" >&2; exit 2; }
+  "$base" -m venv "$env" >&2 ||
+    fail "$base -m venv $env failed, so $clients are not installed: see the message above (Debian, Ubuntu: apt-get install python3-venv)"
 fi
-"$py" -m pip install --disable-pip-version-check -q -r "$req" >&2 || { echo "setup.sh: pip install -r $req failed" >&2; exit 2; }
+"$py" -m pip install --disable-pip-version-check -q -r "$req" >&2 ||
+  fail "pip could not install $clients from $req (confluent-kafka, aiokafka, kafka-python and their pinned dependencies): see pip's message above; check that the package index (PyPI, or PIP_INDEX_URL) is reachable and serves these versions, then run drivers/python/setup.sh again"
+"$py" -c "$imports" 2>/dev/null ||
+  fail "$clients do not import after pip install -r $req: $("$py" -c "$imports" 2>&1 | tail -1)"
 printf '%s\n' "$want" >"$stamp"
 echo "$py"

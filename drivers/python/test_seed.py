@@ -1,10 +1,13 @@
 """Tests of seed.py's pure parts: the flags, the records, --outcomes' lines
-and the read-back's counts. No broker, no client.
+and the read-back's counts; and of the error codes the drivers take from
+each client's own error types (the clients of setup.sh's virtualenv). No
+broker.
 
     py=$(drivers/python/setup.sh) && "$py" -m unittest discover -s drivers/python -p 'test_*.py'
 """
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -62,12 +65,50 @@ class ParseArgsTest(unittest.TestCase):
                     (["--topic", "t"], prefix + "--bootstrap is required\n"),
                     (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", os.path.join(d, "no", "such")],
                      prefix + "--outcomes: "),
+                    # without --outcomes, $KCHECK_OUTCOMES (set below) is the file
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t"], prefix + "--outcomes: "),
                 ]:
+                    env = dict(os.environ, **{seed.OUTCOMES_ENV: os.path.join(d, "no", "such", "env")})
                     p = subprocess.run([sys.executable, os.path.join(HERE, drv)] + argv,
-                                       capture_output=True, text=True, timeout=60)
+                                       capture_output=True, text=True, timeout=60, env=env)
                     self.assertEqual(p.returncode, 2, (drv, argv, p.stderr))
                     self.assertEqual(p.stdout, "", (drv, argv))
                     self.assertTrue(p.stderr.startswith(want), (drv, argv, p.stderr))
+
+
+class SetupTest(unittest.TestCase):
+    def test_no_python(self):
+        """setup.sh without python3 (or with a PYTHON that is not there):
+        exit 2, a message naming the clients and what to do, nothing on
+        stdout. PATH holds only what the script needs before it looks (bash,
+        dirname, cat)."""
+        with tempfile.TemporaryDirectory() as d:
+            for tool in ("bash", "dirname", "cat"):
+                found = next(f for f in (os.path.join(x, tool) for x in ("/usr/bin", "/bin")) if os.path.exists(f))
+                os.symlink(found, os.path.join(d, tool))
+            for extra, name in (({}, "python3"), ({"PYTHON": os.path.join(d, "nopython")}, os.path.join(d, "nopython"))):
+                p = subprocess.run([os.path.join(d, "bash"), os.path.join(HERE, "setup.sh")], capture_output=True,
+                                   text=True, timeout=60,
+                                   env=dict({"PATH": d, "HOME": d, "KCHECK_CACHE": os.path.join(d, "cache")}, **extra))
+                self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+                self.assertTrue(p.stderr.startswith(
+                    "drivers/python/setup.sh: %s not found, needed for the Python drivers' clients (librdkafka via "
+                    "confluent-kafka, aiokafka, kafka-python): install Python 3" % name), p.stderr)
+
+    def test_no_venv(self):
+        """A python3 without ensurepip (Debian without python3-venv): exit 2
+        naming the package to install."""
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "python3")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\ncase "$*" in *ensurepip*|"-m venv"*) exit 1;; esac\nexec %s "$@"\n' % sys.executable)
+            os.chmod(fake, 0o755)
+            p = subprocess.run([os.path.join(HERE, "setup.sh")], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, PYTHON=fake, KCHECK_CACHE=os.path.join(d, "cache")))
+            self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+            self.assertIn("has no venv or ensurepip module, needed for the Python drivers' clients", p.stderr)
+            self.assertIn("apt-get install python3-venv", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "cache")))
 
 
 class WorkloadTest(unittest.TestCase):
@@ -95,18 +136,56 @@ class WorkloadTest(unittest.TestCase):
 
 
 class OutcomesTest(unittest.TestCase):
-    """The lines of drivers/sarama/README.md's --outcomes, byte for byte (as
-    drivers/sarama's TestOutcomeLines)."""
+    """The lines of drivers/OUTCOMES.md, byte for byte (as
+    bench/loadgen's TestOutcomeLines)."""
 
     def test_lines(self):
         b = io.StringIO()
         o = seed.Outcomes(b)
         o.success(7, 3, 41)
-        o.failure(8, -1, 'kafka: "quoted" <text> é\n')
-        o.none(9)
+        o.success(8, 0, -1)
+        o.failure(9, 2, "INVALID_RECORD: x", 87)
+        o.failure(10, -1, 'kafka: "quoted" <text> é\n')
+        o.failure(11, 5, "UNKNOWN", -1)
+        o.failure(12, 5, "NONE", 0)
+        o.none(13)
         self.assertEqual(b.getvalue(), '{"id":7,"p":3,"off":41}\n'
-                                       '{"id":8,"p":-1,"err":"kafka: \\"quoted\\" <text> é\\n"}\n'
-                                       '{"id":9,"none":true}\n')
+                                       '{"id":8,"p":0,"off":-1}\n'
+                                       '{"id":9,"p":2,"err":"INVALID_RECORD: x","code":87}\n'
+                                       '{"id":10,"p":-1,"err":"kafka: \\"quoted\\" <text> é\\n"}\n'
+                                       '{"id":11,"p":5,"err":"UNKNOWN"}\n'
+                                       '{"id":12,"p":5,"err":"NONE"}\n'
+                                       '{"id":13,"none":true}\n')
+        for line, keys in zip(b.getvalue().splitlines(), [["id", "p", "off"]] * 2 + [["id", "p", "err", "code"]]
+                              + [["id", "p", "err"]] * 3 + [["id", "none"]]):
+            self.assertEqual(list(json.loads(line)), keys, line)
+
+    def test_env(self):
+        """--outcomes wins; without it $KCHECK_OUTCOMES if not empty; else none."""
+        with tempfile.TemporaryDirectory() as d:
+            env, flag = os.path.join(d, "env.jsonl"), os.path.join(d, "flag.jsonl")
+            old = os.environ.get(seed.OUTCOMES_ENV)
+            try:
+                os.environ[seed.OUTCOMES_ENV] = ""
+                self.assertIsNone(seed.open_outcomes("", "x: "))
+                os.environ[seed.OUTCOMES_ENV] = env
+                for path, want in (("", env), (flag, flag)):
+                    o = seed.open_outcomes(path, "x: ")
+                    o.none(1)
+                    seed.close_outcomes(o, "x: ")
+                    with open(want) as f:
+                        self.assertEqual(f.read(), '{"id":1,"none":true}\n')
+                    os.remove(want)
+                self.assertFalse(os.path.exists(env))
+                os.environ[seed.OUTCOMES_ENV] = os.path.join(d, "no", "such")
+                with self.assertRaises(seed.SetupError) as e:
+                    seed.open_outcomes("", "x: ")
+                self.assertTrue(str(e.exception).startswith("x: --outcomes: "), str(e.exception))
+            finally:
+                if old is None:
+                    os.environ.pop(seed.OUTCOMES_ENV, None)
+                else:
+                    os.environ[seed.OUTCOMES_ENV] = old
 
     def test_reports(self):
         """Reports write each first and later report as it arrives, none
@@ -114,13 +193,13 @@ class OutcomesTest(unittest.TestCase):
         b = io.StringIO()
         r = seed.Reports(5, seed.Outcomes(b))
         r.success(3, 1, 0)
-        r.failure(0, 2, "NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER: x")
+        r.failure(0, 2, "NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_OR_FOLLOWER: x", 6)
         r.failure(3, 1, "X", "X: again")  # a second report of 3: counted, written
         self.assertEqual(r.pending(), 3)
         r.close()
         r.success(1, 0, 5)  # after the wait: neither counted nor written
         self.assertEqual(b.getvalue(), '{"id":3,"p":1,"off":0}\n'
-                                       '{"id":0,"p":2,"err":"NOT_LEADER_OR_FOLLOWER: x"}\n'
+                                       '{"id":0,"p":2,"err":"NOT_LEADER_OR_FOLLOWER: x","code":6}\n'
                                        '{"id":3,"p":1,"err":"X: again"}\n'
                                        '{"id":1,"none":true}\n{"id":2,"none":true}\n{"id":4,"none":true}\n')
         self.assertEqual((r.n_acked, r.failed, r.first_error, r.acked),
@@ -132,6 +211,66 @@ class OutcomesTest(unittest.TestCase):
         self.assertTrue(r.all_answered.is_set())
         r.close()
         self.assertEqual(r.failed, 0)
+
+
+class ErrorCodeTest(unittest.TestCase):
+    """The code each driver writes, from its client's own error types."""
+
+    def test_librdkafka(self):
+        import confluent_kafka as ck
+        import driver
+        for err, want in [(ck.KafkaError(87), 87), (ck.KafkaError(ck.KafkaError.REQUEST_TIMED_OUT), 7),
+                          (ck.KafkaError(ck.KafkaError.NOT_LEADER_FOR_PARTITION), 6),
+                          (ck.KafkaError(ck.KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER), 45),
+                          (ck.KafkaError(ck.KafkaError._MSG_TIMED_OUT), None),
+                          (ck.KafkaError(ck.KafkaError._TRANSPORT), None),
+                          (ck.KafkaError(ck.KafkaError.UNKNOWN), None),
+                          (ck.KafkaError(0), None), (ValueError("x"), None)]:
+            self.assertEqual(driver.error_code(err), want, repr(err))
+
+    def test_kafka_python(self):
+        import kafka.errors as ke
+        for err, want in [(ke.InvalidRecordError(), 87), (ke.RequestTimedOutError("x"), 7),
+                          (ke.NotLeaderForPartitionError(), 6), (ke.for_code(45)(), 45),
+                          (ke.for_code(999)(), 999),  # a code kafka-python does not know keeps its errno
+                          (ke.UnknownError(), None), (ke.KafkaTimeoutError(), None),
+                          (ke.KafkaConnectionError(), None), (OSError(111, "refused"), None)]:
+            self.assertEqual(seed.exception_code(err, ke.BrokerResponseError), want, repr(err))
+
+    def test_aiokafka(self):
+        import aiokafka.errors as ae
+        for err, want in [(ae.RequestTimedOutError(), 7), (ae.NotLeaderForPartitionError(), 6),
+                          (ae.for_code(45)(), 45), (ae.InvalidTopicError(), 17),
+                          (ae.for_code(87)(), None),  # aiokafka 0.14 has no INVALID_RECORD: UnknownError, -1
+                          (ae.UnknownError(), None), (ae.KafkaTimeoutError(), None),
+                          (ae.KafkaConnectionError(), None), (OSError(111, "refused"), None)]:
+            self.assertEqual(seed.exception_code(err, ae.BrokerResponseError), want, repr(err))
+
+
+class KafkaPythonCloseTest(unittest.TestCase):
+    def test_close_times_out(self):
+        """kafka-python's close(timeout) raising KafkaTimeoutError (records
+        still pending) force-closes the sender instead of ending the run."""
+        import kafka
+        import kafka.errors
+        import kafka_python_driver
+
+        class Sender:
+            forced = False
+
+            def force_close(self):
+                self.forced = True
+
+        class Producer:
+            _sender, _closed = Sender(), False
+
+            def close(self, timeout=None):
+                self.timeout = timeout
+                raise kafka.errors.KafkaTimeoutError("Timeout waiting for future")
+
+        p = Producer()
+        kafka_python_driver.close_producer(kafka, p)
+        self.assertEqual((p.timeout, p._sender.forced, p._closed), (seed.CLOSE_TIMEOUT_S, True, True))
 
 
 class TallyTest(unittest.TestCase):

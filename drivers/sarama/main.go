@@ -5,16 +5,14 @@
 // prints the same one line of JSON as drivers/java and drivers/kgo (plus the
 // keys that say where sarama differs: see producerConfig), so a script can
 // run any of them: exit 0 clean, 1 anomalies or failed sends, 2 setup errors
-// (with a message on stderr). --outcomes FILE also writes what sarama
-// reported for each record (README.md).
+// (with a message on stderr). --outcomes FILE (or $KCHECK_OUTCOMES) also
+// writes what sarama reported for each record (drivers/OUTCOMES.md).
 //
 //	go build -o bin/kcheck-sarama-driver ./drivers/sarama
 //	bin/kcheck-sarama-driver --bootstrap HOST:PORT --topic T [--partitions N] ... [--outcomes FILE]
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +71,7 @@ func setupf(format string, a ...any) error {
 type config struct {
 	loadgen.SeedConfig
 	codec    sarama.CompressionCodec
-	outcomes string // --outcomes FILE; "": none
+	outcomes string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
 }
 
 // result is the JSON line: the Java driver's keys in its order, then where
@@ -103,23 +101,17 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return die(err.Error())
 	}
-	var out *outcomes
-	if cfg.outcomes != "" {
-		f, err := os.Create(cfg.outcomes)
-		if err != nil {
-			return die(setupErrPrefix + "--outcomes: " + err.Error())
-		}
-		defer f.Close()
-		out = &outcomes{w: bufio.NewWriter(f)}
+	out, err := loadgen.CreateOutcomes(loadgen.OutcomesPath(cfg.outcomes))
+	if err != nil {
+		return die(setupErrPrefix + "--outcomes: " + err.Error())
 	}
 	res, err := experiment(context.Background(), cfg, out)
 	if err != nil {
+		out.Close()
 		return die(err.Error())
 	}
-	if out != nil {
-		if err := out.w.Flush(); err != nil {
-			return die(setupErrPrefix + "--outcomes: " + err.Error())
-		}
+	if err := out.Close(); err != nil {
+		return die(setupErrPrefix + "--outcomes: " + err.Error())
 	}
 	res.Ms = time.Since(t0).Milliseconds()
 	line, err := loadgen.EncodeLine(res)
@@ -230,23 +222,18 @@ func errorName(err error) string {
 	return err.Error()
 }
 
-// outcomes writes what sarama told the application about each record, one
-// JSON line a record (README.md): as each report arrives, then a "none"
-// line for each record without one at the end of the wait.
-type outcomes struct{ w *bufio.Writer }
-
-func (o *outcomes) success(n int, p int32, off int64) {
-	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"off\":%d}\n", n, p, off)
+// errorCode is the Kafka error code a failed record's error carries (a
+// sarama.KError, the code of the broker's answer), or 0 for an error of
+// sarama's own.
+func errorCode(err error) int16 {
+	var ke sarama.KError
+	if errors.As(err, &ke) {
+		return int16(ke)
+	}
+	return 0
 }
 
-func (o *outcomes) failure(n int, p int32, err error) {
-	text, _ := loadgen.EncodeLine(err.Error()) // a string always encodes
-	fmt.Fprintf(o.w, "{\"id\":%d,\"p\":%d,\"err\":%s}\n", n, p, bytes.TrimSuffix(text, []byte("\n")))
-}
-
-func (o *outcomes) none(n int) { fmt.Fprintf(o.w, "{\"id\":%d,\"none\":true}\n", n) }
-
-func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error) {
+func experiment(ctx context.Context, cfg *config, out *loadgen.Outcomes) (*result, error) {
 	seeds := strings.Split(cfg.Bootstrap, ",")
 	if err := createTopic(seeds, cfg); err != nil {
 		return nil, err
@@ -284,18 +271,14 @@ func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error
 		if err == nil {
 			acked[n] = true
 			res.Acked++
-			if out != nil {
-				out.success(n, p, off)
-			}
+			out.Delivered(n, p, off)
 		} else {
 			res.Failed++
 			if res.FirstError == "" {
 				res.FirstError = err.Error()
 			}
 			res.FailedErrors[errorName(err)]++
-			if out != nil {
-				out.failure(n, p, err)
-			}
+			out.Failed(n, p, err.Error(), errorCode(err))
 		}
 		if !answered[n] {
 			answered[n] = true
@@ -342,11 +325,9 @@ func experiment(ctx context.Context, cfg *config, out *outcomes) (*result, error
 	mu.Lock()
 	closed = true
 	res.Unanswered(open, grace)
-	if open > 0 && out != nil {
-		for n, a := range answered {
-			if !a {
-				out.none(n)
-			}
+	for n, a := range answered {
+		if !a {
+			out.None(n)
 		}
 	}
 	mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -27,6 +29,7 @@ type outcome struct {
 	P    *int32  `json:"p"`
 	Off  *int64  `json:"off"`
 	Err  *string `json:"err"`
+	Code *int16  `json:"code"`
 	None bool    `json:"none"`
 }
 
@@ -90,7 +93,7 @@ func TestKfake(t *testing.T) {
 			t.Fatalf("outcomes:%d: %v: %s", line, err, sc.Text())
 		}
 		switch {
-		case o.ID == nil || o.P == nil || o.Off == nil || o.Err != nil || o.None:
+		case o.ID == nil || o.P == nil || o.Off == nil || o.Err != nil || o.Code != nil || o.None:
 			t.Errorf("outcomes:%d: want a success with id, p and off: %s", line, sc.Text())
 		case *o.ID < 0 || *o.ID >= 300:
 			t.Errorf("outcomes:%d: no such record: %s", line, sc.Text())
@@ -161,17 +164,38 @@ func readLog(t *testing.T, seeds []string, topic string, records int) map[int]pl
 	return at
 }
 
-// TestOutcomeLines pins the three lines of --outcomes (README.md).
-func TestOutcomeLines(t *testing.T) {
+// TestErrorCode: the code of sarama's own error types, as sarama hands
+// them over (a KError, also inside a ProducerError or wrapped), and none for
+// sarama's errors that are not the broker's.
+func TestErrorCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int16
+	}{
+		{sarama.ErrInvalidRecord, 87},
+		{sarama.ErrRequestTimedOut, 7},
+		{sarama.ErrNotLeaderForPartition, 6},
+		{sarama.ErrUnknown, -1}, // written without a code (loadgen.Outcomes)
+		{&sarama.ProducerError{Err: sarama.ErrOutOfOrderSequenceNumber}, 45},
+		{fmt.Errorf("wrapped: %w", sarama.ErrDuplicateSequenceNumber), 46},
+		{sarama.ErrOutOfBrokers, 0},
+		{sarama.ErrShuttingDown, 0},
+		{sarama.ConfigurationError("x"), 0},
+		{errors.New("kafka server: not a KError"), 0},
+	} {
+		if got := errorCode(c.err); got != c.want {
+			t.Errorf("errorCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
 	var b bytes.Buffer
-	o := &outcomes{w: bufio.NewWriter(&b)}
-	o.success(7, 3, 41)
-	o.failure(8, -1, errors.New(`kafka: "quoted" <text>`))
-	o.none(9)
-	o.w.Flush()
-	want := `{"id":7,"p":3,"off":41}` + "\n" + `{"id":8,"p":-1,"err":"kafka: \"quoted\" <text>"}` + "\n" + `{"id":9,"none":true}` + "\n"
+	o := loadgen.NewOutcomes(&b)
+	o.Failed(1, 2, sarama.ErrInvalidRecord.Error(), errorCode(sarama.ErrInvalidRecord))
+	o.Failed(2, -1, sarama.ErrOutOfBrokers.Error(), errorCode(sarama.ErrOutOfBrokers))
+	o.Close()
+	want := `{"id":1,"p":2,"err":"` + sarama.ErrInvalidRecord.Error() + `","code":87}` + "\n" +
+		`{"id":2,"p":-1,"err":"` + sarama.ErrOutOfBrokers.Error() + `"}` + "\n"
 	if b.String() != want {
-		t.Errorf("outcome lines:\n%s\nwant\n%s", b.String(), want)
+		t.Errorf("lines:\n%s\nwant\n%s", b.String(), want)
 	}
 }
 
@@ -192,6 +216,14 @@ func TestBadFlags(t *testing.T) {
 		if code := run(c.argv, &stdout, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), c.want) || stdout.Len() > 0 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", c.argv, code, stdout.String(), stderr.String(), c.want)
 		}
+	}
+	// Without --outcomes, $KCHECK_OUTCOMES is the file: one in no directory
+	// is the same setup error.
+	t.Setenv(loadgen.OutcomesEnv, filepath.Join(t.TempDir(), "no", "such"))
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--bootstrap", "127.0.0.1:1", "--topic", "t"}, &stdout, &stderr); code != 2 ||
+		!strings.HasPrefix(stderr.String(), "sarama driver: --outcomes: ") {
+		t.Errorf("$KCHECK_OUTCOMES in no directory: exit %d, stderr %q; want 2 and --outcomes", code, stderr.String())
 	}
 }
 

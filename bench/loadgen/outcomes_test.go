@@ -1,0 +1,102 @@
+package loadgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestOutcomeLines pins drivers/OUTCOMES.md's lines byte for byte: each
+// kind, the code present (positive) and absent (0; -1, UNKNOWN_SERVER_ERROR),
+// a text that needs escaping.
+func TestOutcomeLines(t *testing.T) {
+	var b bytes.Buffer
+	o := NewOutcomes(&b)
+	o.Delivered(7, 3, 41)
+	o.Delivered(8, 0, -1)
+	o.Failed(9, 2, "INVALID_RECORD: x", 87)
+	o.Failed(10, -1, `kgo: "quoted" <text> é`+"\n", 0)
+	o.Failed(11, 5, "UNKNOWN_SERVER_ERROR", -1)
+	o.None(12)
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":7,"p":3,"off":41}
+{"id":8,"p":0,"off":-1}
+{"id":9,"p":2,"err":"INVALID_RECORD: x","code":87}
+{"id":10,"p":-1,"err":"kgo: \"quoted\" <text> é\n"}
+{"id":11,"p":5,"err":"UNKNOWN_SERVER_ERROR"}
+{"id":12,"none":true}
+`
+	if b.String() != want {
+		t.Errorf("lines:\n%s\nwant\n%s", b.String(), want)
+	}
+	// Every line is JSON with exactly the keys of its kind.
+	kinds := [][]string{{"id", "off", "p"}, {"id", "off", "p"}, {"code", "err", "id", "p"}, {"err", "id", "p"}, {"err", "id", "p"}, {"id", "none"}}
+	for i, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !reflect.DeepEqual(keys, kinds[i]) {
+			t.Errorf("line %d: keys %v, want %v", i+1, keys, kinds[i])
+		}
+	}
+	var none *Outcomes // no --outcomes: nothing to write, no panic
+	none.Delivered(1, 1, 1)
+	none.Failed(1, 1, "x", 1)
+	none.None(1)
+	if err := none.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestOutcomesPath: --outcomes wins; without it $KCHECK_OUTCOMES, if set
+// and not empty; else none.
+func TestOutcomesPath(t *testing.T) {
+	t.Setenv(OutcomesEnv, "")
+	if p := OutcomesPath(""); p != "" {
+		t.Errorf("neither: %q", p)
+	}
+	if p := OutcomesPath("f"); p != "f" {
+		t.Errorf("flag: %q", p)
+	}
+	t.Setenv(OutcomesEnv, "/env/file")
+	if p := OutcomesPath(""); p != "/env/file" {
+		t.Errorf("env: %q", p)
+	}
+	if p := OutcomesPath("f"); p != "f" {
+		t.Errorf("flag and env: %q", p)
+	}
+}
+
+func TestCreateOutcomes(t *testing.T) {
+	if o, err := CreateOutcomes(""); o != nil || err != nil {
+		t.Errorf(`CreateOutcomes(""): %v, %v`, o, err)
+	}
+	path := filepath.Join(t.TempDir(), "o.jsonl")
+	o, err := CreateOutcomes(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.None(0)
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != `{"id":0,"none":true}`+"\n" {
+		t.Errorf("file: %q", data)
+	}
+	if _, err := CreateOutcomes(filepath.Join(t.TempDir(), "no", "such")); err == nil {
+		t.Error("a file in no directory: no error")
+	}
+}
