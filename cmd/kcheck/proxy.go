@@ -16,6 +16,7 @@ import (
 
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/proxy"
 	"github.com/kcheck/kcheck/workload"
 )
@@ -217,7 +218,7 @@ func tell(c *cli.Context, p *proxy.Proxy, path string, given bool, cmdErr error)
 		return usageErrorf("proxy: --outcomes: %v", err)
 	}
 	defer f.Close()
-	outs, err := proxy.ReadOutcomes(f, path)
+	outs, err := outcomes.Read(f, path)
 	if err == nil {
 		var st proxy.TellStats
 		if st, err = p.Tell(outs, path); err == nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 const (
@@ -75,7 +76,7 @@ func main() {
 	if err != nil {
 		die(err.Error())
 	}
-	out, err := loadgen.CreateOutcomes(loadgen.OutcomesPath(cfg.outcomes))
+	out, err := outcomes.Create(outcomes.Path(cfg.outcomes))
 	if err != nil {
 		die(setupErrPrefix + "--outcomes: " + err.Error())
 	}
@@ -162,7 +163,7 @@ func errorCode(err error) int16 {
 }
 
 // run is the experiment; out (nil: none) gets each record's outcome.
-func run(ctx context.Context, cfg *config, out *loadgen.Outcomes) (*result, error) {
+func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error) {
 	seeds := strings.Split(cfg.bootstrap, ",")
 	if err := createTopic(ctx, seeds, cfg); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/kafka"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 // TestJavaRandom checks loadgen.JavaRandom, which this driver draws with,
@@ -94,7 +95,7 @@ func TestErrorCode(t *testing.T) {
 		{kerr.InvalidRecord, 87},
 		{kerr.RequestTimedOut, 7},
 		{kerr.NotLeaderForPartition, 6},
-		{kerr.UnknownServerError, -1}, // written without a code (loadgen.Outcomes)
+		{kerr.UnknownServerError, -1}, // written without a code (tracer/outcomes)
 		{kerr.ErrorForCode(45), 45},
 		{fmt.Errorf("%w, last err: %w", kgo.ErrRecordTimeout, kerr.NotEnoughReplicas), 19}, // producer.go's wrapping
 		{fmt.Errorf("%w (uncompressed_bytes=%d)", kerr.MessageTooLarge, 5), 10},            // sink.go's, kgo's own check
@@ -125,7 +126,7 @@ func TestKfake(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	out := loadgen.NewOutcomes(&b)
+	out := outcomes.New(&b)
 	res, err := run(context.Background(), cfg, out)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ type place struct {
 // any broker is asked. main exits, so it runs in a child (TestMainChild).
 func TestMainOutcomesEnv(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainChild$", "--", "--bootstrap", "127.0.0.1:1", "--topic", "t")
-	cmd.Env = append(os.Environ(), "KCHECK_KGO_MAIN=1", loadgen.OutcomesEnv+"="+filepath.Join(t.TempDir(), "no", "such"))
+	cmd.Env = append(os.Environ(), "KCHECK_KGO_MAIN=1", outcomes.Env+"="+filepath.Join(t.TempDir(), "no", "such"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

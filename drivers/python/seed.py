@@ -165,7 +165,10 @@ class Outcomes:
         self.f = f
 
     def success(self, n, p, off):
-        self.f.write('{"id":%d,"p":%d,"off":%d}\n' % (n, p, off))
+        # A client that reports no offset may say so with its own negative
+        # value (librdkafka's OFFSET_INVALID, -1001, for a message its
+        # idempotence acknowledged implicitly): the report's is -1.
+        self.f.write('{"id":%d,"p":%d,"off":%d}\n' % (n, p, off if off is not None and off >= 0 else -1))
 
     def failure(self, n, p, text, code=None):
         if isinstance(code, int) and code > 0:

@@ -137,13 +137,14 @@ class WorkloadTest(unittest.TestCase):
 
 class OutcomesTest(unittest.TestCase):
     """The lines of drivers/OUTCOMES.md, byte for byte (as
-    bench/loadgen's TestOutcomeLines)."""
+    tracer/outcomes's TestOutcomeLines)."""
 
     def test_lines(self):
         b = io.StringIO()
         o = seed.Outcomes(b)
         o.success(7, 3, 41)
         o.success(8, 0, -1)
+        o.success(14, 1, -1001)  # librdkafka's OFFSET_INVALID: no offset
         o.failure(9, 2, "INVALID_RECORD: x", 87)
         o.failure(10, -1, 'kafka: "quoted" <text> é\n')
         o.failure(11, 5, "UNKNOWN", -1)
@@ -151,12 +152,13 @@ class OutcomesTest(unittest.TestCase):
         o.none(13)
         self.assertEqual(b.getvalue(), '{"id":7,"p":3,"off":41}\n'
                                        '{"id":8,"p":0,"off":-1}\n'
+                                       '{"id":14,"p":1,"off":-1}\n'
                                        '{"id":9,"p":2,"err":"INVALID_RECORD: x","code":87}\n'
                                        '{"id":10,"p":-1,"err":"kafka: \\"quoted\\" <text> é\\n"}\n'
                                        '{"id":11,"p":5,"err":"UNKNOWN"}\n'
                                        '{"id":12,"p":5,"err":"NONE"}\n'
                                        '{"id":13,"none":true}\n')
-        for line, keys in zip(b.getvalue().splitlines(), [["id", "p", "off"]] * 2 + [["id", "p", "err", "code"]]
+        for line, keys in zip(b.getvalue().splitlines(), [["id", "p", "off"]] * 3 + [["id", "p", "err", "code"]]
                               + [["id", "p", "err"]] * 3 + [["id", "none"]]):
             self.assertEqual(list(json.loads(line)), keys, line)
 

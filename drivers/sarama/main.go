@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 const (
@@ -101,7 +102,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return die(err.Error())
 	}
-	out, err := loadgen.CreateOutcomes(loadgen.OutcomesPath(cfg.outcomes))
+	out, err := outcomes.Create(outcomes.Path(cfg.outcomes))
 	if err != nil {
 		return die(setupErrPrefix + "--outcomes: " + err.Error())
 	}
@@ -233,7 +234,7 @@ func errorCode(err error) int16 {
 	return 0
 }
 
-func experiment(ctx context.Context, cfg *config, out *loadgen.Outcomes) (*result, error) {
+func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error) {
 	seeds := strings.Split(cfg.Bootstrap, ",")
 	if err := createTopic(seeds, cfg); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/kafka"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 // outcome is one line of --outcomes.
@@ -175,7 +176,7 @@ func TestErrorCode(t *testing.T) {
 		{sarama.ErrInvalidRecord, 87},
 		{sarama.ErrRequestTimedOut, 7},
 		{sarama.ErrNotLeaderForPartition, 6},
-		{sarama.ErrUnknown, -1}, // written without a code (loadgen.Outcomes)
+		{sarama.ErrUnknown, -1}, // written without a code (tracer/outcomes)
 		{&sarama.ProducerError{Err: sarama.ErrOutOfOrderSequenceNumber}, 45},
 		{fmt.Errorf("wrapped: %w", sarama.ErrDuplicateSequenceNumber), 46},
 		{sarama.ErrOutOfBrokers, 0},
@@ -188,7 +189,7 @@ func TestErrorCode(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	o := loadgen.NewOutcomes(&b)
+	o := outcomes.New(&b)
 	o.Failed(1, 2, sarama.ErrInvalidRecord.Error(), errorCode(sarama.ErrInvalidRecord))
 	o.Failed(2, -1, sarama.ErrOutOfBrokers.Error(), errorCode(sarama.ErrOutOfBrokers))
 	o.Close()
@@ -219,7 +220,7 @@ func TestBadFlags(t *testing.T) {
 	}
 	// Without --outcomes, $KCHECK_OUTCOMES is the file: one in no directory
 	// is the same setup error.
-	t.Setenv(loadgen.OutcomesEnv, filepath.Join(t.TempDir(), "no", "such"))
+	t.Setenv(outcomes.Env, filepath.Join(t.TempDir(), "no", "such"))
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"--bootstrap", "127.0.0.1:1", "--topic", "t"}, &stdout, &stderr); code != 2 ||
 		!strings.HasPrefix(stderr.String(), "sarama driver: --outcomes: ") {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/readback"
 )
 
@@ -79,12 +80,12 @@ type Proxy struct {
 	early      []tracer.Event  // events before the header could be written
 	acked      *readback.Acked // the highest acknowledged offsets, for the read-back
 	batches    map[batchKey]int64
-	sentOnce   map[int64]bool // batch ids seen: the next attempt is a Resend
+	sentOnce   map[int64]bool  // batch ids seen: the next attempt is a Resend
 	sentIDs    map[int64]int32 // record ids SendNew carried, and their partition, for Tell
-	firstSeen  map[int32]bool // partitions whose first produce passed
-	faultsLeft []int          // per cfg.Faults entry; -1 no limit
-	nextReq    int32          // the proxy's request number, the trace's req
-	nextSynth  int64          // batch ids for batches without kcheck ids
+	firstSeen  map[int32]bool  // partitions whose first produce passed
+	faultsLeft []int           // per cfg.Faults entry; -1 no limit
+	nextReq    int32           // the proxy's request number, the trace's req
+	nextSynth  int64           // batch ids for batches without kcheck ids
 	stats      Stats
 }
 
@@ -299,7 +300,7 @@ type TellStats struct {
 // partition the topic does not have, is an error naming the report's line.
 // A failure or no answer of a record that never reached the wire is not
 // merged, only counted. Call it before Finish.
-func (p *Proxy) Tell(outs []Outcome, name string) (TellStats, error) {
+func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
 	p.Close()
 	var st TellStats
 	if p.cfg.Trace == nil {

@@ -1,39 +1,38 @@
-// --outcomes FILE, the Go drivers' writer (drivers/OUTCOMES.md): one JSON
-// line a record saying what the client told the application about it.
-
-package loadgen
+package outcomes
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"strconv"
 )
 
-// OutcomesEnv names the file --outcomes defaults to (kcheck proxy sets it).
-const OutcomesEnv = "KCHECK_OUTCOMES"
+// Env names the file --outcomes defaults to (kcheck proxy sets it).
+const Env = "KCHECK_OUTCOMES"
 
-// OutcomesPath is the outcomes file: flag (--outcomes) if given, else
+// Path is the report's file: flag (--outcomes) if given, else
 // $KCHECK_OUTCOMES; "" for none.
-func OutcomesPath(flag string) string {
+func Path(flag string) string {
 	if flag != "" {
 		return flag
 	}
-	return os.Getenv(OutcomesEnv)
+	return os.Getenv(Env)
 }
 
-// Outcomes writes the lines of drivers/OUTCOMES.md. Not safe for
-// concurrent use; a nil *Outcomes writes nothing.
-type Outcomes struct {
+// Writer writes the lines of drivers/OUTCOMES.md. Not safe for concurrent
+// use; a nil *Writer writes nothing.
+type Writer struct {
 	w *bufio.Writer
-	c io.Closer // nil for NewOutcomes
+	c io.Closer // nil for New
 }
 
-// NewOutcomes writes the lines to w (Close flushes, it does not close w).
-func NewOutcomes(w io.Writer) *Outcomes { return &Outcomes{w: bufio.NewWriter(w)} }
+// New writes the lines to w (Close flushes, it does not close w).
+func New(w io.Writer) *Writer { return &Writer{w: bufio.NewWriter(w)} }
 
-// CreateOutcomes creates the file at path; nil for "".
-func CreateOutcomes(path string) (*Outcomes, error) {
+// Create creates the file at path; nil for "".
+func Create(path string) (*Writer, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -41,12 +40,12 @@ func CreateOutcomes(path string) (*Outcomes, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Outcomes{w: bufio.NewWriter(f), c: f}, nil
+	return &Writer{w: bufio.NewWriter(f), c: f}, nil
 }
 
 // Delivered: record n delivered at partition p, offset off (-1 when the
 // client reported none).
-func (o *Outcomes) Delivered(n int, p int32, off int64) {
+func (o *Writer) Delivered(n int, p int32, off int64) {
 	if o == nil {
 		return
 	}
@@ -62,7 +61,7 @@ func (o *Outcomes) Delivered(n int, p int32, off int64) {
 // text and Kafka error code, written only when positive (0: none; -1,
 // UNKNOWN_SERVER_ERROR, is not written: kgo reports a code it does not
 // know as -1).
-func (o *Outcomes) Failed(n int, p int32, text string, code int16) {
+func (o *Writer) Failed(n int, p int32, text string, code int16) {
 	if o == nil {
 		return
 	}
@@ -70,8 +69,7 @@ func (o *Outcomes) Failed(n int, p int32, text string, code int16) {
 	b = append(b, `,"p":`...)
 	b = strconv.AppendInt(b, int64(p), 10)
 	b = append(b, `,"err":`...)
-	t, _ := EncodeLine(text) // a string always encodes
-	b = append(b, t[:len(t)-1]...)
+	b = appendString(b, text)
 	if code > 0 {
 		b = append(b, `,"code":`...)
 		b = strconv.AppendInt(b, int64(code), 10)
@@ -80,19 +78,19 @@ func (o *Outcomes) Failed(n int, p int32, text string, code int16) {
 }
 
 // None: no report of record n by the end of the wait.
-func (o *Outcomes) None(n int) {
+func (o *Writer) None(n int) {
 	if o == nil {
 		return
 	}
 	o.w.Write(append(o.start(n), `,"none":true}`+"\n"...))
 }
 
-func (o *Outcomes) start(n int) []byte {
+func (o *Writer) start(n int) []byte {
 	return strconv.AppendInt([]byte(`{"id":`), int64(n), 10)
 }
 
 // Close flushes the lines and closes the file.
-func (o *Outcomes) Close() error {
+func (o *Writer) Close() error {
 	if o == nil {
 		return nil
 	}
@@ -103,4 +101,13 @@ func (o *Outcomes) Close() error {
 		}
 	}
 	return err
+}
+
+// appendString appends s as a JSON string, without escaping HTML.
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

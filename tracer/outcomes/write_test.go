@@ -1,4 +1,4 @@
-package loadgen
+package outcomes
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // a text that needs escaping.
 func TestOutcomeLines(t *testing.T) {
 	var b bytes.Buffer
-	o := NewOutcomes(&b)
+	o := New(&b)
 	o.Delivered(7, 3, 41)
 	o.Delivered(8, 0, -1)
 	o.Failed(9, 2, "INVALID_RECORD: x", 87)
@@ -52,7 +52,7 @@ func TestOutcomeLines(t *testing.T) {
 			t.Errorf("line %d: keys %v, want %v", i+1, keys, kinds[i])
 		}
 	}
-	var none *Outcomes // no --outcomes: nothing to write, no panic
+	var none *Writer // no --outcomes: nothing to write, no panic
 	none.Delivered(1, 1, 1)
 	none.Failed(1, 1, "x", 1)
 	none.None(1)
@@ -63,29 +63,29 @@ func TestOutcomeLines(t *testing.T) {
 
 // TestOutcomesPath: --outcomes wins; without it $KCHECK_OUTCOMES, if set
 // and not empty; else none.
-func TestOutcomesPath(t *testing.T) {
-	t.Setenv(OutcomesEnv, "")
-	if p := OutcomesPath(""); p != "" {
+func TestPath(t *testing.T) {
+	t.Setenv(Env, "")
+	if p := Path(""); p != "" {
 		t.Errorf("neither: %q", p)
 	}
-	if p := OutcomesPath("f"); p != "f" {
+	if p := Path("f"); p != "f" {
 		t.Errorf("flag: %q", p)
 	}
-	t.Setenv(OutcomesEnv, "/env/file")
-	if p := OutcomesPath(""); p != "/env/file" {
+	t.Setenv(Env, "/env/file")
+	if p := Path(""); p != "/env/file" {
 		t.Errorf("env: %q", p)
 	}
-	if p := OutcomesPath("f"); p != "f" {
+	if p := Path("f"); p != "f" {
 		t.Errorf("flag and env: %q", p)
 	}
 }
 
-func TestCreateOutcomes(t *testing.T) {
-	if o, err := CreateOutcomes(""); o != nil || err != nil {
-		t.Errorf(`CreateOutcomes(""): %v, %v`, o, err)
+func TestCreate(t *testing.T) {
+	if o, err := Create(""); o != nil || err != nil {
+		t.Errorf(`Create(""): %v, %v`, o, err)
 	}
 	path := filepath.Join(t.TempDir(), "o.jsonl")
-	o, err := CreateOutcomes(path)
+	o, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestCreateOutcomes(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != `{"id":0,"none":true}`+"\n" {
 		t.Errorf("file: %q", data)
 	}
-	if _, err := CreateOutcomes(filepath.Join(t.TempDir(), "no", "such")); err == nil {
+	if _, err := Create(filepath.Join(t.TempDir(), "no", "such")); err == nil {
 		t.Error("a file in no directory: no error")
 	}
 }

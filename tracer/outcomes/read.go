@@ -1,4 +1,4 @@
-package proxy
+package outcomes
 
 import (
 	"bufio"
@@ -16,10 +16,10 @@ import (
 // numbers and an error's text, which 64 KiB holds many times over.
 const maxOutcomeLine = 64 << 10
 
-// Outcome is one line of a driver's report of what its client told the
+// Line is one line of a driver's report of what its client told the
 // application about one record (drivers/OUTCOMES.md), as a Told event and
 // the line it came from.
-type Outcome struct {
+type Line struct {
 	Told tracer.Event // Kind Told; I and T are the trace's
 	Line int
 }
@@ -35,14 +35,14 @@ type outcomeLine struct {
 	None *bool   `json:"none"`
 }
 
-// ReadOutcomes reads a driver's report from r (called name in errors), one
-// Outcome per line, refusing anything drivers/OUTCOMES.md does not allow
+// Read reads a driver's report from r (called name in errors), one Line a
+// line, refusing anything drivers/OUTCOMES.md does not allow
 // with an error naming the file and the line. A record named twice is an
 // error too. Memory follows the report's size.
-func ReadOutcomes(r io.Reader, name string) ([]Outcome, error) {
+func Read(r io.Reader, name string) ([]Line, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxOutcomeLine)
-	var out []Outcome
+	var out []Line
 	seen := map[int64]int{}
 	line := 0
 	for sc.Scan() {
@@ -59,7 +59,7 @@ func ReadOutcomes(r io.Reader, name string) ([]Outcome, error) {
 			return nil, fmt.Errorf("%s:%d: record %d was reported already on line %d", name, line, e.RecordID, prev)
 		}
 		seen[e.RecordID] = line
-		out = append(out, Outcome{Told: e, Line: line})
+		out = append(out, Line{Told: e, Line: line})
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
