@@ -26,6 +26,7 @@ import (
 	"github.com/kcheck/kcheck/producer"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/readback"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -51,6 +52,7 @@ type Config struct {
 	Faults            []fault.Fault
 	Seed              uint64
 	TracePath         string        // "" for no trace
+	OutcomesPath      string        // where to report what each record's callback was told (drivers/OUTCOMES.md); "" for nowhere
 	ReadBackBrokers   []string      // where the read-back reads the topic (Brokers when empty): the cluster itself when Brokers is a proxy
 	ReadBackBound     time.Duration // bounds the read-back's waits for a settled cluster and a caught-up high watermark (readback.DefaultBound when zero)
 	Progress          io.Writer     // a progress line on long runs; nil for none
@@ -286,9 +288,17 @@ func (s *Session) Brokers() []string { return s.brokers }
 // producer: the workload itself, under whatever faults are on.
 func (s *Session) Produce(ctx context.Context) error {
 	s.sum = &Summary{}
-	s.sent, s.acked = produce(ctx, s.p, s.cfg, s.sum)
+	out, err := outcomes.Create(s.cfg.OutcomesPath)
+	if err != nil {
+		return usage("--outcomes: %v", err)
+	}
+	s.sent, s.acked = produce(ctx, s.p, s.cfg, s.sum, out)
 	if err := s.p.Close(ctx); err != nil {
+		out.Close()
 		return fmt.Errorf("closing the producer: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return usage("--outcomes: %v", err)
 	}
 	return nil
 }
@@ -366,7 +376,7 @@ type sentRecord struct {
 
 // produce sends cfg.Records records and waits for their outcomes. It
 // returns what it sent and, per partition, the highest offset acknowledged.
-func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary) (map[int64]*sentRecord, map[int32]int64) {
+func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary, out *outcomes.Writer) (map[int64]*sentRecord, map[int32]int64) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	value := make([]byte, cfg.ValueBytes)
 	for i := range value {
@@ -391,6 +401,19 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 			defer mu.Unlock()
 			r := &sentRecord{partition: m.Partition, acked: err == nil}
 			sent[m.ID] = r
+			switch {
+			case m.ID == 0:
+				// Failed before the producer gave it a kcheck id (ids start
+				// at 1): no record the trace or a report can name.
+			case err == nil:
+				out.Delivered(int(m.ID), m.Partition, m.Offset)
+			default:
+				var code int16
+				if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+					code = ke.Code
+				}
+				out.Failed(int(m.ID), m.Partition, err.Error(), code)
+			}
 			if err == nil {
 				sum.Acked++
 				if last, ok := acked[m.Partition]; !ok || m.Offset > last {

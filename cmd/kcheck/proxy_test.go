@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,11 +52,13 @@ func TestProxyRunsClient(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "kcheck run: clean") || !strings.Contains(stderr, "faults injected") {
+	if !strings.Contains(stdout, "kcheck run: clean") || !strings.Contains(stderr, "faults injected") ||
+		!strings.Contains(stderr, "merged what the client told its application about 300 records (0 more never reached the wire)") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 	code, stdout, stderr = runKcheck(t, "verify", trace)
-	if code != exitOK || !strings.Contains(stdout, "VALID") || !strings.Contains(stdout, "kcheck-proxy") {
+	if code != exitOK || !strings.Contains(stdout, "VALID") || !strings.Contains(stdout, "kcheck-proxy") ||
+		!strings.Contains(stdout, "the application was told: 300 delivered, 0 failed, 0 no answer") {
 		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = runKcheck(t, "verify", "--tlc", "--jar", os.Args[0], trace)
@@ -91,5 +94,44 @@ func TestProxyUsageErrors(t *testing.T) {
 		if _, err := os.Stat(trace); !os.IsNotExist(err) {
 			t.Errorf("%v: a failed proxy run left its trace file behind (%v)", tc.args, err)
 		}
+	}
+}
+
+// The client's report (drivers/OUTCOMES.md) is checked before it is merged:
+// a bad one fails the run with its file and line, and leaves no trace.
+func TestProxyRefusesBadReport(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KCHECK_TEST_AS_KCHECK", "1")
+	up := kfakeUpstream(t)
+	dir := t.TempDir()
+	for i, tc := range []struct{ name, extra, want string }{
+		{"never sent", `{"id":99999,"p":0,"off":0}`, `:301: record 99999 is reported delivered, but no produce request to topic "t1" through the proxy carried it`},
+		{"twice", `{"id":1,"p":0,"off":0}`, ":301: record 1 was reported already on line"},
+		{"malformed", `{"id":5`, ":301: not an outcome"},
+		{"a failure never sent", `{"id":0,"p":-1,"err":"x"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := fmt.Sprintf("t%d", i+1)
+			trace := filepath.Join(dir, topic+".jsonl")
+			script := fmt.Sprintf(`"$0" run --brokers "$1" --topic %s --partitions 4 --records 300 --value-bytes 50 --trace %s && echo '%s' >>"$KCHECK_OUTCOMES"`,
+				topic, filepath.Join(dir, topic+"-own.jsonl"), tc.extra)
+			code, _, stderr := runKcheck(t, "proxy", "--upstream", up, "--broker-kind", "kfake", "--topic", topic, "--trace", trace, "--",
+				"sh", "-c", script, exe, "{bootstrap}")
+			if tc.want == "" { // a record never sent that failed: not merged, counted
+				if code != exitOK || !strings.Contains(stderr, "about 300 records (1 more never reached the wire)") {
+					t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+				}
+				return
+			}
+			if code != exitUsage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "outcomes.jsonl:301") {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(trace); !os.IsNotExist(err) {
+				t.Errorf("a refused report left the trace behind (%v)", err)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -71,6 +72,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see above)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for keys, values and fault choices"},
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`", TakesFile: true},
+			&cli.StringFlag{Name: "outcomes", Usage: "write what each record's callback was told to `FILE` (drivers/OUTCOMES.md; default $KCHECK_OUTCOMES, which kcheck proxy sets; the trace has it as Told events either way)", TakesFile: true},
 		},
 		Action: func(c *cli.Context) error {
 			cfg, err := runConfig(c)
@@ -121,6 +123,9 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Duration("delivery-timeout") < c.Duration("linger")+c.Duration("request-timeout") {
 		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger + --request-timeout", c.Duration("delivery-timeout"))
 	}
+	if outcomes.Path(c.String("outcomes")) != "" && c.String("trace") == "" {
+		return workload.Config{}, usageErrorf("--outcomes needs --trace: records carry kcheck ids only in a traced run")
+	}
 	return workload.Config{
 		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
@@ -128,6 +133,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
+		OutcomesPath: outcomes.Path(c.String("outcomes")),
 	}, nil
 }
 
