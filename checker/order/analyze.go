@@ -444,7 +444,10 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		at := c.cur(b)
 		x := v(checker.Lost, at, lostApp, append([]int{b.sent0.line, b.ackLine, b.errLine, b.endLine, pt.shortLine, pt.readLine}, c.toldLines(pt, b, lostApp)...)...)
 		wire := "the wire shows no success answer for the batch: it " + c.fate(b)
-		if b.out == failed {
+		switch {
+		case b.out == pending && b.lastErr != 0:
+			wire = fmt.Sprintf("the wire shows no success answer for the batch: its last answer was %s", c.str(b.lastErr))
+		case b.out == failed:
 			wire = fmt.Sprintf("on the wire the batch definitely failed (%s)", c.str(b.reason))
 		}
 		x.Detail = fmt.Sprintf("%s %s acknowledged to the application (%s) but %s not in the read-back of partition %d%s; %s.",

@@ -50,7 +50,8 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("want no violation, got %s: %s (lines %v)", v.Kind, v.Detail, v.Lines)
 				}
 			case strings.HasPrefix(name, "bad-"):
-				kind := checker.Kind(strings.TrimPrefix(strings.TrimSuffix(name, ".proxy"), "bad-"))
+				// bad-KIND[.what].jsonl, bad-KIND[.what].proxy.jsonl
+				kind := checker.Kind(strings.SplitN(strings.TrimPrefix(name, "bad-"), ".", 2)[0])
 				if !slices.Contains(badKinds, kind) {
 					t.Fatalf("fixture for unknown kind %q", kind)
 				}
