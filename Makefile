@@ -107,7 +107,7 @@ kafka-test: kafka-fetch
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is
 # not clean, or if kcheck verify misses a loss or flags a clean run.
 race-quick: build
-	CLIENTS="ours-on java-4.3.1 java-4.4.0 kgo librdkafka sarama" bench/race.sh 1 4.1.0
+	CLIENTS="ours-on java-4.3.1 java-4.4.0 kgo librdkafka sarama aiokafka kafka-python kafkajs" bench/race.sh 1 4.1.0
 
 # Our producer (rule on) under leader moves, a broker restart, a broker and
 # the active controller killed (SIGKILL) and lost responses on a real

@@ -62,13 +62,13 @@ driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 20
 # json FILE KEY...: numbers from a one-line JSON object, space-separated.
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*[int(d.get(k,0)) for k in sys.argv[2:]])' "$@"; }
 
-printf '| broker | client | runs | runs not clean | records lost | lost after ack | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | kcheck verify flagged | missed by verify | clean runs flagged | run time |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| broker | client | runs | runs not clean | records lost | lost though acknowledged to the application | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | stalls | kcheck verify flagged | missed by verify | clean runs flagged | run time |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 status=0
 for v in "${versions[@]}"; do
   start_kafka "$kcheck" "$v" "$out/kafka-$v" "$out/kafka-$v.log"
   for c in "${clients[@]}"; do
-    bad=0 lost=0 lostacked=0 dup=0 reord=0 ooo=0 flagged=0 missed=0 falsealarm=0 secs=0
+    bad=0 lost=0 lostacked=0 dup=0 reord=0 ooo=0 stalls=0 flagged=0 missed=0 falsealarm=0 secs=0
     for i in $(seq 1 "$runs"); do
       topic="race-$c-$i"
       trace="$out/$v-$c-$i.jsonl"
@@ -112,21 +112,30 @@ for v in "${versions[@]}"; do
         l=$(echo "$line" | sed -E 's/.*lost ([0-9]+).*/\1/') d=$(echo "$line" | sed -E 's/.*duplicated ([0-9]+).*/\1/')
         r=$(echo "$line" | sed -E 's/.*out of order ([0-9]+).*/\1/') la=$(echo "$line" | sed -E 's/.*\(([0-9]+) of them acknowledged\).*/\1/')
         ;;
-      *) read -r l la d r < <(json "$out/run.json" lost lost_acked duplicated out_of_order) ;;
+      *)
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/run.json" 2>/dev/null ||
+          { cat "$out/run.err" >&2; die "$c on Kafka $v, run $i: the driver printed no JSON summary on stdout (its stderr is above; run it alone with the same flags to see why)"; }
+        read -r l la d r < <(json "$out/run.json" lost lost_acked duplicated out_of_order)
+        ;;
       esac
       case $c in
       java-*) # the row's name says the client version the driver ran with
         got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("version"))' "$out/run.json")
         [ "$got" = "${c#java-}" ] || die "$c on Kafka $v, run $i: the driver ran kafka-clients $got" ;;
       esac
-      o=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["order"]["OutOfOrderAnswers"])' "$out/verify.json")
-      lost=$((lost + l)) lostacked=$((lostacked + la)) dup=$((dup + d)) reord=$((reord + r)) ooo=$((ooo + o))
+      # From kcheck verify: OUT_OF_ORDER_SEQUENCE_NUMBER answers, stalls, and
+      # how many records the trace says the application was told about
+      # (Told: the driver's report, merged by the proxy; our producer's
+      # callbacks) and, of those told delivered, how many are not in the log.
+      read -r o st told lt < <(python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["order"]; print(o["OutOfOrderAnswers"], o["Stalls"], o["ToldDelivered"]+o["ToldFailed"]+o["ToldNone"], o["LostTold"])' "$out/verify.json")
+      [ "$told" -gt 0 ] || die "$c on Kafka $v, run $i: the trace does not say what the client told its application (no Told events: the driver wrote no report to \$KCHECK_OUTCOMES)"
+      lost=$((lost + l)) lostacked=$((lostacked + la)) dup=$((dup + d)) reord=$((reord + r)) ooo=$((ooo + o)) stalls=$((stalls + st))
       [ $rc -ne 0 ] && bad=$((bad + 1))
       [ $vrc -ne 0 ] && flagged=$((flagged + 1))
       # kcheck must flag every run whose read-back shows a record acknowledged
       # and lost, duplicated or reordered, and no run in which nothing went
       # wrong (exit 0: all sent, acknowledged and read back once, in order).
-      if [ $((la + d + r)) -gt 0 ] && [ $vrc -eq 0 ]; then missed=$((missed + 1)); fi
+      if [ $((la + lt + d + r)) -gt 0 ] && [ $vrc -eq 0 ]; then missed=$((missed + 1)); fi
       if [ $rc -eq 0 ] && [ $vrc -ne 0 ]; then falsealarm=$((falsealarm + 1)); fi
       if [ "$c" = ours-on ] && [ $rc -ne 0 ]; then
         keep="/tmp/kcheck-race-$v-$i.jsonl"
@@ -153,7 +162,7 @@ for v in "${versions[@]}"; do
     kafkajs) name="kafkajs $(sed -n 's/.*"kafkajs": "\(.*\)".*/\1/p' drivers/kafkajs/package.json | head -1) (proxy, 1 request in flight)" ;;
     librdkafka) name="librdkafka $("$py" -c 'import confluent_kafka; print(confluent_kafka.libversion()[0])') (proxy)" ;;
     esac
-    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
+    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$stalls" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
   done
   kill "$broker"; wait "$broker" 2>/dev/null || true; broker=""
 done

@@ -281,6 +281,20 @@ func (m *mutant) attemptOf(i int) int {
 	return -1
 }
 
+// inLog reports whether record id is in some read-back.
+func (m *mutant) inLog(id int64) bool {
+	for i := range m.evs {
+		if e := &m.evs[i]; e.Kind == tracer.ReadBack {
+			for _, lr := range e.Log {
+				if lr.ID == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // offsetOf returns where record id is in partition p's read-back, or the
 // end of that log.
 func (m *mutant) offsetOf(p int32, id int64) int64 {
@@ -637,6 +651,46 @@ var mutations = []mutation{
 			})
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.swap(at, at+1) }},
+	{name: "change the offset the application was told of a record in the log", want: caught,
+		why: "the application was told another offset than where the record is (inconsistent-offsets)",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return e.Kind == tracer.Told && e.Result == tracer.Delivered && e.Offset >= 0 && m.offsetOf(e.Partition, e.RecordID) == e.Offset
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.with(at, func(e *tracer.Event) { e.Offset += 1000 }) }},
+	{name: "delete from the read-back a record the application was told was delivered", want: caught,
+		why: "a record acknowledged to the application is lost (lost-write), whatever the wire said",
+		sites: func(m *mutant) []int {
+			told := map[int64]bool{}
+			for i := range m.evs {
+				if e := &m.evs[i]; e.Kind == tracer.Told && e.Result == tracer.Delivered {
+					told[e.RecordID] = true
+				}
+			}
+			return m.logSites(func(e *tracer.Event, k int) bool { return told[e.Log[k].ID] })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.withLog(at, func(log []tracer.LogRecord, k int) []tracer.LogRecord { return slices.Delete(log, k, k+1) })
+		}},
+	{name: "tell the application a record in the log failed with a fatal error", want: caught,
+		why: "the application was told the broker refused a record that is in the log (failed-but-present)",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return e.Kind == tracer.Told && e.Result != tracer.Failed && m.inLog(e.RecordID)
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.with(at, func(e *tracer.Event) { e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "INVALID_RECORD", "doctored" })
+		}},
+	{name: "tell the application a record in the log timed out", want: neutral,
+		why: "a timeout says nothing about whether the record was written",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.Told && m.inLog(e.RecordID) })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			return m.with(at, func(e *tracer.Event) { e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "REQUEST_TIMED_OUT", "doctored" })
+		}},
 	{name: "move an event's time to its neighbour's", want: neutral,
 		why: "trace order is kept; equal times only let operations overlap more, which can hide nothing that was legal",
 		sites: func(m *mutant) []int {
