@@ -681,7 +681,9 @@ var mutations = []mutation{
 			})
 		},
 		mutate: func(m *mutant, at int) []tracer.Event {
-			return m.with(at, func(e *tracer.Event) { e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "INVALID_RECORD", "doctored" })
+			return m.with(at, func(e *tracer.Event) {
+				e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "INVALID_RECORD", "doctored"
+			})
 		}},
 	{name: "tell the application a record in the log timed out", want: neutral,
 		why: "a timeout says nothing about whether the record was written",
@@ -689,7 +691,9 @@ var mutations = []mutation{
 			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.Told && m.inLog(e.RecordID) })
 		},
 		mutate: func(m *mutant, at int) []tracer.Event {
-			return m.with(at, func(e *tracer.Event) { e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "REQUEST_TIMED_OUT", "doctored" })
+			return m.with(at, func(e *tracer.Event) {
+				e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "REQUEST_TIMED_OUT", "doctored"
+			})
 		}},
 	{name: "move an event's time to its neighbour's", want: neutral,
 		why: "trace order is kept; equal times only let operations overlap more, which can hide nothing that was legal",
