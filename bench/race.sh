@@ -14,6 +14,8 @@
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
+# RACE_KEEP (default /tmp/kcheck-race-keep) keeps the trace, stderr and JSON of
+# every run that was flagged or not clean.
 # CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
 # sarama aiokafka kafka-python kafkajs") picks the rows; "java" is
 # java-4.3.1.
@@ -37,6 +39,8 @@ read -r -a clients <<<"${CLIENTS:-$all}"
 for i in "${!clients[@]}"; do [ "${clients[$i]}" = java ] && clients[$i]=java-4.3.1; done # the old name
 kcheck=bin/kcheck
 out=$(mktemp -d)
+# RACE_KEEP: where the traces of runs that were flagged or not clean are kept.
+keepdir=${RACE_KEEP:-/tmp/kcheck-race-keep}
 broker=""
 cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
@@ -137,6 +141,13 @@ for v in "${versions[@]}"; do
       # wrong (exit 0: all sent, acknowledged and read back once, in order).
       if [ $((la + lt + d + r)) -gt 0 ] && [ $vrc -eq 0 ]; then missed=$((missed + 1)); fi
       if [ $rc -eq 0 ] && [ $vrc -ne 0 ]; then falsealarm=$((falsealarm + 1)); fi
+      # Every trace kcheck flagged, and every run not clean, is kept.
+      if [ $vrc -ne 0 ] || [ $rc -ne 0 ]; then
+        mkdir -p "$keepdir"
+        cp "$trace" "$keepdir/$v-$c-$i.jsonl"
+        cp "$out/run.err" "$keepdir/$v-$c-$i.err" 2>/dev/null || true
+        for f in run.json run.txt; do [ -f "$out/$f" ] && cp "$out/$f" "$keepdir/$v-$c-$i.${f#run.}"; done
+      fi
       if [ "$c" = ours-on ] && [ $rc -ne 0 ]; then
         keep="/tmp/kcheck-race-$v-$i.jsonl"
         cp "$trace" "$keep"
