@@ -27,6 +27,9 @@
 # "wall" columns (the whole command) include. Only runs that exit 0 or 1
 # count; a pair with a run that exited 2 is dropped and counted in "dropped".
 #
+# KEEP=DIR keeps each run's output there (CLIENT-MODE-PAIR.out, .err; and
+# the trace, .jsonl, of a run through the proxy that exited 1).
+#
 # Prints a Markdown table on stdout (progress on stderr). Exit status: 0 when
 # every pair ran, 1 when a pair was dropped, 2 when something could not run.
 set -euo pipefail
@@ -44,6 +47,7 @@ die() { echo "overhead: $*" >&2; exit 2; }
 . bench/kafka.sh
 
 [ -x "$kcheck" ] || die "no $kcheck (make build)"
+[ -z "${KEEP:-}" ] || mkdir -p "$KEEP" || die "KEEP=$KEEP: cannot make it"
 go build -o bin/kcheck-deletetopics ./bench/cmd/deletetopics || die "building bench/cmd/deletetopics failed"
 jar="" py="" node=""
 for c in "${clients[@]}"; do
@@ -117,6 +121,11 @@ EOF
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$mode" "$i" "$rc" "$ms" "$wall" >>"$out/runs.tsv"
   echo "overhead: $c $mode pair $i: exit $rc, $ms ms, wall $wall s" >&2
+  if [ -n "${KEEP:-}" ]; then
+    cp "$out/run.out" "$KEEP/$c-$mode-$i.out"
+    cp "$out/run.err" "$KEEP/$c-$mode-$i.err"
+    if [ "$mode" = proxy ] && [ "$rc" -eq 1 ] && [ -f "$out/trace.jsonl" ]; then cp "$out/trace.jsonl" "$KEEP/$c-$mode-$i.jsonl"; fi
+  fi
   rm -f "$out/trace.jsonl" "$out/ours.jsonl"
   bin/kcheck-deletetopics --brokers "$addr" "$topic" || die "deleting $topic failed"
 }
