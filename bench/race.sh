@@ -76,6 +76,7 @@ for v in "${versions[@]}"; do
     for i in $(seq 1 "$runs"); do
       topic="race-$c-$i"
       trace="$out/$v-$c-$i.jsonl"
+      rm -f "$out/run.json" "$out/run.txt" "$out/run.err"
       start=$(date +%s.%N)
       set +e
       case $c in
