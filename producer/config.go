@@ -30,6 +30,7 @@ type cfg struct {
 	retryBackoff    time.Duration
 	maxBuffered     int
 	trace           tracer.Sink
+	recordIDs       bool
 	dialTimeout     time.Duration
 	maxEpoch        int16 // the highest epoch before a new producer id; tests lower it
 }
@@ -115,6 +116,11 @@ func MaxBufferedRecords(n int) Opt { return optFunc(func(c *cfg) { c.maxBuffered
 // Trace sends an event for every protocol step the spec models to s. Every
 // record then carries a kcheck-id header. Nil (the default) turns tracing off.
 func Trace(s tracer.Sink) Opt { return optFunc(func(c *cfg) { c.trace = s }) }
+
+// RecordIDs gives every record a kcheck id (Message.ID, from 1 in Produce
+// order) and its kcheck-id header without tracing, as Trace does, so that a
+// read-back can tell each record apart.
+func RecordIDs(on bool) Opt { return optFunc(func(c *cfg) { c.recordIDs = on }) }
 
 // DialTimeout bounds connecting to a broker, default 10s.
 func DialTimeout(d time.Duration) Opt { return optFunc(func(c *cfg) { c.dialTimeout = d }) }

@@ -28,13 +28,14 @@ type Message struct {
 
 	Partition int32
 	Offset    int64
-	ID        int64 // the kcheck id, when tracing
+	ID        int64 // the kcheck id, when tracing (or RecordIDs)
 }
 
 // Producer is an idempotent Kafka producer. It is safe for concurrent use.
 type Producer struct {
 	cfg   cfg
 	trace tracer.Sink
+	ids   bool // records get kcheck ids and the kcheck-id header (tracing, or RecordIDs)
 
 	meta  atomic.Pointer[snapshot]
 	mloop *metadataLoop
@@ -100,7 +101,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 	}
 	p := &Producer{
 		cfg:   c,
-		trace: c.trace,
+		trace: c.trace, ids: c.trace != nil || c.recordIDs,
 		gate:  newGate(c.maxBuffered),
 		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
@@ -237,7 +238,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		m.Timestamp = time.Now()
 	}
 	m.Partition = part.id
-	traced := p.trace != nil
+	traced := p.ids
 	var id int64
 	if traced {
 		id = p.nextID.Add(1)

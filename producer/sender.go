@@ -98,7 +98,7 @@ type sender struct {
 
 func newSender(p *Producer) *sender {
 	return &sender{p: p, conns: make(map[int32]*brokerConn),
-		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.trace != nil}}
+		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids}}
 }
 
 func (s *sender) run(ctx context.Context) {

@@ -268,6 +268,7 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		producer.Compression(cfg.Codec), producer.Linger(cfg.Linger), producer.BatchBytes(cfg.BatchBytes),
 		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
 		producer.RetryBackoff(20 * time.Millisecond),
+		producer.RecordIDs(true), // the read-back matches records by their ids, traced or not
 	}
 	if sink != nil {
 		opts = append(opts, producer.Trace(sink))

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 func config(t *testing.T, firstAck bool) Config {
@@ -54,6 +56,31 @@ func TestRuleOnIsClean(t *testing.T) {
 	}
 	if kinds[tracer.ReadBack] != 8 || kinds[tracer.Fault] != 8 || kinds[tracer.SendNew] == 0 {
 		t.Fatalf("trace kinds: %v", kinds)
+	}
+}
+
+// A run without a trace still tells its records apart in the read-back
+// (they carry kcheck ids all the same): clean, each read back once, and the
+// report of what each callback was told has a line per record.
+func TestUntracedRunIsJudged(t *testing.T) {
+	cfg := config(t, true)
+	cfg.TracePath = ""
+	cfg.OutcomesPath = filepath.Join(t.TempDir(), "outcomes.jsonl")
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Clean() || sum.ReadBack != cfg.Records || sum.Lost != 0 {
+		t.Fatalf("untraced rule-on run: %+v", sum)
+	}
+	f, err := os.Open(cfg.OutcomesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := outcomes.Read(f, cfg.OutcomesPath)
+	if err != nil || len(lines) != cfg.Records {
+		t.Fatalf("outcomes: %d lines, %v; want %d", len(lines), err, cfg.Records)
 	}
 }
 

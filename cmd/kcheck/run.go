@@ -123,9 +123,6 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Duration("delivery-timeout") < c.Duration("linger")+c.Duration("request-timeout") {
 		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger + --request-timeout", c.Duration("delivery-timeout"))
 	}
-	if outcomes.Path(c.String("outcomes")) != "" && c.String("trace") == "" {
-		return workload.Config{}, usageErrorf("--outcomes needs --trace: records carry kcheck ids only in a traced run")
-	}
 	return workload.Config{
 		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
