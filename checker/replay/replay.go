@@ -490,9 +490,12 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 
 // expand returns the broker states possible just before the next attempt on
 // the partition is handled: each uncertain batch sent before it may have
-// been appended.
-// Requests on one connection are handled in order, so what was handled is a
-// prefix of the uncertain batches.
+// been appended, or not. Requests on one connection are handled in order,
+// so the uncertain batches are applied in the order they were sent; but any
+// of them may have been refused (an error answer that was lost with the
+// connection: NOT_LEADER_OR_FOLLOWER for the first while the next is
+// appended is the seed's race itself), so the appended ones are any
+// subsequence, not only a prefix.
 func (m *Machine) expand(pt *partition) []broker {
 	if len(pt.uncertain) == 0 {
 		return pt.brokers
@@ -500,17 +503,12 @@ func (m *Machine) expand(pt *partition) []broker {
 	// Uncertain batches are resolved now: b's attempt comes after all of them.
 	uncertain := pt.uncertain
 	pt.uncertain = nil
-	var out []broker
-	for _, br := range pt.brokers {
-		cur := br
-		out = append(out, cur)
-		for _, u := range uncertain {
-			nb, ok := m.apply(cur, u.ep, u.seq, u.n, -1)
-			if !ok {
-				break
+	out := slices.Clone(pt.brokers)
+	for _, u := range uncertain {
+		for _, br := range out[:len(out):len(out)] {
+			if nb, ok := m.apply(br, u.ep, u.seq, u.n, -1); ok && !slices.ContainsFunc(out, nb.equal) {
+				out = append(out, nb)
 			}
-			cur = nb
-			out = append(out, cur)
 		}
 	}
 	return out

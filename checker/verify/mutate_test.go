@@ -281,6 +281,18 @@ func (m *mutant) attemptOf(i int) int {
 	return -1
 }
 
+// outOfOrderBefore reports whether Receive i's batch was answered
+// OUT_OF_ORDER_SEQUENCE_NUMBER before it.
+func (m *mutant) outOfOrderBefore(i int) bool {
+	r := &m.evs[i]
+	for j := range i {
+		if e := &m.evs[j]; isRecv(e) && e.Partition == r.Partition && e.Batch == r.Batch && e.Err == "OUT_OF_ORDER_SEQUENCE_NUMBER" {
+			return true
+		}
+	}
+	return false
+}
+
 // inLog reports whether record id is in some read-back.
 func (m *mutant) inLog(id int64) bool {
 	for i := range m.evs {
@@ -413,14 +425,14 @@ var mutations = []mutation{
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
 	{name: "delete the Receive of a one-batch request whose connection is lost next (the wire)", want: neutral,
-		why: "a lost connection may lose an answer: the batch's outcome becomes unknown, which nothing contradicts",
+		why: "a lost connection may lose an answer: the batch's outcome becomes unknown, which nothing contradicts (unless the batch was answered OUT_OF_ORDER_SEQUENCE_NUMBER before: then it is a stall, and rightly so)",
 		sites: func(m *mutant) []int {
 			if !m.wire() {
 				return nil
 			}
 			return m.where(func(i int, e *tracer.Event) bool {
 				j := m.nextOnNode(i, e.Node)
-				return isRecv(e) && m.batches()[m.key(i)] == 1 && j >= 0 && m.evs[j].Kind == tracer.Disconnect
+				return isRecv(e) && m.batches()[m.key(i)] == 1 && j >= 0 && m.evs[j].Kind == tracer.Disconnect && !m.outOfOrderBefore(i)
 			})
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
