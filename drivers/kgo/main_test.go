@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/logtest"
 	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
@@ -138,38 +137,8 @@ func TestKfake(t *testing.T) {
 		line, _ := loadgen.EncodeLine(res)
 		t.Errorf("result: %s", line)
 	}
-	logged := readLog(t, c.ListenAddrs(), "kgo-test", 300)
-	told := map[int]place{}
-	sc := bufio.NewScanner(&b)
-	for line := 1; sc.Scan(); line++ {
-		var o struct {
-			ID *int `json:"id"`
-			place
-		}
-		var keys map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &keys); err != nil || len(keys) != 3 || keys["off"] == nil || keys["p"] == nil {
-			t.Fatalf("outcomes:%d: want a success: %s", line, sc.Text())
-		}
-		json.Unmarshal(sc.Bytes(), &o)
-		if _, dup := told[*o.ID]; dup {
-			t.Errorf("outcomes:%d: record %d again", line, *o.ID)
-		}
-		told[*o.ID] = o.place
-	}
-	if len(told) != 300 {
-		t.Errorf("outcomes of %d records, want 300", len(told))
-	}
-	for id, at := range logged {
-		if told[id] != at {
-			t.Errorf("record %d: outcomes say %+v, the log has it at %v", id, told[id], at)
-		}
-	}
-}
-
-// place is where a record is in the log, as an outcome line says it.
-type place struct {
-	P   int32 `json:"p"`
-	Off int64 `json:"off"`
+	logged := logtest.ReadLog(t, c.ListenAddrs(), "kgo-test", 300)
+	logtest.Same(t, logtest.Delivered(t, &b, "outcomes", 300), logged)
 }
 
 // TestMainOutcomesEnv: without --outcomes the driver writes to
@@ -199,34 +168,6 @@ func TestMainChild(t *testing.T) {
 		}
 	}
 	main()
-}
-
-// readLog reads topic back and returns where each record (by its kcheck-id
-// header) is: partition and offset.
-func readLog(t *testing.T, seeds []string, topic string, records int) map[int]place {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	at := map[int]place{}
-	for len(at) < records && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			var id int
-			if len(r.Headers) == 1 {
-				fmt.Sscan(string(r.Headers[0].Value), &id)
-			}
-			at[id] = place{r.Partition, r.Offset}
-		})
-	}
-	if len(at) != records {
-		t.Fatalf("read %d records back, want %d", len(at), records)
-	}
-	return at
 }
 
 // TestKafka runs a small workload against a real broker: it fetches Kafka

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,36 +8,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/logtest"
 	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
-
-// outcome is one line of --outcomes.
-type outcome struct {
-	ID   *int    `json:"id"`
-	P    *int32  `json:"p"`
-	Off  *int64  `json:"off"`
-	Err  *string `json:"err"`
-	Code *int16  `json:"code"`
-	None bool    `json:"none"`
-}
-
-// place is where a record is in the log.
-type place struct {
-	p   int32
-	off int64
-}
 
 // TestKfake runs the experiment in-process against kfake emulating Kafka 4.1
 // (3 brokers): every record acknowledged, read back once, in order; the
@@ -80,89 +61,19 @@ func TestKfake(t *testing.T) {
 		t.Errorf("what differs: %s", stdout.String())
 	}
 
-	logged := readLog(t, c.ListenAddrs(), "sarama-test", 300)
-	told := map[int]place{}
+	logged := logtest.ReadLog(t, c.ListenAddrs(), "sarama-test", 300)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		var o outcome
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("outcomes:%d: %v: %s", line, err, sc.Text())
-		}
-		switch {
-		case o.ID == nil || o.P == nil || o.Off == nil || o.Err != nil || o.Code != nil || o.None:
-			t.Errorf("outcomes:%d: want a success with id, p and off: %s", line, sc.Text())
-		case *o.ID < 0 || *o.ID >= 300:
-			t.Errorf("outcomes:%d: no such record: %s", line, sc.Text())
-		default:
-			if _, dup := told[*o.ID]; dup {
-				t.Errorf("outcomes:%d: record %d again", line, *o.ID)
-			}
-			told[*o.ID] = place{*o.P, *o.Off}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(told) != 300 {
-		t.Errorf("outcomes of %d records, want 300", len(told))
-	}
-	for id, at := range logged {
-		if told[id] != at {
-			t.Errorf("record %d: outcomes say %+v, the log has it at %+v", id, told[id], at)
-		}
-	}
+	logtest.Same(t, logtest.Delivered(t, f, path, 300), logged)
 
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(argv, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "already exists") || stdout.Len() > 0 {
 		t.Errorf("the same topic again: exit %d, stdout %q, stderr %q; want 2 and a message that it exists", code, stdout.String(), stderr.String())
 	}
-}
-
-// readLog reads topic back with kgo, which the driver does not use, and
-// returns where each record (by its kcheck-id header) is; it fails the test
-// on a record twice, a value whose number is not its header's or a batch
-// without a producer id (not idempotent).
-func readLog(t *testing.T, seeds []string, topic string, records int) map[int]place {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	at := map[int]place{}
-	for len(at) < records && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			if len(r.Headers) != 1 || r.Headers[0].Key != loadgen.SeedIDHeader {
-				t.Errorf("%s[%d]@%d: headers %v", r.Topic, r.Partition, r.Offset, r.Headers)
-				return
-			}
-			id, err := strconv.Atoi(string(r.Headers[0].Value))
-			if err != nil || loadgen.RecordNumber(r.Value) != int64(id) {
-				t.Errorf("%s[%d]@%d: header %q, value %.20q", r.Topic, r.Partition, r.Offset, r.Headers[0].Value, r.Value)
-				return
-			}
-			if r.ProducerID < 0 {
-				t.Errorf("record %d: producer id %d, not idempotent", id, r.ProducerID)
-			}
-			if _, dup := at[id]; dup {
-				t.Errorf("record %d twice in the log", id)
-			}
-			at[id] = place{r.Partition, r.Offset}
-		})
-	}
-	if len(at) != records {
-		t.Fatalf("read %d records back, want %d", len(at), records)
-	}
-	return at
 }
 
 // TestErrorCode: the code of sarama's own error types, as sarama hands
