@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // Kind is what a fault does to a produce.
@@ -43,7 +47,51 @@ const (
 	// (ExpireProducerState). kfake keeps idempotent producer state forever,
 	// so this needs a real broker.
 	StateExpiry Kind = "state-expiry"
+	// Reject answers the attempts it selects with Err (any Kafka error)
+	// before the append (RejectBeforeAppend): a schedule's step.
+	Reject Kind = "reject"
+	// AppendThenError appends the attempts it selects and answers them with
+	// Err (AppendThenFail): a schedule's step.
+	AppendThenError Kind = "append-then-error"
 )
+
+// Scope is what a fault acts on.
+type Scope uint8
+
+const (
+	OnAttempt Scope = iota // one partition's attempt in a produce request
+	OnRequest              // a whole produce request, and its connection
+	OnBroker               // the broker's own state
+)
+
+// Effect is what a kind of fault does to what it hits: the one table the
+// interpreters (InstallKfake here, tracer/proxy) read, so that a kind means
+// the same on kfake and through the proxy.
+type Effect struct {
+	Action  string      // the spec action it forces, as its Fault events name it
+	Err     *kerr.Error // what it answers with; nil: no answer (or the Fault's Err, for Reject and AppendThenError)
+	Written bool        // whether the attempt it hits is appended
+	Scope   Scope
+	// First: only a partition's first produce, its answer held for the
+	// fault's Delay (the seed's race). Rated: fires with probability Rate.
+	First, Rated bool
+}
+
+var effects = map[Kind]Effect{
+	SeedRace:            {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, Scope: OnAttempt, First: true},
+	NotEnoughReplicas:   {Action: "RejectBeforeAppend", Err: kerr.NotEnoughReplicas, Scope: OnAttempt, Rated: true},
+	NotLeader:           {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, Scope: OnAttempt, Rated: true},
+	TimeoutAfterAppend:  {Action: "AppendThenFail", Err: kerr.RequestTimedOut, Written: true, Scope: OnAttempt, Rated: true},
+	Reject:              {Action: "RejectBeforeAppend", Scope: OnAttempt, Rated: true},
+	AppendThenError:     {Action: "AppendThenFail", Written: true, Scope: OnAttempt, Rated: true},
+	DropConnection:      {Action: "DropConnection", Scope: OnRequest, Rated: true},
+	TimeoutBeforeAppend: {Action: "TimeoutBeforeAppend", Scope: OnRequest, Rated: true},
+	Slow:                {Action: "Delay", Written: true, Scope: OnRequest, Rated: true},
+	StateExpiry:         {Action: "ExpireProducerState", Scope: OnBroker},
+}
+
+// Effect returns what the kind does.
+func (k Kind) Effect() Effect { return effects[k] }
 
 // Kinds lists every fault kind with a one-line description, for --help.
 func Kinds() map[Kind]string {
@@ -56,6 +104,8 @@ func Kinds() map[Kind]string {
 		DropConnection:      "the connection is cut instead of handling a produce",
 		Slow:                "every produce is held for the delay before it is handled (a slow broker)",
 		StateExpiry:         "the broker expires the producer's state (real brokers only)",
+		Reject:              "the selected attempts are answered err=NAME before the append (attempt=N: a partition's N-th attempt; seq=K: the attempt with base sequence K)",
+		AppendThenError:     "the selected attempts are appended and answered err=NAME (attempt=N, seq=K as for reject)",
 	}
 }
 
@@ -67,8 +117,31 @@ type Fault struct {
 	Delay time.Duration // how long a held produce waits
 	// Partitions limits the fault to these partitions; nil means all.
 	// Used by the per-partition kinds (seed-race, not-enough-replicas,
-	// not-leader, timeout-after-append).
+	// not-leader, timeout-after-append, reject, append-then-error).
 	Partitions []int32
+	// Which attempts of a partition an OnAttempt fault selects: its
+	// Attempt-th (1 for the first; 0: any), and with BySeq only one with
+	// base sequence Seq. The zero value selects every attempt.
+	Attempt int
+	BySeq   bool
+	Seq     int32
+	// Error overrides the kind's error (err=NAME); Reject and
+	// AppendThenError need one.
+	Error *kerr.Error
+}
+
+// Selects reports whether the fault selects a partition's n-th attempt
+// (from 1), whose base sequence is seq.
+func (f *Fault) Selects(n int, seq int32) bool {
+	return (f.Attempt == 0 || n == f.Attempt) && (!f.BySeq || seq == f.Seq)
+}
+
+// Err is the error the fault answers with: its own, or its kind's.
+func (f *Fault) Err() *kerr.Error {
+	if f.Error != nil {
+		return f.Error
+	}
+	return f.Kind.Effect().Err
 }
 
 // Hits reports whether the fault applies to partition p.
@@ -93,6 +166,8 @@ func defaultFor(k Kind) Fault {
 		return Fault{Kind: k, Rate: 0.01, Count: 2, Delay: 0}
 	case Slow:
 		return Fault{Kind: k, Rate: 1, Count: -1, Delay: 20 * time.Millisecond}
+	case Reject, AppendThenError:
+		return Fault{Kind: k, Rate: 1, Count: 1}
 	default:
 		return Fault{Kind: k, Rate: 0.02, Count: 20}
 	}
@@ -109,7 +184,7 @@ func Parse(s string) (Fault, error) {
 	}
 	f := defaultFor(k)
 	if params == "" {
-		return f, nil
+		return f, f.check(s)
 	}
 	for _, kv := range strings.Split(params, ",") {
 		key, val, ok := strings.Cut(kv, "=")
@@ -133,6 +208,30 @@ func Parse(s string) (Fault, error) {
 			if err == nil && f.Delay < 0 {
 				err = fmt.Errorf("must not be negative")
 			}
+		case "attempt":
+			f.Attempt, err = strconv.Atoi(val)
+			if err == nil && f.Attempt < 1 {
+				err = fmt.Errorf("must be 1 or more (a partition's first attempt is 1)")
+			}
+		case "seq":
+			var n int64
+			n, err = strconv.ParseInt(val, 10, 32)
+			if err == nil && n < 0 {
+				err = fmt.Errorf("must not be negative")
+			}
+			f.Seq, f.BySeq = int32(n), true
+		case "err":
+			e, ok := tracer.ErrorByName(val)
+			switch {
+			case val == "NONE":
+				err = fmt.Errorf("NONE is no error")
+			case !ok:
+				err = fmt.Errorf("%q is not a Kafka error name (such as NOT_LEADER_OR_FOLLOWER)", val)
+			case e.Code == 0:
+				err = fmt.Errorf("NONE is no error")
+			default:
+				f.Error = e
+			}
 		case "partitions":
 			for _, p := range strings.Split(val, "+") {
 				var n int
@@ -143,13 +242,30 @@ func Parse(s string) (Fault, error) {
 				f.Partitions = append(f.Partitions, int32(n))
 			}
 		default:
-			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions)")
+			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, seq, err)")
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
 		}
 	}
+	if err := f.check(s); err != nil {
+		return Fault{}, err
+	}
 	return f, nil
+}
+
+// check holds f, parsed from s, to what its kind's Effect allows.
+func (f *Fault) check(s string) error {
+	eff := f.Kind.Effect()
+	switch {
+	case f.Error == nil && eff.Err == nil && eff.Scope == OnAttempt:
+		return fmt.Errorf("fault %q: err=NAME is required: the Kafka error to answer with", s)
+	case f.Error != nil && eff.Scope != OnAttempt:
+		return fmt.Errorf("fault %q: err: %s answers no error of its own", s, f.Kind)
+	case (f.Attempt != 0 || f.BySeq) && eff.Scope != OnAttempt:
+		return fmt.Errorf("fault %q: attempt and seq select a partition's attempts, which %s does not act on", s, f.Kind)
+	}
+	return nil
 }
 
 // String returns the fault in the form Parse reads.
@@ -164,6 +280,15 @@ func (f Fault) String() string {
 	}
 	if f.Delay != d.Delay {
 		ps = append(ps, "delay="+f.Delay.String())
+	}
+	if f.Attempt != 0 {
+		ps = append(ps, "attempt="+strconv.Itoa(f.Attempt))
+	}
+	if f.BySeq {
+		ps = append(ps, "seq="+strconv.Itoa(int(f.Seq)))
+	}
+	if f.Error != nil {
+		ps = append(ps, "err="+tracer.ErrorName(f.Error.Code))
 	}
 	if f.Partitions != nil {
 		var s []string

@@ -46,22 +46,20 @@ func InstallKfake(t Target, fs []Fault) (stop func(), err error) {
 	if err := CheckKfake(fs); err != nil {
 		return nil, err
 	}
-	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b))}
+	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b)), attempts: map[int32]int{}}
+	in.countAttempts() // first, so every fault sees the attempt's number
 	for _, f := range fs {
-		switch f.Kind {
-		case SeedRace:
+		eff := f.Kind.Effect()
+		switch {
+		case eff.Scope == OnAttempt && eff.First:
 			in.seedRace(f)
-		case NotEnoughReplicas:
-			in.perPartition(f, kerr.NotEnoughReplicas, "RejectBeforeAppend")
-		case NotLeader:
-			in.perPartition(f, kerr.NotLeaderForPartition, "RejectBeforeAppend")
-		case TimeoutAfterAppend:
-			in.perPartition(f, kerr.RequestTimedOut, "AppendThenFail")
-		case DropConnection:
+		case eff.Scope == OnAttempt:
+			in.perPartition(f, f.Err(), eff.Action)
+		case eff.Action == "DropConnection":
 			in.cut(f, 0)
-		case TimeoutBeforeAppend:
+		case eff.Action == "TimeoutBeforeAppend":
 			in.cut(f, t.RequestTimeout+t.RequestTimeout/2)
-		case Slow:
+		case eff.Action == "Delay":
 			in.slow(f)
 		default:
 			return nil, fmt.Errorf("fault %q: unknown kind", f.Kind)
@@ -71,10 +69,31 @@ func InstallKfake(t Target, fs []Fault) (stop func(), err error) {
 }
 
 type installer struct {
-	t       Target
-	mu      sync.Mutex // guards rng and the counts; controls may run concurrently after SleepControl
-	rng     *rand.Rand
-	stopped atomic.Bool // no fault fires once set
+	t        Target
+	mu       sync.Mutex // guards rng, the counts and attempts; controls may run concurrently after SleepControl
+	rng      *rand.Rand
+	attempts map[int32]int // per partition, the attempts the broker has been sent so far, the current one's included
+	stopped  atomic.Bool   // no fault fires once set
+}
+
+// countAttempts numbers each partition's attempts as produce requests come
+// in, before any fault looks at them (Fault.Selects).
+func (in *installer) countAttempts() {
+	c := in.t.Cluster
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		for _, rt := range kreq.(*kmsg.ProduceRequest).Topics {
+			if rt.Topic != in.t.Topic {
+				continue
+			}
+			for _, rp := range rt.Partitions {
+				in.attempts[rp.Partition]++
+			}
+		}
+		return nil, nil, false
+	})
 }
 
 // emit traces a fault that hit partition p's batch in req (nil: none).
@@ -187,7 +206,11 @@ func (in *installer) perPartition(f Fault, err *kerr.Error, action string) {
 			Keys: []kmsg.Key{kmsg.Produce}, Topic: in.t.Topic, Partitions: []int32{p},
 			Err: err, Count: -1,
 			When: func(req kmsg.Request) bool {
-				if !in.take(&f, &used) {
+				_, seq := attempt(req, in.t.Topic, p)
+				in.mu.Lock()
+				n := in.attempts[p]
+				in.mu.Unlock()
+				if !f.Selects(n, seq) || !in.take(&f, &used) {
 					return false
 				}
 				in.emit(action, req, p, err)

@@ -53,8 +53,12 @@ that writes no report leaves a trace of the wire only; one that crashed
 interrupted (Ctrl-C or SIGTERM).
 
 Faults (--fault, as kcheck run; per partition: seed-race, not-leader,
-not-enough-replicas, timeout-after-append; per request: drop-connection,
-timeout-before-append, slow). state-expiry needs the broker's own expiry.
+not-enough-replicas, timeout-after-append, and the scheduled reject and
+append-then-error, which take err=NAME and select attempts with attempt=N,
+a partition's N-th, and seq=K; per request: drop-connection,
+timeout-before-append, slow). A fault means the same here as on kcheck
+run's embedded broker (fault.Effect). state-expiry needs the broker's own
+expiry.
 
 It listens on loopback unless --listen says otherwise.`
 

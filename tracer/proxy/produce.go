@@ -34,7 +34,7 @@ type tracedBatch struct {
 // slowDelay is the delay the slow fault adds to every request.
 func (p *Proxy) slowDelay() time.Duration {
 	for _, f := range p.cfg.Faults {
-		if f.Kind == fault.Slow {
+		if f.Kind.Effect().Action == "Delay" {
 			return f.Delay
 		}
 	}
@@ -48,7 +48,7 @@ func (p *Proxy) rollLocked(i int) bool {
 	if p.faultsLeft[i] == 0 {
 		return false
 	}
-	if f.Kind != fault.SeedRace && f.Rate < 1 && p.rng.Float64() >= f.Rate {
+	if f.Kind.Effect().Rated && f.Rate < 1 && p.rng.Float64() >= f.Rate {
 		return false
 	}
 	if p.faultsLeft[i] > 0 {
@@ -127,7 +127,8 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			tb := &pt.batches[len(pt.batches)-1]
 			first := !p.firstSeen[tp.Partition]
 			p.firstSeen[tp.Partition] = true
-			f, i := p.partitionFaultLocked(tp.Partition, first)
+			p.attempts[tp.Partition]++
+			f, i := p.partitionFaultLocked(tp.Partition, first, p.attempts[tp.Partition], tb.seq)
 			switch {
 			case i < 0:
 			case f.action == "AppendThenFail":
@@ -156,8 +157,8 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 	ex.produce = pt
 	// Faults on the request as a whole.
 	for i, f := range p.cfg.Faults {
-		switch f.Kind {
-		case fault.DropConnection:
+		switch f.Kind.Effect().Action {
+		case "DropConnection":
 			if p.rollLocked(i) {
 				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: "DropConnection", Partition: -1, Epoch: -1, Seq: -1, Node: node})
 				p.emitAllLocked(events)
@@ -166,7 +167,7 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 				c.open++
 				return nil, false, true
 			}
-		case fault.TimeoutBeforeAppend:
+		case "TimeoutBeforeAppend":
 			if p.rollLocked(i) {
 				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: "TimeoutBeforeAppend", Partition: -1, Epoch: -1, Seq: -1, Node: node})
 				ex.forwarded, ex.never = false, true
@@ -246,34 +247,25 @@ type partitionFault struct {
 	hold   time.Duration
 }
 
-// partitionFaultLocked picks the first per-partition fault that fires for
-// an attempt on partition part (first: the partition's first produce), or
-// returns index -1.
-func (p *Proxy) partitionFaultLocked(part int32, first bool) (partitionFault, int) {
+// partitionFaultLocked picks the first per-partition fault (fault.OnAttempt)
+// that fires for an attempt on partition part: its n-th (first: the
+// partition's first produce), with base sequence seq. It returns index -1
+// if none does.
+func (p *Proxy) partitionFaultLocked(part int32, first bool, n int, seq int32) (partitionFault, int) {
 	for i, f := range p.cfg.Faults {
-		if !f.Hits(part) {
+		eff := f.Kind.Effect()
+		if eff.Scope != fault.OnAttempt || !f.Hits(part) || !f.Selects(n, seq) || eff.First && !first {
 			continue
 		}
-		switch f.Kind {
-		case fault.SeedRace:
-			// The first produce is answered NOT_LEADER_OR_FOLLOWER before
-			// the append, and its answer held so the client sends its next
-			// batch first: KAFKA-14359 on a new topic.
-			if first && p.rollLocked(i) {
-				return partitionFault{"RejectBeforeAppend", "NOT_LEADER_OR_FOLLOWER", 6, f.Delay}, i
+		if p.rollLocked(i) {
+			// The seed's race: the first produce's answer is held so that
+			// the client sends its next batch first (KAFKA-14359).
+			var hold time.Duration
+			if eff.First {
+				hold = f.Delay
 			}
-		case fault.NotLeader:
-			if p.rollLocked(i) {
-				return partitionFault{"RejectBeforeAppend", "NOT_LEADER_OR_FOLLOWER", 6, 0}, i
-			}
-		case fault.NotEnoughReplicas:
-			if p.rollLocked(i) {
-				return partitionFault{"RejectBeforeAppend", "NOT_ENOUGH_REPLICAS", 19, 0}, i
-			}
-		case fault.TimeoutAfterAppend:
-			if p.rollLocked(i) {
-				return partitionFault{"AppendThenFail", "REQUEST_TIMED_OUT", 7, 0}, i
-			}
+			e := f.Err()
+			return partitionFault{eff.Action, tracer.ErrorName(e.Code), e.Code, hold}, i
 		}
 	}
 	return partitionFault{}, -1

@@ -83,6 +83,7 @@ type Proxy struct {
 	sentOnce   map[int64]bool  // batch ids seen: the next attempt is a Resend
 	sentIDs    map[int64]int32 // record ids SendNew carried, and their partition, for Tell
 	firstSeen  map[int32]bool  // partitions whose first produce passed
+	attempts   map[int32]int   // per partition, its attempts so far (fault.Fault.Selects)
 	faultsLeft []int           // per cfg.Faults entry; -1 no limit
 	nextReq    int32           // the proxy's request number, the trace's req
 	nextSynth  int64           // batch ids for batches without kcheck ids
@@ -135,8 +136,8 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		partitions: map[string]int32{},
 		batches:    map[batchKey]int64{},
 		sentOnce:   map[int64]bool{},
-		firstSeen:  map[int32]bool{},
-		nextSynth:  1 << 40,
+		firstSeen:  map[int32]bool{}, attempts: map[int32]int{},
+		nextSynth: 1 << 40,
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)

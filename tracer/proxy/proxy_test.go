@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,70 @@ func TestUpstreamDown(t *testing.T) {
 	_, err := proxy.Start(context.Background(), proxy.Config{Listen: "127.0.0.1:0", Upstream: "127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("Start with an upstream that is down: %v", err)
+	}
+}
+
+// A schedule means the same on kfake and through the proxy: the same
+// faults, parsed from their command-line form, installed on kfake by
+// kcheck run (fault.InstallKfake) and interpreted by the proxy, hit the
+// same attempts of our producer (rule on, so each partition's first batch
+// is alone until acknowledged) and trace the same Fault events.
+func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
+	var faults []fault.Fault
+	for _, s := range []string{
+		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1", // every partition's first attempt
+		"append-then-error:err=REQUEST_TIMED_OUT,attempt=2,partitions=3",
+		"reject:err=NOT_LEADER_OR_FOLLOWER,attempt=3,partitions=5",
+	} {
+		f, err := fault.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults = append(faults, f)
+	}
+	// The Fault events of a trace: fault, partition, epoch, error, and the
+	// sequence of a partition's first two attempts (later ones depend on
+	// how records fell into batches).
+	faultsOf := func(path string) []string {
+		f, err := tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var out []string
+		hits := map[int32]int{}
+		err = f.Each(func(_ int, e *tracer.Event) error {
+			if e.Kind == tracer.Fault {
+				hits[e.Partition]++
+				seq := "?"
+				if hits[e.Partition] <= 2 {
+					seq = fmt.Sprint(e.Seq)
+				}
+				out = append(out, fmt.Sprintf("%s p%d e%d s%s %s", e.Fault, e.Partition, e.Epoch, seq, e.Err))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	own := filepath.Join(t.TempDir(), "kfake.jsonl")
+	sum, err := workload.Run(context.Background(), workload.Config{
+		KfakeVersion: "4.1", Topic: "t", Partitions: 8, Records: 800, ValueBytes: 100, Keys: 64,
+		Codec: recordbatch.CodecGzip, FirstAck: true, HoldWhileRetrying: true, MaxInFlight: 5, Linger: 0, BatchBytes: 512,
+		DeliveryTimeout: 10 * time.Second, RequestTimeout: time.Second, Seed: 1, Faults: faults, TracePath: own,
+	})
+	if err != nil || !sum.Clean() {
+		t.Fatalf("on kfake: %v, %+v", err, sum)
+	}
+	_, rep, path := through(t, true, faults, 1)
+	if rep.Verdict != verify.Valid {
+		t.Fatalf("through the proxy: %s %v", rep.Verdict, rep.Violations)
+	}
+	onKfake, onProxy := faultsOf(own), faultsOf(path)
+	if len(onKfake) != 8+1+1 || !slices.Equal(onKfake, onProxy) {
+		t.Fatalf("Fault events differ:\nkfake: %v\nproxy: %v", onKfake, onProxy)
 	}
 }
