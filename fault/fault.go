@@ -104,7 +104,7 @@ func Kinds() map[Kind]string {
 		DropConnection:      "the connection is cut instead of handling a produce",
 		Slow:                "every produce is held for the delay before it is handled (a slow broker)",
 		StateExpiry:         "the broker expires the producer's state (real brokers only)",
-		Reject:              "the selected attempts are answered err=NAME before the append (attempt=N: a partition's N-th attempt; seq=K: the attempt with base sequence K)",
+		Reject:              "the selected attempts are answered err=NAME before the append (attempt=N: a partition's N-th attempt; seq=K: the attempt with base sequence K; until=next,delay=D: the answer held until the partition's next attempt has gone to the broker, at most D, proxy only)",
 		AppendThenError:     "the selected attempts are appended and answered err=NAME (attempt=N, seq=K as for reject)",
 	}
 }
@@ -128,7 +128,16 @@ type Fault struct {
 	// Error overrides the kind's error (err=NAME); Reject and
 	// AppendThenError need one.
 	Error *kerr.Error
+	// UntilNext (until=next, a Reject or the seed's race, through the proxy
+	// only): the refused attempt's answer is held until the partition's
+	// next attempt has been forwarded to the broker (and NextGrace more, for
+	// the broker to handle it), at most Delay: the seed's race made exact.
+	UntilNext bool
 }
+
+// NextGrace is how long an answer held until the next attempt waits once
+// that attempt has gone to the broker, for the broker to handle it.
+const NextGrace = 100 * time.Millisecond
 
 // Selects reports whether the fault selects a partition's n-th attempt
 // (from 1), whose base sequence is seq.
@@ -232,6 +241,11 @@ func Parse(s string) (Fault, error) {
 			default:
 				f.Error = e
 			}
+		case "until":
+			if val != "next" {
+				err = fmt.Errorf("%q: the one condition is next (hold the answer until the partition's next attempt has gone to the broker)", val)
+			}
+			f.UntilNext = true
 		case "partitions":
 			for _, p := range strings.Split(val, "+") {
 				var n int
@@ -242,7 +256,7 @@ func Parse(s string) (Fault, error) {
 				f.Partitions = append(f.Partitions, int32(n))
 			}
 		default:
-			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, seq, err)")
+			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, seq, err, until)")
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
@@ -262,6 +276,8 @@ func (f *Fault) check(s string) error {
 		return fmt.Errorf("fault %q: err=NAME is required: the Kafka error to answer with", s)
 	case f.Error != nil && eff.Scope != OnAttempt:
 		return fmt.Errorf("fault %q: err: %s answers no error of its own", s, f.Kind)
+	case f.UntilNext && (eff.Action != "RejectBeforeAppend" || f.Delay <= 0):
+		return fmt.Errorf("fault %q: until=next holds a refused attempt's answer, at most delay=D (set it): %s refuses none", s, f.Kind)
 	case (f.Attempt != 0 || f.BySeq) && eff.Scope != OnAttempt:
 		return fmt.Errorf("fault %q: attempt and seq select a partition's attempts, which %s does not act on", s, f.Kind)
 	}
@@ -289,6 +305,9 @@ func (f Fault) String() string {
 	}
 	if f.Error != nil {
 		ps = append(ps, "err="+tracer.ErrorName(f.Error.Code))
+	}
+	if f.UntilNext {
+		ps = append(ps, "until=next")
 	}
 	if f.Partitions != nil {
 		var s []string

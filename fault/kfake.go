@@ -34,6 +34,9 @@ func CheckKfake(fs []Fault) error {
 		if f.Kind == StateExpiry {
 			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
 		}
+		if f.UntilNext {
+			return fmt.Errorf("fault %s: until=next needs kcheck proxy: kfake handles a connection's requests one at a time, so the next cannot come while an answer is held", f)
+		}
 	}
 	return nil
 }

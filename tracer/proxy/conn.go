@@ -39,6 +39,7 @@ type exchange struct {
 	forwarded bool // sent upstream: a response will come
 	never     bool // held and never answered (timeout-before-append)
 	hold      time.Duration
+	untilNext []nextAttempt // the hold ends once each of these partitions has a later attempt forwarded (and fault.NextGrace)
 	produce   *produceTrace // traced batches, for produce requests
 }
 
@@ -127,6 +128,7 @@ func (c *conn) readRequests() {
 		if ex.forwarded {
 			select {
 			case c.toUp <- outbound{frame: frame, due: ex.at.Add(slow)}:
+				c.p.markForwarded(ex)
 			case <-c.done:
 				return
 			}
@@ -203,16 +205,8 @@ func (c *conn) readResponses() {
 		} else {
 			frame, events = c.p.ownResponse(c, ex)
 		}
-		if ex.hold > 0 {
-			if d := time.Until(ex.at.Add(ex.hold)); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-t.C:
-				case <-c.done:
-					t.Stop()
-					return
-				}
-			}
+		if ex.hold > 0 && !c.p.holdAnswer(c, ex) {
+			return
 		}
 		// The answer is traced before the client can have it, so the trace
 		// holds every answer the client read (and, when the connection is

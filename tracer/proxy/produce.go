@@ -18,6 +18,9 @@ type produceTrace struct {
 	// own answers for partitions taken out of the request (a fault before
 	// the append), merged into the response
 	own map[string][]kmsg.ProduceResponseTopicPartition
+	// fwd are the first attempts of new batches the request carries on to
+	// the broker, by partition and number (markForwarded).
+	fwd []nextAttempt
 }
 
 type tracedBatch struct {
@@ -29,6 +32,7 @@ type tracedBatch struct {
 	seq   int32
 	fault string // "" or "AppendThenFail": answer REQUEST_TIMED_OUT if the broker appends it
 	err   string
+	fresh bool // its SendNew: the batch's first attempt
 }
 
 // slowDelay is the delay the slow fault adds to every request.
@@ -138,6 +142,9 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			default: // RejectBeforeAppend: the proxy answers for the broker
 				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: f.action, Partition: tp.Partition, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: f.err})
 				ex.hold = max(ex.hold, f.hold)
+				if f.untilNext {
+					ex.untilNext = append(ex.untilNext, nextAttempt{tp.Partition, p.attempts[tp.Partition]})
+				}
 				if pt.own == nil {
 					pt.own = map[string][]kmsg.ProduceResponseTopicPartition{}
 				}
@@ -148,6 +155,9 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 				continue
 			}
 			kept = append(kept, tp)
+			if tb.fresh { // a new batch, not a retry: what a hold until the next waits for
+				pt.fwd = append(pt.fwd, nextAttempt{tp.Partition, p.attempts[tp.Partition]})
+			}
 		}
 		t.Partitions = kept
 	}
@@ -236,7 +246,7 @@ func (p *Proxy) traceBatchLocked(topic string, part int32, b *recordbatch.Batch,
 		e.Kind, e.Records = tracer.SendNew, ids
 	}
 	*events = append(*events, e)
-	return tracedBatch{topic: topic, p: part, b: id, pid: b.ProducerID, ep: b.ProducerEpoch, seq: b.BaseSequence}
+	return tracedBatch{topic: topic, p: part, b: id, pid: b.ProducerID, ep: b.ProducerEpoch, seq: b.BaseSequence, fresh: e.Kind == tracer.SendNew}
 }
 
 // partitionFault is what a fault does to one partition's attempt.
@@ -245,6 +255,16 @@ type partitionFault struct {
 	err    string
 	code   int16
 	hold   time.Duration
+	// untilNext: the hold ends early once the partition's next attempt has
+	// gone to the broker (fault.Fault.UntilNext).
+	untilNext bool
+}
+
+// nextAttempt is a partition and the number of its attempt whose answer is
+// held until a later one has been sent.
+type nextAttempt struct {
+	p int32
+	n int
 }
 
 // partitionFaultLocked picks the first per-partition fault (fault.OnAttempt)
@@ -261,12 +281,68 @@ func (p *Proxy) partitionFaultLocked(part int32, first bool, n int, seq int32) (
 			// The seed's race: the first produce's answer is held so that
 			// the client sends its next batch first (KAFKA-14359).
 			var hold time.Duration
-			if eff.First {
+			if eff.First || f.UntilNext {
 				hold = f.Delay
 			}
 			e := f.Err()
-			return partitionFault{eff.Action, tracer.ErrorName(e.Code), e.Code, hold}, i
+			return partitionFault{eff.Action, tracer.ErrorName(e.Code), e.Code, hold, f.UntilNext}, i
 		}
 	}
 	return partitionFault{}, -1
+}
+
+// markForwarded notes that ex's attempts have gone to the broker, waking
+// the answers held until a partition's next attempt (holdAnswer).
+func (p *Proxy) markForwarded(ex *exchange) {
+	if ex.produce == nil || len(ex.produce.fwd) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range ex.produce.fwd {
+		p.forwarded[a.p] = max(p.forwarded[a.p], a.n)
+	}
+	close(p.sent)
+	p.sent = make(chan struct{})
+}
+
+// holdAnswer holds ex's answer for ex.hold from its arrival, or, for a
+// hold until the next attempt (ex.untilNext), until each of its partitions
+// has had a later batch's first attempt forwarded (a retry of the held
+// batch does not count) and fault.NextGrace has passed, if that comes
+// sooner. It reports false if the connection closed meanwhile.
+func (p *Proxy) holdAnswer(c *conn, ex *exchange) bool {
+	deadline := ex.at.Add(ex.hold)
+	timer := time.NewTimer(time.Until(deadline))
+	defer func() { timer.Stop() }()
+	for len(ex.untilNext) > 0 {
+		p.mu.Lock()
+		done, wake := true, p.sent
+		for _, a := range ex.untilNext {
+			if p.forwarded[a.p] <= a.n {
+				done = false
+			}
+		}
+		p.mu.Unlock()
+		if done {
+			if g := time.Now().Add(fault.NextGrace); g.Before(deadline) {
+				timer.Stop()
+				timer = time.NewTimer(time.Until(g))
+			}
+			break
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			return true
+		case <-c.done:
+			return false
+		}
+	}
+	select {
+	case <-timer.C:
+		return true
+	case <-c.done:
+		return false
+	}
 }

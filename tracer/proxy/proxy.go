@@ -84,6 +84,8 @@ type Proxy struct {
 	sentIDs    map[int64]int32 // record ids SendNew carried, and their partition, for Tell
 	firstSeen  map[int32]bool  // partitions whose first produce passed
 	attempts   map[int32]int   // per partition, its attempts so far (fault.Fault.Selects)
+	sent       chan struct{}   // closed (and replaced) when an attempt has been forwarded, for holds until the next
+	forwarded  map[int32]int   // per partition, the attempts forwarded to the broker so far
 	faultsLeft []int           // per cfg.Faults entry; -1 no limit
 	nextReq    int32           // the proxy's request number, the trace's req
 	nextSynth  int64           // batch ids for batches without kcheck ids
@@ -136,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		partitions: map[string]int32{},
 		batches:    map[batchKey]int64{},
 		sentOnce:   map[int64]bool{},
-		firstSeen:  map[int32]bool{}, attempts: map[int32]int{},
+		firstSeen:  map[int32]bool{}, attempts: map[int32]int{}, forwarded: map[int32]int{}, sent: make(chan struct{}),
 		nextSynth: 1 << 40,
 	}
 	for _, f := range cfg.Faults {

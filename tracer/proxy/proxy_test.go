@@ -290,3 +290,70 @@ func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
 		t.Fatalf("Fault events differ:\nkfake: %v\nproxy: %v", onKfake, onProxy)
 	}
 }
+
+// until=next makes the seed's race exact: each partition's first attempt is
+// refused NOT_LEADER_OR_FOLLOWER and its answer held until the partition's
+// next attempt has gone to the broker. With the first-ack rule off our
+// producer sends that attempt while the first is unanswered (the
+// scenario's dangerous state, reached) and loses the first batch's records;
+// with the rule on it never does (held back: the hold runs to its bound)
+// and is clean.
+func TestRejectUntilNext(t *testing.T) {
+	// The bound is below the producer's request timeout (1 s), which would
+	// otherwise end a hold the producer's rules keep.
+	f, err := fault.Parse("reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=800ms,count=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// reached counts the partitions whose first attempt was refused and had
+	// a later batch sent before its answer.
+	reached := func(path string) (refused, reached int) {
+		tr, err := tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		held := map[int32]bool{} // refused and not yet answered
+		got := map[int32]bool{}
+		first := map[int32]int64{}
+		err = tr.Each(func(_ int, e *tracer.Event) error {
+			switch e.Kind {
+			case tracer.SendNew:
+				if _, ok := first[e.Partition]; !ok {
+					first[e.Partition] = e.Batch
+				} else if held[e.Partition] {
+					got[e.Partition] = true
+				}
+			case tracer.Fault:
+				held[e.Partition] = true
+				refused++
+			case tracer.Receive:
+				if e.Batch == first[e.Partition] {
+					held[e.Partition] = false
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refused, len(got)
+	}
+	for _, rules := range []bool{false, true} {
+		sum, rep, path := through(t, rules, []fault.Fault{f}, 1)
+		refused, got := reached(path)
+		t.Logf("rule %v: %d partitions refused, %d reached; %+v; %s %v", rules, refused, got, sum, rep.Verdict, rep.Violations)
+		if refused != 8 {
+			t.Fatalf("rule %v: %d first attempts refused, want 8", rules, refused)
+		}
+		if rules {
+			if got != 0 || !sum.Clean() || rep.Verdict != verify.Valid {
+				t.Fatalf("rule on: %d partitions reached, clean %v, %s: want none reached, clean, valid", got, sum.Clean(), rep.Verdict)
+			}
+			continue
+		}
+		if got == 0 || sum.Lost == 0 || rep.Verdict != verify.Violations {
+			t.Fatalf("rule off: %d partitions reached, %d lost, %s: want the seed's loss", got, sum.Lost, rep.Verdict)
+		}
+	}
+}
