@@ -14,6 +14,11 @@
 #
 #   bench/race.sh [RUNS] [KAFKA_VERSION...]      (defaults: 5 runs, 4.1.0 4.3.1)
 #
+# RACE_FAULTS: faults (as kcheck proxy --fault takes them, space-separated)
+# the proxy injects into every run; our producer then runs through the proxy
+# too (kcheck run --brokers {bootstrap}), so every row meets the same
+# schedule, e.g.
+#   RACE_FAULTS="reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1500ms,count=-1"
 # RACE_KEEP (default /tmp/kcheck-race-keep) keeps the trace, stderr and JSON of
 # every run that was flagged or not clean.
 # CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
@@ -60,6 +65,9 @@ for c in "${clients[@]}"; do
   *) die "unknown client $c ($all; java is java-4.3.1)" ;;
   esac
 done
+read -r -a faults <<<"${RACE_FAULTS:-}"
+faultflags=()
+for f in ${faults[@]+"${faults[@]}"}; do faultflags+=(--fault "$f"); done
 workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
 driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 2000)
 
@@ -82,23 +90,28 @@ for v in "${versions[@]}"; do
       case $c in
       ours-off | ours-on)
         mode=${c#ours-}
-        "$kcheck" run --brokers "$addr" --broker-version "$v" --topic "$topic" "${workload[@]}" --linger 0 \
-          --first-ack "$mode" --hold-while-retrying "$mode" --delivery-timeout 5s --request-timeout 2s \
-          --trace "$trace" >"$out/run.txt" 2>"$out/run.err"
+        ours=(run --broker-version "$v" --topic "$topic" "${workload[@]}" --linger 0
+          --first-ack "$mode" --hold-while-retrying "$mode" --delivery-timeout 5s --request-timeout 2s)
+        if [ ${#faultflags[@]} -eq 0 ]; then
+          "$kcheck" "${ours[@]}" --brokers "$addr" --trace "$trace" >"$out/run.txt" 2>"$out/run.err"
+        else # through the proxy, as the other clients, to meet the same faults; the proxy's trace is judged
+          "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" "${faultflags[@]}" --trace "$trace" -- \
+            "$kcheck" "${ours[@]}" --brokers '{bootstrap}' --trace "$out/own.jsonl" >"$out/run.txt" 2>"$out/run.err"
+        fi
         ;;
-      java-*) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      java-*) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         java -jar "${jar[$c]}" --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      kgo) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      kgo) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         bin/kcheck-kgo-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      sarama) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      sarama) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         bin/kcheck-sarama-driver --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      aiokafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      aiokafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         "$py" drivers/python/aiokafka_driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      kafka-python) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      kafka-python) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         "$py" drivers/python/kafka_python_driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      kafkajs) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      kafkajs) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         "$node" drivers/kafkajs/driver.js --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
-      librdkafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" --trace "$trace" -- \
+      librdkafka) "$kcheck" proxy --upstream "$addr" --broker-version "$v" --topic "$topic" ${faultflags[@]+"${faultflags[@]}"} --trace "$trace" -- \
         "$py" drivers/python/driver.py --bootstrap '{bootstrap}' --topic "$topic" "${driverflags[@]}" >"$out/run.json" 2>"$out/run.err" ;;
       esac
       rc=$?
