@@ -51,3 +51,25 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// A schedule file is faults a line, comments and blank lines skipped; a bad
+// line is named by file and line.
+func TestReadSchedule(t *testing.T) {
+	good := "# SeedGap, partition 0\n\nreject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1s,partitions=0\n  seed-race:partitions=1  \n"
+	fs, err := ReadSchedule(strings.NewReader(good), "s.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || fs[0].Kind != Reject || !fs[0].UntilNext || fs[0].Attempt != 1 || fs[1].Kind != SeedRace {
+		t.Fatalf("got %+v", fs)
+	}
+	for in, want := range map[string]string{
+		good + "reject\n":                         "s.txt:5: fault \"reject\": err=NAME is required",
+		"seed-race\nteleport:x=1\n":               `s.txt:2: unknown fault "teleport"`,
+		"seed-race\n" + strings.Repeat("x", 5000): "s.txt:2: a line longer than 4096 bytes",
+	} {
+		if _, err := ReadSchedule(strings.NewReader(in), "s.txt"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadSchedule(%.40q) = %v, want %q", in, err, want)
+		}
+	}
+}

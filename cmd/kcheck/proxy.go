@@ -78,6 +78,7 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka or kfake"},
 			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
+			scheduleFlag,
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for fault choices"},
 			&cli.StringFlag{Name: "outcomes", Usage: "read what the client told its application from `FILE` (drivers/OUTCOMES.md; default: a temporary file given to the command as {outcomes} and $KCHECK_OUTCOMES)", TakesFile: true},
 			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it; kcheck readback adds it later)"},
@@ -111,11 +112,11 @@ func proxyConfig(c *cli.Context) (proxy.Config, error) {
 	default:
 		return cfg, usageErrorf("proxy: --broker-kind %q: want kafka or kfake", kind)
 	}
-	for _, s := range c.StringSlice("fault") {
-		f, err := fault.Parse(s)
-		if err != nil {
-			return cfg, usageErrorf("proxy: --fault: %v", err)
-		}
+	faults, err := faultFlags(c)
+	if err != nil {
+		return cfg, usageErrorf("proxy: %v", err)
+	}
+	for _, f := range faults {
 		if f.Kind == fault.StateExpiry {
 			return cfg, usageErrorf("proxy: --fault %s: the proxy cannot expire a broker's producer state (run the broker with kcheck kafka --producer-id-expiration)", f)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -70,6 +71,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "delivery-timeout", Value: 3 * time.Second, Usage: "delivery.timeout.ms"},
 			&cli.DurationFlag{Name: "request-timeout", Value: time.Second, Usage: "request.timeout.ms"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see above)"},
+			scheduleFlag,
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for keys, values and fault choices"},
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "outcomes", Usage: "write what each record's callback was told to `FILE` (drivers/OUTCOMES.md; default $KCHECK_OUTCOMES, which kcheck proxy sets; the trace has it as Told events either way)", TakesFile: true},
@@ -101,13 +103,9 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if err != nil {
 		return workload.Config{}, err
 	}
-	var faults []fault.Fault
-	for _, s := range c.StringSlice("fault") {
-		f, err := fault.Parse(s)
-		if err != nil {
-			return workload.Config{}, usageErrorf("--fault: %v", err)
-		}
-		faults = append(faults, f)
+	faults, err := faultFlags(c)
+	if err != nil {
+		return workload.Config{}, err
 	}
 	for _, n := range []string{"linger", "delivery-timeout", "request-timeout"} {
 		if c.Duration(n) < 0 {
@@ -185,4 +183,31 @@ func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 	if cfg.TracePath != "" {
 		fmt.Fprintf(w, "  trace %s (%d events)\n", cfg.TracePath, s.TraceEvents)
 	}
+}
+
+// scheduleFlag is --schedule FILE, for run and proxy.
+var scheduleFlag = &cli.StringFlag{Name: "schedule", TakesFile: true,
+	Usage: "read faults from `FILE`, one a line as --fault takes them (# comments), before any --fault"}
+
+// faultFlags returns the faults of --schedule FILE, then of every --fault.
+func faultFlags(c *cli.Context) ([]fault.Fault, error) {
+	var faults []fault.Fault
+	if path := c.String("schedule"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usageErrorf("--schedule: %v", err)
+		}
+		defer f.Close()
+		if faults, err = fault.ReadSchedule(f, path); err != nil {
+			return nil, usageErrorf("--schedule: %v", err)
+		}
+	}
+	for _, s := range c.StringSlice("fault") {
+		f, err := fault.Parse(s)
+		if err != nil {
+			return nil, usageErrorf("--fault: %v", err)
+		}
+		faults = append(faults, f)
+	}
+	return faults, nil
 }

@@ -36,6 +36,34 @@ func TestRunRuleOffLoses(t *testing.T) {
 	}
 }
 
+// A schedule file's faults are injected (and named in the trace header), a
+// bad one is refused with its line.
+func TestRunSchedule(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "seedgap.txt")
+	os.WriteFile(sched, []byte("# every partition's first attempt refused\nreject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1\n"), 0o644)
+	trace := filepath.Join(dir, "run.jsonl")
+	code, stdout, stderr := runKcheck(t, "run", "--partitions", "4", "--records", "200", "--value-bytes", "50", "--schedule", sched, "--trace", trace)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	data, _ := os.ReadFile(trace)
+	header, _, _ := strings.Cut(string(data), "\n")
+	if !strings.Contains(header, `"faults":["reject:count=-1,attempt=1,err=NOT_ENOUGH_REPLICAS"]`) || strings.Count(string(data), `"fault":"RejectBeforeAppend"`) != 4 {
+		t.Fatalf("header %s; %d RejectBeforeAppend faults, want 4", header, strings.Count(string(data), `"fault":"RejectBeforeAppend"`))
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("seed-race\nreject\n"), 0o644)
+	code, _, stderr = runKcheck(t, "run", "--schedule", bad)
+	if code != exitUsage || !strings.Contains(stderr, "bad.txt:2: fault \"reject\": err=NAME is required") {
+		t.Fatalf("bad schedule: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runKcheck(t, "run", "--fault", "reject:err=INVALID_RECORD,until=next,delay=1s")
+	if code != exitUsage || !strings.Contains(stderr, "until=next needs kcheck proxy") {
+		t.Fatalf("until=next on kfake: exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
