@@ -40,6 +40,14 @@ RACE_RUNS ?= 5
 race: build
 	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1 4.4.0
 
+# Every schedule in traces/scenarios (a TLC counterexample as faults) against
+# every client of make race, on each broker, one run each; their traces kept
+# in /tmp/kcheck-scenarios/NAME (traces/scenarios/README.md reads them).
+SCENARIO_RUNS ?= 1
+scenarios: build
+	@for s in traces/scenarios/*.schedule; do n=$$(basename $$s .schedule); echo "## $$n"; \
+		RACE_SCHEDULE=$$s RACE_KEEP=/tmp/kcheck-scenarios/$$n bench/race.sh $(SCENARIO_RUNS) 4.1.0 4.3.1 4.4.0 || exit $$?; done
+
 # The benchmarks against the peers in one run (bench/run.sh): bench/RESULTS.md
 # and its plots. Not part of make test. bench-quick is the short version.
 bench: build

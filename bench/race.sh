@@ -19,6 +19,8 @@
 # too (kcheck run --brokers {bootstrap}), so every row meets the same
 # schedule, e.g.
 #   RACE_FAULTS="reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1500ms,count=-1"
+# RACE_SCHEDULE=FILE does the same with a schedule file (kcheck proxy
+# --schedule; traces/scenarios/*.schedule).
 # RACE_KEEP (default /tmp/kcheck-race-keep) keeps the trace, stderr and JSON of
 # every run that was flagged or not clean.
 # CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
@@ -68,6 +70,10 @@ done
 read -r -a faults <<<"${RACE_FAULTS:-}"
 faultflags=()
 for f in ${faults[@]+"${faults[@]}"}; do faultflags+=(--fault "$f"); done
+if [ -n "${RACE_SCHEDULE:-}" ]; then
+  [ -f "$RACE_SCHEDULE" ] || die "RACE_SCHEDULE $RACE_SCHEDULE: no such file"
+  faultflags+=(--schedule "$RACE_SCHEDULE")
+fi
 workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
 driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 2000)
 
