@@ -50,7 +50,12 @@ func InstallKfake(t Target, fs []Fault) (stop func(), err error) {
 		return nil, err
 	}
 	in := &installer{t: t, rng: rand.New(rand.NewPCG(t.Seed, 0x6b636865636b)), attempts: map[int32]int{}}
-	in.countAttempts() // first, so every fault sees the attempt's number
+	for _, f := range fs {
+		if f.Attempt != 0 {
+			in.countAttempts() // first, so every fault sees the attempt's number
+			break
+		}
+	}
 	for _, f := range fs {
 		eff := f.Kind.Effect()
 		switch {

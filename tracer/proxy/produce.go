@@ -129,10 +129,9 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			// Faults hit the partition's attempt as a whole; Kafka clients
 			// send one batch per partition per request.
 			tb := &pt.batches[len(pt.batches)-1]
-			first := !p.firstSeen[tp.Partition]
-			p.firstSeen[tp.Partition] = true
 			p.attempts[tp.Partition]++
-			f, i := p.partitionFaultLocked(tp.Partition, first, p.attempts[tp.Partition], tb.seq)
+			n := p.attempts[tp.Partition]
+			f, i := p.partitionFaultLocked(tp.Partition, n == 1, n, tb.seq)
 			switch {
 			case i < 0:
 			case f.action == "AppendThenFail":

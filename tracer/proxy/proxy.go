@@ -80,15 +80,14 @@ type Proxy struct {
 	early      []tracer.Event  // events before the header could be written
 	acked      *readback.Acked // the highest acknowledged offsets, for the read-back
 	batches    map[batchKey]int64
-	sentOnce   map[int64]bool  // batch ids seen: the next attempt is a Resend
-	sentIDs    map[int64]int32 // record ids SendNew carried, and their partition, for Tell
-	firstSeen  map[int32]bool  // partitions whose first produce passed
-	attempts   map[int32]int   // per partition, its attempts so far (fault.Fault.Selects)
-	sent       chan struct{}   // closed (and replaced) when an attempt has been forwarded, for holds until the next
-	forwarded  map[int32]int   // per partition, the attempts forwarded to the broker so far
-	faultsLeft []int           // per cfg.Faults entry; -1 no limit
-	nextReq    int32           // the proxy's request number, the trace's req
-	nextSynth  int64           // batch ids for batches without kcheck ids
+	sentOnce   map[int64]bool     // batch ids seen: the next attempt is a Resend
+	sentIDs    map[int64]struct{} // record ids SendNew carried, for Tell
+	attempts   map[int32]int      // per partition, its attempts so far (fault.Fault.Selects)
+	sent       chan struct{}      // closed (and replaced) when an attempt has been forwarded, for holds until the next
+	forwarded  map[int32]int      // per partition, the attempts forwarded to the broker so far
+	faultsLeft []int              // per cfg.Faults entry; -1 no limit
+	nextReq    int32              // the proxy's request number, the trace's req
+	nextSynth  int64              // batch ids for batches without kcheck ids
 	stats      Stats
 }
 
@@ -138,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		partitions: map[string]int32{},
 		batches:    map[batchKey]int64{},
 		sentOnce:   map[int64]bool{},
-		firstSeen:  map[int32]bool{}, attempts: map[int32]int{}, forwarded: map[int32]int{}, sent: make(chan struct{}),
+		attempts:   map[int32]int{}, forwarded: map[int32]int{}, sent: make(chan struct{}),
 		nextSynth: 1 << 40,
 	}
 	for _, f := range cfg.Faults {
@@ -350,10 +349,10 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 	p.acked.Observe(&e)
 	if e.Kind == tracer.SendNew {
 		if p.sentIDs == nil {
-			p.sentIDs = map[int64]int32{}
+			p.sentIDs = map[int64]struct{}{}
 		}
 		for _, id := range e.Records {
-			p.sentIDs[id] = e.Partition
+			p.sentIDs[id] = struct{}{}
 		}
 	}
 	if p.trace == nil {
