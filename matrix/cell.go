@@ -1,0 +1,170 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Cell is one run of one client through one scenario on one broker.
+type Cell struct {
+	Scenario  string    `json:"scenario"`
+	Broker    string    `json:"broker"`
+	Client    string    `json:"client"`
+	Family    string    `json:"family"`
+	Shape     string    `json:"shape"`
+	Run       int       `json:"run"`
+	Reach     Reach     `json:"reach"`
+	Happened  Happened  `json:"happened"`
+	What      string    `json:"what"` // Happened in words
+	Predicted string    `json:"predicted"`
+	Verdict   string    `json:"verdict"`   // kcheck verify's: valid, violations, inconclusive
+	Kinds     []string  `json:"kinds"`     // the kinds of violation it reported
+	Agreement Agreement `json:"agreement"` // verify against the read-back
+	Worse     bool      `json:"worse"`     // worse than the model predicts for the client's rules
+	ExitCode  int       `json:"exit_code"` // the proxy's (the client's 0 or 1)
+	Seconds   float64   `json:"seconds"`   // wall time of the run, verify included
+	Trace     string    `json:"trace"`     // where the trace was kept
+	Err       string    `json:"error"`     // the cell could not run: why
+}
+
+// cellSpec is what one cell runs.
+type cellSpec struct {
+	scenario *Scenario
+	schedule string // the schedule file
+	client   Client
+	argv     []string // the prepared client command
+	shape    Shape
+	broker   string // its version
+	addr     string
+	run      int
+	dir      string // where the cell's files go
+	kcheck   string
+	timeout  time.Duration
+}
+
+var topicUnsafe = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// runCell runs c: the client through kcheck proxy with the scenario's
+// schedule, then kcheck verify and the reached check on its trace.
+func runCell(ctx context.Context, c cellSpec) Cell {
+	start := time.Now()
+	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.Name),
+		Shape: c.shape.Name, Run: c.run}
+	cell.Predicted = c.scenario.Predictions[cell.Family]
+	if cell.Predicted == "" {
+		cell.Predicted = "not modelled"
+	}
+	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.Name, c.shape.Name, c.run), "-")
+	topic := "sc-" + base
+	trace := filepath.Join(c.dir, base+".jsonl")
+	cell.Trace = trace
+	fail := func(format string, args ...any) Cell {
+		cell.Err = fmt.Sprintf(format, args...)
+		cell.Seconds = time.Since(start).Seconds()
+		return cell
+	}
+	argv := []string{"proxy", "--upstream", c.addr, "--broker-version", c.broker, "--topic", topic,
+		"--schedule", c.schedule, "--client", c.client.Name, "--trace", trace, "--"}
+	argv = append(argv, c.argv...)
+	argv = append(argv, c.client.args(c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"))...)
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, c.kcheck, argv...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &limited{w: &stdout, n: 1 << 20}
+	errPath := filepath.Join(c.dir, base+".err")
+	errFile, err := os.Create(errPath)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cmd.Stderr = errFile
+	err = cmd.Run()
+	errFile.Close()
+	var ee *exec.ExitError
+	switch {
+	case rctx.Err() != nil && ctx.Err() == nil:
+		return fail("timed out after %v (stderr: %s)", c.timeout, errPath)
+	case ctx.Err() != nil:
+		return fail("interrupted")
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		cell.ExitCode = 1
+	case err != nil:
+		return fail("kcheck proxy: %v (stderr: %s)", err, errPath)
+	}
+	os.WriteFile(filepath.Join(c.dir, base+".out"), stdout.Bytes(), 0o644)
+	var sum Summary
+	if c.client.Ours {
+		sum, err = ParseRunSummary(stdout.Bytes())
+	} else {
+		sum, err = ParseSummary(stdout.Bytes())
+	}
+	if err != nil {
+		return fail("%s: %v (stderr: %s)", c.client.Name, err, errPath)
+	}
+	rep, err := verify.File(ctx, trace, verify.Options{})
+	if err != nil {
+		return fail("kcheck verify %s: %v", trace, err)
+	}
+	cell.Verdict = string(rep.Verdict)
+	seen := map[string]bool{}
+	for _, v := range rep.Violations {
+		if k := string(v.Kind); !seen[k] {
+			seen[k] = true
+			cell.Kinds = append(cell.Kinds, k)
+		}
+	}
+	cell.Happened = Happen(sum, rep.Order)
+	cell.What = cell.Happened.String()
+	cell.Agreement = Agree(rep.Verdict != verify.Valid, cell.Happened)
+	cell.Worse = Worse(cell.Predicted, cell.Happened)
+	reach, err := reachOf(trace, c.scenario.Steps)
+	if err != nil {
+		return fail("reading %s: %v", trace, err)
+	}
+	cell.Reach = reach
+	cell.Seconds = time.Since(start).Seconds()
+	return cell
+}
+
+// reachOf runs the reached check over the trace at path.
+func reachOf(path string, steps []Step) (Reach, error) {
+	f, err := tracer.Open(path)
+	if err != nil {
+		return Reach{}, err
+	}
+	defer f.Close()
+	r := NewReacher(steps)
+	if err := f.Each(func(_ int, e *tracer.Event) error { r.Add(e); return nil }); err != nil {
+		return Reach{}, err
+	}
+	return r.Result(), nil
+}
+
+// limited writes at most n bytes to w and drops the rest: a client's
+// standard output is its summary, not its log.
+type limited struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if len(p) <= l.n {
+		l.n -= len(p)
+		return l.w.Write(p)
+	}
+	if l.n > 0 {
+		l.w.Write(p[:l.n])
+		l.n = 0
+	}
+	return len(p), nil
+}

@@ -1,0 +1,212 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client is a producer a cell runs: our own (kcheck run) or a driver of a
+// client kcheck did not write (drivers/), each writing the JSON summary of
+// drivers/OUTCOMES.md's drivers on standard output.
+type Client struct {
+	Name string
+	// Ours: kcheck run with the first-ack and hold rules FirstAck; its
+	// summary is kcheck run's text, not JSON.
+	Ours     bool
+	FirstAck bool
+	// prepare builds or installs the driver under root and returns the
+	// command that runs it, before its flags.
+	prepare func(ctx context.Context, env *Env) ([]string, error)
+}
+
+// Env is what preparing a client needs: the repository root, where to
+// build, and the kcheck executable.
+type Env struct {
+	Root   string // the kcheck repository (drivers/ is under it)
+	Bin    string // where Go drivers are built
+	Kcheck string // the kcheck executable
+}
+
+// Clients lists every client a matrix can run, in the matrix's order.
+func Clients() []Client {
+	return []Client{
+		{Name: "ours-off", Ours: true},
+		{Name: "ours-on", Ours: true, FirstAck: true},
+		{Name: "java-4.3.1", prepare: javaDriver("4.3.1")},
+		{Name: "java-4.4.0", prepare: javaDriver("4.4.0")},
+		{Name: "kgo", prepare: goDriver("kgo")},
+		{Name: "librdkafka", prepare: pythonDriver("driver.py")},
+		{Name: "sarama", prepare: goDriver("sarama")},
+		{Name: "aiokafka", prepare: pythonDriver("aiokafka_driver.py")},
+		{Name: "kafka-python", prepare: pythonDriver("kafka_python_driver.py")},
+		{Name: "kafkajs", prepare: nodeDriver("driver.js")},
+	}
+}
+
+// ClientNames lists the names Clients has.
+func ClientNames() []string {
+	var ns []string
+	for _, c := range Clients() {
+		ns = append(ns, c.Name)
+	}
+	return ns
+}
+
+// LookupClients returns the clients named, in the order given; an unknown
+// name is an error listing the known ones.
+func LookupClients(names []string) ([]Client, error) {
+	all := Clients()
+	var out []Client
+	for _, n := range names {
+		found := false
+		for _, c := range all {
+			if c.Name == n {
+				out = append(out, c)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown client %q (known: %s)", n, strings.Join(ClientNames(), ", "))
+		}
+	}
+	return out, nil
+}
+
+// Prepare builds or installs c and returns the command that runs it,
+// before its workload flags.
+func (c Client) Prepare(ctx context.Context, env *Env) ([]string, error) {
+	if c.Ours {
+		return []string{env.Kcheck, "run"}, nil
+	}
+	argv, err := c.prepare(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("preparing %s: %w", c.Name, err)
+	}
+	return argv, nil
+}
+
+// script runs one of the drivers' setup scripts, which print what they
+// made on standard output.
+func script(ctx context.Context, env *Env, path string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(env.Root, path), args...)
+	cmd.Dir = env.Root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), err)
+	}
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return "", fmt.Errorf("%s printed nothing", path)
+	}
+	return s, nil
+}
+
+func javaDriver(version string) func(context.Context, *Env) ([]string, error) {
+	return func(ctx context.Context, env *Env) ([]string, error) {
+		jar, err := script(ctx, env, "drivers/java/build.sh", version)
+		if err != nil {
+			return nil, err
+		}
+		return []string{"java", "-jar", jar}, nil
+	}
+}
+
+func goDriver(name string) func(context.Context, *Env) ([]string, error) {
+	return func(ctx context.Context, env *Env) ([]string, error) {
+		out := filepath.Join(env.Bin, "kcheck-"+name+"-driver")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./drivers/"+name)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Root, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("go build ./drivers/%s: %w", name, err)
+		}
+		return []string{out}, nil
+	}
+}
+
+func pythonDriver(file string) func(context.Context, *Env) ([]string, error) {
+	return func(ctx context.Context, env *Env) ([]string, error) {
+		py, err := script(ctx, env, "drivers/python/setup.sh")
+		if err != nil {
+			return nil, err
+		}
+		return []string{py, filepath.Join(env.Root, "drivers/python", file)}, nil
+	}
+}
+
+func nodeDriver(file string) func(context.Context, *Env) ([]string, error) {
+	return func(ctx context.Context, env *Env) ([]string, error) {
+		node, err := script(ctx, env, "drivers/kafkajs/setup.sh")
+		if err != nil {
+			return nil, err
+		}
+		return []string{node, filepath.Join(env.Root, "drivers/kafkajs", file)}, nil
+	}
+}
+
+// Shape is a workload: how many partitions, records and bytes, how records
+// are batched, and an idle phase.
+type Shape struct {
+	Name         string
+	Partitions   int
+	Records      int
+	ValueBytes   int
+	BatchRecords string // "one" or "many" (drivers' --batch-records)
+	// IdleAfter > 0: after that many records are answered, nothing is
+	// produced for Idle.
+	IdleAfter int
+	Idle      time.Duration
+}
+
+// Shapes are the workloads a scenario runs with unless told otherwise: one
+// partition with one record per batch, and 16 partitions with many.
+func Shapes() []Shape {
+	return []Shape{
+		{Name: "1p-one", Partitions: 1, Records: 200, ValueBytes: 1024, BatchRecords: "one"},
+		{Name: "16p-many", Partitions: 16, Records: 1600, ValueBytes: 100, BatchRecords: "many"},
+	}
+}
+
+// Timeouts every client runs with: a request timeout above every hold a
+// schedule makes (at most 1.5 s), and a delivery timeout that ends a stall.
+const (
+	requestTimeout  = 2 * time.Second
+	deliveryTimeout = 5 * time.Second
+)
+
+// args returns the flags that run c with shape s on topic, against the
+// proxy's {bootstrap}. own is where our producer writes its own trace.
+func (c Client) args(s Shape, topic, brokerVersion, own string) []string {
+	if c.Ours {
+		mode := "off"
+		if c.FirstAck {
+			mode = "on"
+		}
+		a := []string{"--brokers", "{bootstrap}", "--broker-version", brokerVersion, "--topic", topic,
+			"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
+			"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",
+			"--batch-records", s.BatchRecords,
+			"--first-ack", mode, "--hold-while-retrying", mode,
+			"--delivery-timeout", deliveryTimeout.String(), "--request-timeout", requestTimeout.String(), "--trace", own}
+		if s.IdleAfter > 0 {
+			a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
+		}
+		return a
+	}
+	a := []string{"--bootstrap", "{bootstrap}", "--topic", topic,
+		"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
+		"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",
+		"--batch-records", s.BatchRecords,
+		"--delivery-timeout-ms", strconv.FormatInt(deliveryTimeout.Milliseconds(), 10),
+		"--request-timeout-ms", strconv.FormatInt(requestTimeout.Milliseconds(), 10)}
+	if s.IdleAfter > 0 {
+		a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle-ms", strconv.FormatInt(s.Idle.Milliseconds(), 10))
+	}
+	return a
+}

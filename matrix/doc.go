@@ -1,0 +1,13 @@
+// Package matrix takes every client through every scenario on every broker:
+// each cell is one run of a real client, unchanged, through kcheck proxy
+// with a scenario's fault schedule, on a real Kafka broker. A cell records
+// whether the client reached the scenario's dangerous state (reached.go),
+// what happened to its records by its own read-back and by what it told
+// its application, what the model predicts for the client's rules, and
+// whether kcheck verify's verdict agrees with the read-back (judge.go).
+// Results are a Markdown matrix and a JSON file (table.go).
+//
+// In kcheck's data flow it sits after spec/scenarios (scenario.Derive) and
+// drives kcheck proxy and kcheck verify, as bench/race.sh does for the
+// seed's race.
+package matrix

@@ -1,0 +1,155 @@
+package matrix
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// Step is one line of a schedule as the reached check reads it: which Fault
+// events are its own, and what its hold waits for.
+type Step struct {
+	Line       string  // the schedule line, for messages
+	Action     string  // the Fault events it emits (fault.Effect.Action)
+	Partitions []int32 // nil: any
+	BySeq      bool
+	Seq        int32
+	// Wait is what the step's held answer waits for: "" nothing, "next"
+	// (a later batch of the partition sent), "seq" (the attempt with base
+	// sequence WaitSeq of the same epoch sent).
+	Wait    string
+	WaitSeq int32
+	// Idle > 0: the step needs the partition idle that long on the wire
+	// (the broker's producer-state expiry), seen as a gap between its
+	// attempts; such a step emits no Fault event.
+	Idle time.Duration
+}
+
+func (s *Step) hits(p int32) bool {
+	if s.Partitions == nil {
+		return true
+	}
+	for _, q := range s.Partitions {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Reach says whether a run reached its scenario's dangerous state.
+type Reach struct {
+	Status string // Reached, HeldBack or NotReached
+	Why    string // for HeldBack and NotReached: which step, and what did not happen
+}
+
+// The statuses of a Reach.
+const (
+	Reached    = "reached"
+	HeldBack   = "held back"   // a hold ran out: the client did not send what the step waited for
+	NotReached = "not reached" // a step never acted: the attempt it selects never came
+)
+
+// pendingHold is a step's held answer whose condition is not met yet.
+type pendingHold struct {
+	step    int
+	p       int32
+	ep      int16
+	seq     int32
+	node    int32
+	settled bool
+}
+
+// Reacher follows a trace's events and tells, at the end, whether every
+// step of a schedule acted and every hold's condition was met at least once.
+type Reacher struct {
+	steps   []Step
+	fired   []int
+	met     []int
+	pending []*pendingHold
+	last    map[int32]int64 // a partition's last attempt, trace time
+	gap     map[int32]int64 // its longest gap between attempts
+}
+
+// NewReacher returns a Reacher for the steps of a schedule.
+func NewReacher(steps []Step) *Reacher {
+	return &Reacher{steps: steps, fired: make([]int, len(steps)), met: make([]int, len(steps)),
+		last: map[int32]int64{}, gap: map[int32]int64{}}
+}
+
+// Add takes the trace's next event.
+func (r *Reacher) Add(e *tracer.Event) {
+	switch e.Kind {
+	case tracer.Fault:
+		for i := range r.steps {
+			s := &r.steps[i]
+			if s.Idle > 0 || e.Fault != s.Action || !s.hits(e.Partition) || s.BySeq && e.Seq != s.Seq {
+				continue
+			}
+			r.fired[i]++
+			if s.Wait != "" {
+				r.pending = append(r.pending, &pendingHold{step: i, p: e.Partition, ep: e.Epoch, seq: e.Seq, node: e.Node})
+			}
+			break // one Fault event is one step's
+		}
+	case tracer.SendNew, tracer.Resend:
+		if t, ok := r.last[e.Partition]; ok {
+			r.gap[e.Partition] = max(r.gap[e.Partition], e.T-t)
+		}
+		r.last[e.Partition] = e.T
+		for _, h := range r.pending {
+			if h.settled || h.p != e.Partition {
+				continue
+			}
+			s := &r.steps[h.step]
+			if s.Wait == "next" && e.Kind == tracer.SendNew || s.Wait == "seq" && e.Epoch == h.ep && e.Seq == s.WaitSeq {
+				h.settled = true
+				r.met[h.step]++
+			}
+		}
+	case tracer.Receive:
+		for _, h := range r.pending {
+			if !h.settled && h.p == e.Partition && h.ep == e.Epoch && h.seq == e.Seq {
+				h.settled = true // answered before its condition: the hold ran out
+			}
+		}
+	case tracer.Disconnect:
+		for _, h := range r.pending {
+			if !h.settled && h.node == e.Node {
+				h.settled = true
+			}
+		}
+	}
+}
+
+// Result says whether the run reached the schedule's state.
+func (r *Reacher) Result() Reach {
+	for i, s := range r.steps {
+		if s.Idle > 0 {
+			var longest int64
+			for p, g := range r.gap {
+				if s.hits(p) {
+					longest = max(longest, g)
+				}
+			}
+			if longest < s.Idle.Nanoseconds() {
+				return Reach{NotReached, fmt.Sprintf("%s: no partition it names was idle %v between two attempts (longest %v)", s.Line, s.Idle, time.Duration(longest).Round(time.Millisecond))}
+			}
+			continue
+		}
+		if r.fired[i] == 0 {
+			return Reach{NotReached, fmt.Sprintf("%s: never acted (the attempt it selects never came)", s.Line)}
+		}
+	}
+	for i, s := range r.steps {
+		if s.Wait != "" && r.met[i] == 0 {
+			what := "a later batch of the partition"
+			if s.Wait == "seq" {
+				what = fmt.Sprintf("the attempt with base sequence %d", s.WaitSeq)
+			}
+			return Reach{HeldBack, fmt.Sprintf("%s: acted %d times, and each time %s was not sent while the answer was held", s.Line, r.fired[i], what)}
+		}
+	}
+	return Reach{Status: Reached}
+}

@@ -1,0 +1,88 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// ev builds trace events: kind, partition, epoch, seq, and for Fault the
+// fault's name; T from the position.
+func ev(kind tracer.Kind, p int32, seq int32, fault string) tracer.Event {
+	return tracer.Event{Kind: kind, Partition: p, Seq: seq, Fault: fault}
+}
+
+func TestReacher(t *testing.T) {
+	hold := Step{Line: "reject:seq=0,until=next", Action: "RejectBeforeAppend", Partitions: []int32{0}, BySeq: true, Seq: 0, Wait: "next"}
+	holdSeq := hold
+	holdSeq.Wait, holdSeq.WaitSeq = "seq", 2
+	plain := Step{Line: "append-then-error:seq=1", Action: "AppendThenFail", BySeq: true, Seq: 1}
+	idle := Step{Line: "state-expiry:delay=2s", Idle: 2 * time.Second}
+	cases := []struct {
+		name   string
+		steps  []Step
+		events []tracer.Event
+		want   string
+		why    string
+	}{
+		{"the next batch sent while the answer is held", []Step{hold}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""),
+		}, Reached, ""},
+		{"answered before the next batch", []Step{hold}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.Receive, 0, 0, ""), ev(tracer.SendNew, 0, 1, ""),
+		}, HeldBack, "acted 1 times"},
+		{"a retry of the held batch is not the next", []Step{hold}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.Resend, 0, 0, ""), ev(tracer.Receive, 0, 0, ""),
+		}, HeldBack, ""},
+		{"another partition's batch is not the next", []Step{hold}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 1, 0, ""), ev(tracer.Receive, 0, 0, ""),
+		}, HeldBack, ""},
+		{"a fault on another partition is not the step's", []Step{hold}, []tracer.Event{
+			ev(tracer.Fault, 1, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 1, 1, ""),
+		}, NotReached, "never acted"},
+		{"until seq 2: seq 1 is not enough", []Step{holdSeq}, []tracer.Event{
+			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""), ev(tracer.SendNew, 0, 2, ""),
+		}, HeldBack, "base sequence 2"},
+		{"until seq 2 met", []Step{holdSeq}, []tracer.Event{
+			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.SendNew, 0, 2, ""), ev(tracer.Receive, 0, 0, ""),
+		}, Reached, ""},
+		{"a lost connection ends the hold", []Step{hold}, []tracer.Event{
+			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), {Kind: tracer.Disconnect}, ev(tracer.SendNew, 0, 1, ""),
+		}, HeldBack, ""},
+		{"every step must act", []Step{hold, plain}, []tracer.Event{
+			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""),
+		}, NotReached, "append-then-error:seq=1"},
+		{"a step without a hold acts once", []Step{plain}, []tracer.Event{
+			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"),
+		}, Reached, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewReacher(c.steps)
+			for i := range c.events {
+				c.events[i].T = int64(i) * int64(time.Millisecond)
+				r.Add(&c.events[i])
+			}
+			got := r.Result()
+			if got.Status != c.want || !strings.Contains(got.Why, c.why) {
+				t.Errorf("got %q (%s), want %q with %q", got.Status, got.Why, c.want, c.why)
+			}
+		})
+	}
+	t.Run("idle", func(t *testing.T) {
+		for _, gap := range []time.Duration{time.Second, 3 * time.Second} {
+			r := NewReacher([]Step{idle})
+			r.Add(&tracer.Event{Kind: tracer.SendNew, Partition: 0, T: 0})
+			r.Add(&tracer.Event{Kind: tracer.SendNew, Partition: 0, T: gap.Nanoseconds()})
+			want := NotReached
+			if gap >= 2*time.Second {
+				want = Reached
+			}
+			if got := r.Result(); got.Status != want {
+				t.Errorf("gap %v: got %q (%s), want %q", gap, got.Status, got.Why, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,166 @@
+package matrix
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Tally counts what a matrix found.
+type Tally struct {
+	Cells, Errors, Reached, HeldBack, NotReached int
+	Anomalies, Worse, Missed, FalseAlarms        int
+	// OursOn counts our producer's (rule on) runs that verify flagged or
+	// whose read-back shows an anomaly: it must be 0.
+	OursOn int
+}
+
+// Tally counts r's cells.
+func (r *Results) Tally() Tally {
+	var t Tally
+	for _, c := range r.Cells {
+		t.Cells++
+		if c.Err != "" {
+			t.Errors++
+			continue
+		}
+		switch c.Reach.Status {
+		case Reached:
+			t.Reached++
+		case HeldBack:
+			t.HeldBack++
+		default:
+			t.NotReached++
+		}
+		if c.Happened.Anomaly() {
+			t.Anomalies++
+		}
+		if c.Worse {
+			t.Worse++
+		}
+		switch c.Agreement {
+		case Missed:
+			t.Missed++
+		case FalseAlarm:
+			t.FalseAlarms++
+		}
+		if c.Client == "ours-on" && (c.Happened.Anomaly() || c.Verdict != "valid") {
+			t.OursOn++
+		}
+	}
+	return t
+}
+
+// OK reports whether kcheck did its job on every cell: every cell ran,
+// verify agreed with every read-back, and our producer with the rule on
+// was clean of anomalies and of verify's findings.
+func (t Tally) OK() bool {
+	return t.Errors == 0 && t.Missed == 0 && t.FalseAlarms == 0 && t.OursOn == 0
+}
+
+// WriteJSON writes r as one indented JSON document.
+func (r *Results) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteMarkdown writes r as a matrix per scenario: a row per client and
+// shape, a column per broker.
+func (r *Results) WriteMarkdown(w io.Writer) error {
+	t := r.Tally()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s UTC, load average at the start %s, %.0f s in all (`kcheck scenarios run`).\n\n",
+		r.Started.Format("2006-01-02 15:04"), r.Load, r.Total)
+	fmt.Fprintf(&b, "%d cells: %d reached the scenario's state, %d held back by the client's rules, %d not reached, %d could not run. "+
+		"%d showed an anomaly (an acknowledged record lost, a duplicate or a reorder), %d of them worse than the model predicts for the client's rules. "+
+		"kcheck verify missed %d anomalies and flagged %d clean runs; our producer with the rule on was flagged or anomalous in %d.\n\n",
+		t.Cells, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
+	b.WriteString("Each cell: whether the client reached the scenario's dangerous state; what happened to its records " +
+		"(its read-back, and what it told its application); kcheck verify's verdict and whether it agrees with the read-back.\n")
+	var names []string
+	cells := map[string][]Cell{}
+	for _, c := range r.Cells {
+		if _, ok := cells[c.Scenario]; !ok {
+			names = append(names, c.Scenario)
+		}
+		cells[c.Scenario] = append(cells[c.Scenario], c)
+	}
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n### %s\n\n", n)
+		for _, l := range r.Schedule[n] {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+		fmt.Fprintf(&b, "\nWall time %.0f s.\n\n", r.Seconds[n])
+		b.WriteString("| client | model predicts | shape |")
+		for _, v := range r.Brokers {
+			fmt.Fprintf(&b, " Kafka %s |", v)
+		}
+		b.WriteString("\n|---|---|---|")
+		for range r.Brokers {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		type rowKey struct{ client, shape string }
+		var rows []rowKey
+		byRow := map[rowKey]map[string][]Cell{}
+		predicted := map[string]string{}
+		for _, c := range cells[n] {
+			k := rowKey{c.Client, c.Shape}
+			if byRow[k] == nil {
+				byRow[k] = map[string][]Cell{}
+				rows = append(rows, k)
+			}
+			byRow[k][c.Broker] = append(byRow[k][c.Broker], c)
+			predicted[c.Client] = c.Family + ": " + c.Predicted
+		}
+		for _, k := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s |", k.client, predicted[k.client], k.shape)
+			for _, v := range r.Brokers {
+				var runs []string
+				for _, c := range byRow[k][v] {
+					runs = append(runs, c.short())
+				}
+				fmt.Fprintf(&b, " %s |", strings.Join(runs, " / "))
+			}
+			b.WriteString("\n")
+		}
+	}
+	var worse []Cell
+	for _, c := range r.Cells {
+		if c.Worse {
+			worse = append(worse, c)
+		}
+	}
+	if len(worse) > 0 {
+		b.WriteString("\n### Worse than the model predicts\n\n")
+		sort.SliceStable(worse, func(i, j int) bool { return worse[i].Client < worse[j].Client })
+		for _, c := range worse {
+			fmt.Fprintf(&b, "- %s on Kafka %s, %s, %s: %s (family %s predicts pass); trace %s\n", c.Client, c.Broker, c.Scenario, c.Shape, c.What, c.Family, c.Trace)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// short is a cell in a few words.
+func (c Cell) short() string {
+	if c.Err != "" {
+		return "could not run: " + c.Err
+	}
+	s := c.Reach.Status + ": " + c.What
+	v := c.Verdict
+	if len(c.Kinds) > 0 {
+		v = strings.Join(c.Kinds, ", ")
+	}
+	s += "; verify: " + v
+	if c.Agreement != Agrees {
+		s += " (**" + string(c.Agreement) + "**)"
+	}
+	if c.Worse {
+		s += " **worse than the model**"
+	}
+	return s
+}
