@@ -40,8 +40,8 @@ func (s *Step) hits(p int32) bool {
 
 // Reach says whether a run reached its scenario's dangerous state.
 type Reach struct {
-	Status string // Reached, HeldBack or NotReached
-	Why    string // for HeldBack and NotReached: which step, and what did not happen
+	Status string `json:"status"`        // Reached, HeldBack or NotReached
+	Why    string `json:"why,omitempty"` // for HeldBack and NotReached: which step, and what did not happen
 }
 
 // The statuses of a Reach.
