@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -152,4 +153,21 @@ func (r *Reacher) Result() Reach {
 		}
 	}
 	return Reach{Status: Reached}
+}
+
+// StepsOf returns the reached check's steps for a schedule.
+func StepsOf(fs []fault.Fault) []Step {
+	var steps []Step
+	for _, f := range fs {
+		eff := f.Kind.Effect()
+		s := Step{Line: f.String(), Action: eff.Action, Partitions: f.Partitions, BySeq: f.BySeq, Seq: f.Seq}
+		switch {
+		case f.Kind == fault.StateExpiry:
+			s.Idle = f.Delay
+		case f.UntilNext:
+			s.Wait = "next"
+		}
+		steps = append(steps, s)
+	}
+	return steps
 }
