@@ -32,8 +32,9 @@ How kafka-python is configured, and why (kafka-python 3.0.12's source):
   response, Java's request.timeout.ms.
 - Partitioning: StickyPartitioner (KIP-480), murmur2 on keys as the Java
   client and sticky for records without a key (--keys 0), as Java's default;
-  kafka-python's default would spread those at random. linger_ms=0 and
-  max_block_ms as the Java driver's; kafka-python 3 has no buffer_memory
+  kafka-python's default would spread those at random. linger_ms=0 (or
+  --batch-records' batching: batch_settings) and max_block_ms as the Java
+  driver's; kafka-python 3 has no buffer_memory
   (the accumulator is not bounded), so nothing stands for Java's.
 """
 
