@@ -56,6 +56,31 @@ type Config struct {
 	ReadBackBrokers   []string      // where the read-back reads the topic (Brokers when empty): the cluster itself when Brokers is a proxy
 	ReadBackBound     time.Duration // bounds the read-back's waits for a settled cluster and a caught-up high watermark (readback.DefaultBound when zero)
 	Progress          io.Writer     // a progress line on long runs; nil for none
+
+	// BatchRecords is the batch shape (drivers/WORKLOADS.md): "" or
+	// "default" keeps Linger and BatchBytes; "one" sets BatchBytes to 1, so
+	// that every batch holds one record; "many" sets Linger to ManyLinger
+	// and BatchBytes to ManyBatchBytes.
+	BatchRecords string
+	Idle         *Idle // an idle phase; nil for none
+}
+
+// The batch shapes of Config.BatchRecords, and what "many" sets: the same
+// as every driver's (bench/loadgen's BatchMany).
+const (
+	BatchDefault   = "default"
+	BatchOne       = "one"
+	BatchMany      = "many"
+	ManyLinger     = 20 * time.Millisecond
+	ManyBatchBytes = 256 << 10
+)
+
+// Idle is an idle phase: produce the first After records, wait until each
+// has its outcome (at most the delivery timeout and 30 s), produce nothing
+// for For, then produce the rest.
+type Idle struct {
+	After int
+	For   time.Duration
 }
 
 // Summary is what a run saw.
@@ -71,6 +96,11 @@ type Summary struct {
 	Short               []readback.Partition // partitions whose high watermark never passed what was acknowledged (their Short says what the read-back saw)
 	Duration            time.Duration
 	TraceEvents         int64
+	// The idle phase (Config.Idle), zero without one: when it began (the
+	// records before it had their outcomes, or the wait for them ended) and
+	// ended, and how many of those records had no outcome when it began.
+	IdleStart, IdleEnd time.Time
+	IdleUnanswered     int
 }
 
 // Clean reports whether every record was acknowledged and read back once and in order.
@@ -118,6 +148,19 @@ func (c *Config) validate() error {
 	}
 	if c.Keys < 0 {
 		errs = append(errs, fmt.Sprintf("--keys %d: must not be negative (0: no keys)", c.Keys))
+	}
+	switch c.BatchRecords {
+	case "", BatchDefault, BatchOne, BatchMany:
+	default:
+		errs = append(errs, fmt.Sprintf("--batch-records %q: want one, many or default", c.BatchRecords))
+	}
+	if c.Idle != nil {
+		if c.Idle.After < 0 || c.Idle.After > c.Records {
+			errs = append(errs, fmt.Sprintf("--idle-after %d: must be 0..--records (%d)", c.Idle.After, c.Records))
+		}
+		if c.Idle.For < 0 {
+			errs = append(errs, fmt.Sprintf("--idle %v: must not be negative", c.Idle.For))
+		}
 	}
 	if c.MaxInFlight < 1 || c.MaxInFlight > 5 {
 		errs = append(errs, fmt.Sprintf("--max-in-flight %d: must be 1..5 (idempotence allows at most 5)", c.MaxInFlight))
@@ -207,6 +250,12 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	switch cfg.BatchRecords {
+	case BatchOne:
+		cfg.BatchBytes = 1 // a batch is sealed with its first record (producer.BatchBytes)
+	case BatchMany:
+		cfg.Linger, cfg.BatchBytes = ManyLinger, ManyBatchBytes
+	}
 	s := &Session{cfg: cfg, start: time.Now(), brokers: cfg.Brokers}
 	defer func() {
 		if err != nil {
@@ -242,12 +291,18 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		for _, fl := range cfg.Faults {
 			names = append(names, fl.String())
 		}
+		conf := map[string]string{"compression": cfg.Codec.String(), "records": fmt.Sprint(cfg.Records),
+			"value_bytes": fmt.Sprint(cfg.ValueBytes), "keys": fmt.Sprint(cfg.Keys), "linger": cfg.Linger.String()}
+		if cfg.BatchRecords != "" && cfg.BatchRecords != BatchDefault {
+			conf["batch_records"], conf["batch_bytes"] = cfg.BatchRecords, fmt.Sprint(cfg.BatchBytes)
+		}
+		if cfg.Idle != nil {
+			conf["idle_after"], conf["idle"] = fmt.Sprint(cfg.Idle.After), cfg.Idle.For.String()
+		}
 		s.trace, err = tracer.NewWriter(f, tracer.Header{
 			Writer: "kcheck-producer", Client: "kcheck/producer", Topic: cfg.Topic, Partitions: cfg.Partitions,
 			FirstAck: cfg.FirstAck, HoldWhileRetrying: cfg.HoldWhileRetrying, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
-			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed),
-			Config: map[string]string{"compression": cfg.Codec.String(), "records": fmt.Sprint(cfg.Records),
-				"value_bytes": fmt.Sprint(cfg.ValueBytes), "keys": fmt.Sprint(cfg.Keys), "linger": cfg.Linger.String()},
+			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed), Config: conf,
 		})
 		if err != nil {
 			return nil, err
@@ -388,8 +443,39 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 	var mu sync.Mutex
 	var done atomic.Int64
 	var wg sync.WaitGroup
+	// The idle phase: firstOpen counts the records before it without an
+	// outcome; firstDone is closed when there are none.
+	var firstOpen atomic.Int64
+	firstDone := make(chan struct{})
+	idleAt := -1
+	if cfg.Idle != nil {
+		idleAt = cfg.Idle.After
+		if firstOpen.Store(int64(idleAt)); idleAt == 0 {
+			close(firstDone)
+		}
+	}
+	idle := func(i int) {
+		if i != idleAt {
+			return
+		}
+		t := time.NewTimer(cfg.DeliveryTimeout + 30*time.Second)
+		select {
+		case <-firstDone:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		sum.IdleStart = time.Now()
+		sum.IdleUnanswered = int(max(firstOpen.Load(), 0))
+		select {
+		case <-time.After(cfg.Idle.For):
+		case <-ctx.Done():
+		}
+		sum.IdleEnd = time.Now()
+	}
 	lastProgress := time.Now()
 	for i := 0; i < cfg.Records; i++ {
+		idle(i)
 		m := &producer.Message{Topic: cfg.Topic, Value: value}
 		if cfg.Keys > 0 {
 			m.Key = fmt.Appendf(nil, "key-%d", rng.IntN(cfg.Keys))
@@ -398,6 +484,9 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 		p.Produce(ctx, m, func(m *producer.Message, err error) {
 			defer wg.Done()
 			done.Add(1)
+			if i < idleAt && firstOpen.Add(-1) == 0 {
+				close(firstDone)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			r := &sentRecord{partition: m.Partition, acked: err == nil}
@@ -433,6 +522,7 @@ func produce(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary
 			fmt.Fprintf(cfg.Progress, "kcheck run: %d/%d produced, %d done\n", i+1, cfg.Records, done.Load())
 		}
 	}
+	idle(cfg.Records) // an idle phase after the last record
 	_ = p.Flush(ctx)
 	wg.Wait()
 	return sent, acked

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,13 +25,35 @@ const (
 	SeedIDHeader = "kcheck-id"
 	// SeedUsage lists the experiment's flags.
 	SeedUsage = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] " +
-		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N]"
+		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] " +
+		"[--batch-records one|many|default] [--idle-after N --idle-ms D]"
+)
+
+// The workload shapes (drivers/WORKLOADS.md): --batch-records picks how many
+// records a produce batch holds, --idle-after and --idle-ms an idle phase.
+const (
+	// BatchDefault leaves the client's batching as the seed runs it: linger
+	// 0 and the client's default batch size, records produced as fast as the
+	// client takes them.
+	BatchDefault = "default"
+	// BatchOne configures the client so that every batch holds one record.
+	BatchOne = "one"
+	// BatchMany configures the client so that batches hold many records:
+	// a linger of ManyLinger and a batch size of ManyBatchBytes where the
+	// client has them.
+	BatchMany = "many"
+
+	// ManyLinger and ManyBatchBytes are what BatchMany sets, the same in
+	// every driver.
+	ManyLinger     = 20 * time.Millisecond
+	ManyBatchBytes = 256 << 10
 )
 
 // SeedDefaults are the experiment's defaults, the Java driver's.
 var SeedDefaults = map[string]string{
 	"partitions": "64", "records": "3000", "value-bytes": "10240", "keys": "1024",
 	"compression": "gzip", "delivery-timeout-ms": "5000", "request-timeout-ms": "2000",
+	"batch-records": BatchDefault, "idle-after": "", "idle-ms": "", // "": no idle phase
 }
 
 // SeedConfig is the experiment's command line.
@@ -38,6 +61,13 @@ type SeedConfig struct {
 	Bootstrap, Topic, Compression         string
 	Partitions, Records, ValueBytes, Keys int
 	DeliveryTimeout, RequestTimeout       time.Duration
+
+	// BatchRecords is the batch shape: BatchDefault, BatchOne or BatchMany.
+	BatchRecords string
+	// IdleAfter is how many records are produced (and answered) before the
+	// idle phase, -1 for no idle phase; Idle is how long it lasts.
+	IdleAfter int
+	Idle      time.Duration
 
 	// Extra holds the driver's own flags (without "--").
 	Extra map[string]string
@@ -82,16 +112,43 @@ func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*S
 	c.Keys = num("keys", 0)
 	c.DeliveryTimeout = time.Duration(num("delivery-timeout-ms", 1)) * time.Millisecond
 	c.RequestTimeout = time.Duration(num("request-timeout-ms", 1)) * time.Millisecond
+	c.IdleAfter = -1
+	if a["idle-after"] != "" {
+		c.IdleAfter = num("idle-after", 0)
+	}
+	if a["idle-ms"] != "" {
+		c.Idle = time.Duration(num("idle-ms", 0)) * time.Millisecond
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := checkCompression(prefix, c.Compression); err != nil {
 		return nil, err
 	}
+	if c.BatchRecords = a["batch-records"]; c.BatchRecords != BatchDefault && c.BatchRecords != BatchOne && c.BatchRecords != BatchMany {
+		return nil, &UsageError{prefix + "--batch-records wants one, many or default, not " + c.BatchRecords}
+	}
+	if err := checkIdle(prefix, a["idle-after"] != "", a["idle-ms"] != "", c.IdleAfter, c.Records); err != nil {
+		return nil, err
+	}
 	for k := range extra {
 		c.Extra[k] = a[k]
 	}
 	return c, nil
+}
+
+// checkIdle refuses an idle phase with only one of its flags, or one after
+// more records than the run has.
+func checkIdle(prefix string, after, ms bool, n, records int) error {
+	switch {
+	case after && !ms:
+		return &UsageError{prefix + "--idle-after needs --idle-ms (how long the idle phase lasts)"}
+	case ms && !after:
+		return &UsageError{prefix + "--idle-ms needs --idle-after (how many records come before the idle phase)"}
+	case after && n > records:
+		return &UsageError{fmt.Sprintf("%s--idle-after wants a number of at most --records (%d), not %d", prefix, records, n)}
+	}
+	return nil
 }
 
 // checkCompression refuses a --compression that is none of Kafka's codecs.
@@ -222,6 +279,82 @@ type SeedResult struct {
 	FailedErrors map[string]int `json:"failed_errors"`
 	FirstError   string         `json:"first_error,omitempty"`
 	Ms           int64          `json:"ms"`
+
+	// BatchRecords is --batch-records when it is not the default.
+	BatchRecords string `json:"batch_records,omitempty"`
+	// IdleResult is the idle phase's account, nil (no keys) without one.
+	*IdleResult
+}
+
+// IdleResult is what the JSON line says of the idle phase
+// (drivers/WORKLOADS.md): --idle-after and --idle-ms, when the idle began
+// and ended (unix milliseconds), and how many of the records before it had
+// no answer yet when it began (0 unless the wait for them, bounded by the
+// delivery timeout and grace, gave up).
+type IdleResult struct {
+	IdleAfter      int   `json:"idle_after"`
+	IdleMs         int64 `json:"idle_ms"`
+	IdleStartMs    int64 `json:"idle_start_ms"`
+	IdleEndMs      int64 `json:"idle_end_ms"`
+	IdleUnanswered int   `json:"idle_unanswered"`
+}
+
+// IdlePhase is the idle phase of a driver's produce loop: produce the first
+// IdleAfter records, wait until each has been answered (delivered or
+// failed), produce nothing for Idle, then produce the rest. A nil
+// *IdlePhase is no idle phase; its methods do nothing.
+type IdlePhase struct {
+	after int
+	d     time.Duration
+	open  atomic.Int64 // of the first after records, those not yet answered
+	done  chan struct{}
+	res   *IdleResult
+}
+
+// NewIdlePhase returns the idle phase c asks for, nil for none.
+func NewIdlePhase(c *SeedConfig) *IdlePhase {
+	if c.IdleAfter < 0 {
+		return nil
+	}
+	ip := &IdlePhase{after: c.IdleAfter, d: c.Idle, done: make(chan struct{})}
+	ip.open.Store(int64(c.IdleAfter))
+	if c.IdleAfter == 0 {
+		close(ip.done)
+	}
+	return ip
+}
+
+// Answered counts record n's first answer; call it once per record, from
+// any goroutine.
+func (ip *IdlePhase) Answered(n int) {
+	if ip != nil && n < ip.after && ip.open.Add(-1) == 0 {
+		close(ip.done)
+	}
+}
+
+// Before is called before record n is produced, and once more with n the
+// number of records after the last: at n == IdleAfter it waits (at most
+// bound) until the records before n have been answered, then sleeps for the
+// idle phase's duration, and notes both times.
+func (ip *IdlePhase) Before(n int, bound time.Duration) {
+	if ip == nil || n != ip.after || ip.res != nil {
+		return
+	}
+	WaitAtMost(ip.done, bound)
+	start := time.Now()
+	open := int(max(ip.open.Load(), 0))
+	time.Sleep(ip.d)
+	ip.res = &IdleResult{IdleAfter: ip.after, IdleMs: ip.d.Milliseconds(), IdleStartMs: start.UnixMilli(),
+		IdleEndMs: time.Now().UnixMilli(), IdleUnanswered: open}
+}
+
+// Result is the idle phase's account for the JSON line: nil without an idle
+// phase, or before it ran.
+func (ip *IdlePhase) Result() *IdleResult {
+	if ip == nil {
+		return nil
+	}
+	return ip.res
 }
 
 // Clean reports whether nothing failed, was lost, duplicated, reordered or

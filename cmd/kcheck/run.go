@@ -37,6 +37,12 @@ Without --brokers the broker is an embedded kfake cluster of 3 brokers that
 emulates --kfake-version (` + strings.Join(versions, ", ") + `; 4.1 by default, the seed's
 broker: it accepts any first sequence from a producer it has no state for).
 
+Workload shapes (drivers/WORKLOADS.md), as every driver in drivers/ takes
+them: --batch-records one (a record a batch) or many (a 20 ms linger, 256 KiB
+batches); --idle-after N --idle D produces N records, waits until each has
+its outcome, produces nothing for D, then produces the rest (the summary
+gives the idle phase's times).
+
 Faults (--fault, repeatable; parameters after a colon, e.g.
 "not-enough-replicas:rate=0.05,count=10", "seed-race:delay=100ms,partitions=0+1"):
 ` + strings.Join(kinds, "\n") + `
@@ -68,6 +74,9 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
 			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
+			&cli.StringFlag{Name: "batch-records", Value: workload.BatchDefault, Usage: "the batch shape (drivers/WORKLOADS.md): `SHAPE` one (--batch-bytes 1: a record a batch), many (--linger 20ms --batch-bytes 262144) or default (--linger and --batch-bytes as given)"},
+			&cli.IntFlag{Name: "idle-after", Usage: "an idle phase after `N` records: once each has its outcome, produce nothing for --idle, then the rest (with --idle)"},
+			&cli.DurationFlag{Name: "idle", Usage: "how long the idle phase lasts (with --idle-after)"},
 			&cli.DurationFlag{Name: "delivery-timeout", Value: 3 * time.Second, Usage: "delivery.timeout.ms"},
 			&cli.DurationFlag{Name: "request-timeout", Value: time.Second, Usage: "request.timeout.ms"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see above)"},
@@ -118,8 +127,40 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Int("batch-bytes") < 1 {
 		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))
 	}
-	if c.Duration("delivery-timeout") < c.Duration("linger")+c.Duration("request-timeout") {
-		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger + --request-timeout", c.Duration("delivery-timeout"))
+	shape := c.String("batch-records")
+	linger := c.Duration("linger")
+	switch shape {
+	case workload.BatchDefault:
+	case workload.BatchOne, workload.BatchMany:
+		if c.IsSet("batch-bytes") {
+			return workload.Config{}, usageErrorf("--batch-records %s sets --batch-bytes: give one or the other", shape)
+		}
+		if shape == workload.BatchMany {
+			if c.IsSet("linger") {
+				return workload.Config{}, usageErrorf("--batch-records many sets --linger: give one or the other")
+			}
+			linger = workload.ManyLinger
+		}
+	default:
+		return workload.Config{}, usageErrorf("--batch-records %q: want one, many or default", shape)
+	}
+	if c.Duration("delivery-timeout") < linger+c.Duration("request-timeout") {
+		return workload.Config{}, usageErrorf("--delivery-timeout %v: must be at least --linger (%v) + --request-timeout", c.Duration("delivery-timeout"), linger)
+	}
+	var idle *workload.Idle
+	switch after, d := c.IsSet("idle-after"), c.IsSet("idle"); {
+	case after && !d:
+		return workload.Config{}, usageErrorf("--idle-after needs --idle (how long the idle phase lasts)")
+	case d && !after:
+		return workload.Config{}, usageErrorf("--idle needs --idle-after (how many records come before the idle phase)")
+	case after:
+		idle = &workload.Idle{After: c.Int("idle-after"), For: c.Duration("idle")}
+		if idle.After < 0 || idle.After > c.Int("records") {
+			return workload.Config{}, usageErrorf("--idle-after %d: must be 0..--records (%d)", idle.After, c.Int("records"))
+		}
+		if idle.For < 0 {
+			return workload.Config{}, usageErrorf("--idle %v: must not be negative", idle.For)
+		}
 	}
 	return workload.Config{
 		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
@@ -128,7 +169,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
-		OutcomesPath: outcomes.Path(c.String("outcomes")),
+		OutcomesPath: outcomes.Path(c.String("outcomes")), BatchRecords: shape, Idle: idle,
 	}, nil
 }
 
@@ -173,6 +214,13 @@ func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 	fmt.Fprintf(w, "  lost %d (%d of them acknowledged), duplicated %d, out of order %d\n", s.Lost, s.LostAcked, s.Duplicated, s.OutOfOrder)
 	fmt.Fprintf(w, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers %d (kcheck verify tells which were retried into a stall)\n", s.OutOfOrderAnswers)
 	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
+	if cfg.BatchRecords != "" && cfg.BatchRecords != workload.BatchDefault {
+		fmt.Fprintf(w, "  batch records %s\n", cfg.BatchRecords)
+	}
+	if cfg.Idle != nil {
+		fmt.Fprintf(w, "  idle %v after %d records: from %d to %d (unix ms), %d of them unanswered when it began\n",
+			cfg.Idle.For, cfg.Idle.After, s.IdleStart.UnixMilli(), s.IdleEnd.UnixMilli(), s.IdleUnanswered)
+	}
 	for _, e := range s.FirstErrors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kcheck/kcheck/drivers/logtest"
 )
 
 func TestRunClean(t *testing.T) {
@@ -64,6 +68,51 @@ func TestRunSchedule(t *testing.T) {
 	}
 }
 
+// kcheck run's batch shapes and idle phase (drivers/WORKLOADS.md), through
+// an in-process proxy in front of kfake (Kafka 4.1), checked on the wire:
+// one record a batch with --batch-records one, some batches of more with
+// many; with the idle phase, a gap of at least --idle between produce
+// attempts after the first --idle-after records, and its line in the
+// summary.
+func TestRunShapes(t *testing.T) {
+	up := kfakeUpstream(t)
+	for i, tc := range []struct {
+		shape      string
+		partitions int
+		idleAfter  int // -1: none
+	}{
+		{"one", 16, -1},
+		{"one", 1, 100},
+		{"many", 1, -1},
+		{"many", 16, 100},
+	} {
+		t.Run(fmt.Sprintf("%s-%dp-idle%d", tc.shape, tc.partitions, tc.idleAfter), func(t *testing.T) {
+			topic := fmt.Sprintf("shape-%d", i)
+			addr, finish := logtest.TraceProxy(t, up, topic)
+			const idle = time.Second
+			args := []string{"run", "--brokers", addr, "--broker-version", "4.1.0", "--topic", topic, "--partitions", fmt.Sprint(tc.partitions),
+				"--records", "200", "--value-bytes", "100", "--batch-records", tc.shape, "--trace", filepath.Join(t.TempDir(), "own.jsonl")}
+			if tc.idleAfter >= 0 {
+				args = append(args, "--idle-after", fmt.Sprint(tc.idleAfter), "--idle", idle.String())
+			}
+			code, stdout, stderr := runKcheck(t, args...)
+			if code != exitOK || !strings.Contains(stdout, "kcheck run: clean") || !strings.Contains(stdout, "batch records "+tc.shape) {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if tc.idleAfter >= 0 {
+				var from, to int64
+				var unanswered int
+				_, err := fmt.Sscanf(stdout[strings.Index(stdout, "  idle "):], "  idle 1s after 100 records: from %d to %d (unix ms), %d of them unanswered", &from, &to, &unanswered)
+				if err != nil || to-from < idle.Milliseconds() || unanswered != 0 {
+					t.Errorf("idle line: %v, from %d to %d, %d unanswered:\n%s", err, from, to, unanswered, stdout)
+				}
+			}
+			sizes := logtest.CheckShape(t, finish(), tc.shape, tc.idleAfter, idle)
+			t.Logf("batches (records: batches) %v", sizes)
+		})
+	}
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -79,6 +128,15 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--no-such-flag"}, "flag provided but not defined"},
 		{[]string{"run", "--brokers", "127.0.0.1:1", "--trace", filepath.Join(dir, "x.jsonl")}, "no broker reachable"},
 		{[]string{"run", "--fault", "state-expiry"}, "needs a real Kafka broker"},
+		{[]string{"run", "--batch-records", "few"}, `--batch-records "few": want one, many or default`},
+		{[]string{"run", "--batch-records", "one", "--batch-bytes", "100"}, "--batch-records one sets --batch-bytes: give one or the other"},
+		{[]string{"run", "--batch-records", "many", "--linger", "1ms"}, "--batch-records many sets --linger: give one or the other"},
+		{[]string{"run", "--batch-records", "many", "--delivery-timeout", "1s", "--request-timeout", "1s"}, "--delivery-timeout 1s: must be at least --linger (20ms) + --request-timeout"},
+		{[]string{"run", "--idle-after", "-1", "--idle", "1s"}, "--idle-after -1: must be 0..--records (2000)"},
+		{[]string{"run", "--records", "10", "--idle-after", "11", "--idle", "1s"}, "--idle-after 11: must be 0..--records (10)"},
+		{[]string{"run", "--idle-after", "5", "--idle", "-1s"}, "--idle -1s: must not be negative"},
+		{[]string{"run", "--idle-after", "5"}, "--idle-after needs --idle"},
+		{[]string{"run", "--idle", "1s"}, "--idle needs --idle-after"},
 	} {
 		code, _, stderr := runKcheck(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

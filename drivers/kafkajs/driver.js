@@ -38,7 +38,9 @@ const MAX_IN_FLIGHT = 1
 const DIFFERS =
   'one produce request in flight per broker (kafkajs\'s idempotent producer holds a lock per broker across each ' +
   'produce request: eosManager acquireBrokerLock; maxInFlightRequests=5 is set but only bounds the other requests; ' +
-  'Java and kgo: 5); one send() call, so one produce request, per record: kafkajs batches nothing across calls; ' +
+  'Java and kgo: 5); one send() call, so one produce request, per record (--batch-records many: per ' +
+  seed.MANY_PER_SEND +
+  ' records): kafkajs batches nothing across calls; ' +
   'no delivery timeout: retry.retries with backoffs of 100 ms doubling to 1 s stand for it; ' +
   'records without a key go round-robin (Java: sticky)'
 
@@ -141,7 +143,7 @@ function producerSettings(cfg, kafkajs) {
       retries: retry.retries,
       initial_retry_ms: retry.initialRetryTime,
       max_retry_ms: retry.maxRetryTime,
-      send_per: 'record',
+      send_per: cfg.batchRecords === 'many' ? `${seed.MANY_PER_SEND} records` : 'record',
       differs: DIFFERS,
     },
   }
@@ -269,38 +271,92 @@ async function experiment(cfg, out) {
     allDone = resolve
   })
   if (open === 0) allDone()
-  const report = (n, key, md, err) => {
+  // The records before the idle phase not yet answered (drivers/WORKLOADS.md).
+  let firstOpen = Math.max(cfg.idleAfter, 0)
+  let firstDone
+  const firstAnswered = new Promise(resolve => {
+    firstDone = resolve
+  })
+  if (firstOpen === 0) firstDone()
+  // report counts record n's outcome: delivered at offset off (a decimal
+  // string or -1) of partition p, or failed with err on partition p (-1: not known).
+  const report = (n, p, off, err) => {
     if (closed || answered[n]) return
     answered[n] = true
+    if (n < cfg.idleAfter && --firstOpen === 0) firstDone()
     if (err == null) {
       acked[n] = true
       res.acked++
-      if (out) out.write(seed.outcomeSuccess(n, md.partition, /^-?[0-9]+$/.test(md.baseOffset) ? md.baseOffset : -1))
+      if (out) out.write(seed.outcomeSuccess(n, p, off))
     } else {
       res.failed++
       if (!res.firstError) res.firstError = seed.errorText(err)
       const name = seed.errorName(err)
       res.failedErrors[name] = (res.failedErrors[name] || 0) + 1
-      if (out) out.write(seed.outcomeFailure(n, failedPartition(key), seed.errorText(err), seed.errorCode(err)))
+      if (out) out.write(seed.outcomeFailure(n, p, seed.errorText(err), seed.errorCode(err)))
     }
     if (--open === 0) allDone()
   }
+  const offsetOf = (md, i) => (/^-?[0-9]+$/.test(md.baseOffset) && BigInt(md.baseOffset) >= 0n ? String(BigInt(md.baseOffset) + BigInt(i)) : -1)
 
-  for (let n = 0; n < cfg.records; n++) {
-    keyIdx[n] = w.nextKeyIndex()
-    const key = keyIdx[n] >= 0 ? seed.keyOf(keyIdx[n]) : null
-    const message = { key, value: w.value(n), headers: { [seed.ID_HEADER]: String(n) } }
-    producer
-      .send(Object.assign({ topic: cfg.topic, messages: [message] }, s.send))
-      .then(
-        mds => {
-          const md = (mds || []).find(m => m.topicName === cfg.topic) || { partition: -1, baseOffset: '-1' }
-          report(n, key, md, null)
-        },
-        err => report(n, key, null, err || new Error('send rejected without an error'))
-      )
-    res.sent++
+  // The idle phase: wait (bounded, as for the outcomes) until the records
+  // before it are answered, then send nothing for --idle-ms.
+  let idle = null
+  const idlePhase = async () => {
+    let t
+    await Promise.race([firstAnswered, new Promise(resolve => (t = setTimeout(resolve, cfg.deliveryTimeoutMs + GRACE_MS)))])
+    clearTimeout(t)
+    const startMs = Date.now()
+    const unanswered = firstOpen
+    await sleep(cfg.idleMs)
+    idle = { startMs, endMs: Date.now(), unanswered }
   }
+
+  // One send() per record, or with --batch-records many MANY_PER_SEND
+  // records per send(), all at once without waiting. In a send() of many,
+  // each record's partition is kafkajs's DefaultPartitioner's (murmur2 of
+  // the key, as failedPartition) and its offset the partition's baseOffset
+  // plus its place among the call's records of that partition (kafkajs keeps
+  // their order, groupMessagesPerPartition); a record without a key is given
+  // its partition by another DefaultPartitioner, round-robin as kafkajs's
+  // own, so that the driver knows it.
+  const many = cfg.batchRecords === 'many'
+  const roundRobin = kafkajs.Partitioners.DefaultPartitioner()
+  for (const [from, to] of seed.sendGroups(cfg.records, cfg.batchRecords, cfg.idleAfter)) {
+    if (from === cfg.idleAfter) await idlePhase()
+    const recs = []
+    for (let n = from; n < to; n++) {
+      keyIdx[n] = w.nextKeyIndex()
+      const key = keyIdx[n] >= 0 ? seed.keyOf(keyIdx[n]) : null
+      const message = { key, value: w.value(n), headers: { [seed.ID_HEADER]: String(n) } }
+      let p = failedPartition(key)
+      if (many && key === null) {
+        p = roundRobin({ topic: cfg.topic, partitionMetadata, message })
+        message.partition = p
+      }
+      recs.push({ n, p, message })
+    }
+    producer.send(Object.assign({ topic: cfg.topic, messages: recs.map(r => r.message) }, s.send)).then(
+      mds => {
+        const mine = (mds || []).filter(m => m.topicName === cfg.topic)
+        if (!many) {
+          const md = mine[0] || { partition: -1, baseOffset: '-1' }
+          report(recs[0].n, md.partition, offsetOf(md, 0), null)
+          return
+        }
+        const place = new Map() // partition -> records of this call so far
+        for (const r of recs) {
+          const i = place.get(r.p) || 0
+          place.set(r.p, i + 1)
+          const md = mine.find(m => m.partition === r.p)
+          report(r.n, md ? r.p : -1, md ? offsetOf(md, i) : -1, null)
+        }
+      },
+      err => recs.forEach(r => report(r.n, r.p, -1, err || new Error('send rejected without an error')))
+    )
+    res.sent += to - from
+  }
+  if (cfg.idleAfter === cfg.records) await idlePhase() // an idle phase after the last record
   // A bounded wait, so a stalled producer is reported rather than waited on forever.
   let timer
   await Promise.race([done, new Promise(resolve => (timer = setTimeout(resolve, cfg.deliveryTimeoutMs + GRACE_MS)))])
@@ -314,6 +370,7 @@ async function experiment(cfg, out) {
   }
   await within(CLOSE_TIMEOUT_MS, () => producer.disconnect()) // Java's producer.close(5 s)
 
+  res.shape = seed.shapeKeys(cfg, idle)
   const tally = await readBack(kafkajs, cfg, keyIdx)
   tally.finish(res.sent, acked)
   Object.assign(res, {

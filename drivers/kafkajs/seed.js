@@ -12,7 +12,8 @@ const ID_HEADER = 'kcheck-id' // header: the record's number n in decimal ASCII
 const ERR_PREFIX = 'kafkajs driver: '
 const USAGE =
   'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] ' +
-  '[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]'
+  '[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] ' +
+  '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]'
 const DEFAULTS = {
   partitions: '64',
   records: '3000',
@@ -32,6 +33,13 @@ const MINIMUMS = [
   ['request-timeout-ms', 1],
 ]
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
+// The workload shapes (drivers/WORKLOADS.md). kafkajs has no linger and no
+// batch size: a send() call is one produce request, with one batch per
+// partition of the messages it was given. So --batch-records default and one
+// are both one message per send() (a record a batch), and many is
+// MANY_PER_SEND messages per send() (a batch per partition of those).
+const BATCH_SHAPES = ['one', 'many', 'default']
+const MANY_PER_SEND = 100
 // The codecs this driver runs: kafkajs has gzip built in, snappy comes from
 // the pinned kafkajs-snappy (pure JavaScript, package.json). kafkajs-lz4 and
 // @kafkajs/zstd build native code or fetch a prebuilt binary, so they are not
@@ -56,7 +64,10 @@ class SetupError extends Error {}
  * compression is a SetupError. Returns the configuration.
  */
 function parseArgs(argv) {
-  const a = Object.assign({ bootstrap: '', topic: '', outcomes: '' }, DEFAULTS)
+  const a = Object.assign(
+    { bootstrap: '', topic: '', outcomes: '', 'batch-records': 'default', 'idle-after': '', 'idle-ms': '' },
+    DEFAULTS
+  )
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]
     if (!k.startsWith('--') || i + 1 === argv.length) {
@@ -70,7 +81,7 @@ function parseArgs(argv) {
   if (a.bootstrap === '') throw new SetupError(`${ERR_PREFIX}--bootstrap is required`)
   if (a.topic === '') throw new SetupError(`${ERR_PREFIX}--topic is required`)
   const cfg = { bootstrap: a.bootstrap, topic: a.topic, compression: a.compression, outcomes: a.outcomes }
-  for (const [k, lo] of MINIMUMS) {
+  const number = (k, lo) => {
     const v = a[k]
     // strconv.Atoi's syntax; above int32 is no number, as in Java.
     if (!/^[+-]?[0-9]+$/.test(v) || Number(v) > 2 ** 31 - 1) {
@@ -79,8 +90,15 @@ function parseArgs(argv) {
     if (Number(v) < lo) {
       throw new SetupError(`${ERR_PREFIX}--${k} wants a number of at least ${lo}, not ${v}`)
     }
-    cfg[k.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = Number(v)
+    return Number(v)
   }
+  for (const [k, lo] of MINIMUMS) {
+    cfg[k.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = number(k, lo)
+  }
+  const after = a['idle-after'] !== ''
+  const ms = a['idle-ms'] !== ''
+  cfg.idleAfter = after ? number('idle-after', 0) : -1
+  cfg.idleMs = ms ? number('idle-ms', 0) : 0
   if (!CODECS.includes(cfg.compression)) {
     throw new SetupError(
       `${ERR_PREFIX}--compression wants none, gzip, snappy, lz4 or zstd, not ${cfg.compression}`
@@ -93,7 +111,56 @@ function parseArgs(argv) {
         'it runs none, gzip (kafkajs\'s own) and snappy (kafkajs-snappy 1.1.0)'
     )
   }
+  cfg.batchRecords = a['batch-records']
+  if (!BATCH_SHAPES.includes(cfg.batchRecords)) {
+    throw new SetupError(`${ERR_PREFIX}--batch-records wants one, many or default, not ${cfg.batchRecords}`)
+  }
+  if (after && !ms) throw new SetupError(`${ERR_PREFIX}--idle-after needs --idle-ms (how long the idle phase lasts)`)
+  if (ms && !after) {
+    throw new SetupError(`${ERR_PREFIX}--idle-ms needs --idle-after (how many records come before the idle phase)`)
+  }
+  if (cfg.idleAfter > cfg.records) {
+    throw new SetupError(`${ERR_PREFIX}--idle-after wants a number of at most --records (${cfg.records}), not ${cfg.idleAfter}`)
+  }
   return cfg
+}
+
+/**
+ * The send() calls of the run, as [from, to) ranges of record numbers, in
+ * order: one record each for --batch-records one and default, up to
+ * MANY_PER_SEND for many; none crosses the idle phase (idleAfter, -1: none),
+ * which comes before the call that starts at idleAfter.
+ */
+function sendGroups(records, batchRecords, idleAfter = -1) {
+  const per = batchRecords === 'many' ? MANY_PER_SEND : 1
+  const groups = []
+  for (let from = 0; from < records; ) {
+    let to = Math.min(from + per, records)
+    if (from < idleAfter && to > idleAfter) to = idleAfter
+    groups.push([from, to])
+    from = to
+  }
+  return groups
+}
+
+/**
+ * The JSON line's keys of the workload's shape, after ms (bench/loadgen's
+ * SeedResult): batch_records unless it is the default, and the idle phase's
+ * when it ran (idle: { startMs, endMs, unanswered }, unix ms; null: none).
+ */
+function shapeKeys(cfg, idle = null) {
+  const out = {}
+  if (cfg.batchRecords !== 'default') out.batch_records = cfg.batchRecords
+  if (idle) {
+    Object.assign(out, {
+      idle_after: cfg.idleAfter,
+      idle_ms: cfg.idleMs,
+      idle_start_ms: idle.startMs,
+      idle_end_ms: idle.endMs,
+      idle_unanswered: idle.unanswered,
+    })
+  }
+  return out
 }
 
 /**
@@ -324,7 +391,7 @@ function summaryLine(r) {
   }
   if (r.firstError) out.first_error = r.firstError
   out.ms = r.ms
-  Object.assign(out, r.extra)
+  Object.assign(out, r.shape, r.extra)
   return goJSON(out) + '\n'
 }
 
@@ -348,8 +415,11 @@ module.exports = {
   MAX_RETRY_MS,
   RETRY_FACTOR,
   RETRY_MULTIPLIER,
+  MANY_PER_SEND,
   SetupError,
   parseArgs,
+  sendGroups,
+  shapeKeys,
   JavaRandom,
   Workload,
   keyOf,

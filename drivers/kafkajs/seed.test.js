@@ -228,7 +228,61 @@ test('parseArgs: defaults', () => {
     keys: 1024,
     deliveryTimeoutMs: 5000,
     requestTimeoutMs: 2000,
+    batchRecords: 'default',
+    idleAfter: -1,
+    idleMs: 0,
   })
+})
+
+test('parseArgs: the workload shapes', () => {
+  const ok = ['--bootstrap', 'h:1', '--topic', 't']
+  for (const [argv, want] of [
+    [['--batch-records', 'one'], ['one', -1, 0]],
+    [['--batch-records', 'many', '--idle-after', '100', '--idle-ms', '1500'], ['many', 100, 1500]],
+    [['--batch-records', 'default', '--idle-after', '0', '--idle-ms', '0'], ['default', 0, 0]],
+    [['--records', '7', '--idle-after', '7', '--idle-ms', '1'], ['default', 7, 1]],
+  ]) {
+    const cfg = seed.parseArgs([...ok, ...argv])
+    assert.deepStrictEqual([cfg.batchRecords, cfg.idleAfter, cfg.idleMs], want, argv.join(' '))
+  }
+  // The messages of bench/loadgen/seed_test.go's TestParseSeed.
+  for (const [argv, want] of [
+    [['--batch-records', 'few'], 'kafkajs driver: --batch-records wants one, many or default, not few'],
+    [['--idle-after', '-1', '--idle-ms', '5'], 'kafkajs driver: --idle-after wants a number of at least 0, not -1'],
+    [['--idle-after', '1', '--idle-ms', '-5'], 'kafkajs driver: --idle-ms wants a number of at least 0, not -5'],
+    [['--idle-after', 'x', '--idle-ms', '5'], 'kafkajs driver: --idle-after wants a number, not x'],
+    [['--records', '10', '--idle-after', '11', '--idle-ms', '5'], 'kafkajs driver: --idle-after wants a number of at most --records (10), not 11'],
+    [['--idle-after', '10'], 'kafkajs driver: --idle-after needs --idle-ms (how long the idle phase lasts)'],
+    [['--idle-ms', '10'], 'kafkajs driver: --idle-ms needs --idle-after (how many records come before the idle phase)'],
+  ]) {
+    assert.throws(() => seed.parseArgs([...ok, ...argv]), e => e instanceof seed.SetupError && e.message === want, argv.join(' '))
+  }
+})
+
+test('sendGroups: a record a send(), or MANY_PER_SEND, none across the idle phase', () => {
+  assert.strictEqual(seed.MANY_PER_SEND, 100)
+  const one = [[0, 1], [1, 2], [2, 3]]
+  assert.deepStrictEqual(seed.sendGroups(3, 'one'), one)
+  assert.deepStrictEqual(seed.sendGroups(3, 'default', 1), one)
+  assert.deepStrictEqual(seed.sendGroups(250, 'many'), [[0, 100], [100, 200], [200, 250]])
+  assert.deepStrictEqual(seed.sendGroups(250, 'many', 120), [[0, 100], [100, 120], [120, 220], [220, 250]])
+  assert.deepStrictEqual(seed.sendGroups(250, 'many', 0), [[0, 100], [100, 200], [200, 250]])
+  assert.deepStrictEqual(seed.sendGroups(0, 'many', 0), [])
+})
+
+test('shapeKeys: after ms, before kafkajs\'s own; none by default', () => {
+  const cfg = seed.parseArgs(['--bootstrap', 'h:1', '--topic', 't', '--batch-records', 'many', '--idle-after', '5', '--idle-ms', '30'])
+  assert.deepStrictEqual(seed.shapeKeys(seed.parseArgs(['--bootstrap', 'h:1', '--topic', 't'])), {})
+  assert.deepStrictEqual(seed.shapeKeys(cfg), { batch_records: 'many' }) // the idle phase did not run
+  const shape = seed.shapeKeys(cfg, { startMs: 1000, endMs: 1031, unanswered: 0 })
+  const line = seed.summaryLine({ failedErrors: {}, firstError: '', ms: 12, shape, extra: { differs: 'd' } })
+  assert.ok(
+    line.endsWith(
+      '"ms":12,"batch_records":"many","idle_after":5,"idle_ms":30,"idle_start_ms":1000,"idle_end_ms":1031,' +
+        '"idle_unanswered":0,"differs":"d"}\n'
+    ),
+    line
+  )
 })
 
 test('retriesFor: backoffs of 100 ms doubling to 1 s within the delivery timeout', () => {
@@ -280,6 +334,8 @@ test('bad flags: exit 2 with a message', () => {
     [[...ok, '--compression', 'brotli'], 'kafkajs driver: --compression wants none, gzip, snappy, lz4 or zstd, not brotli\n'],
     [[...ok, '--compression', 'lz4'], 'kafkajs driver: --compression lz4: kafkajs 2.2.4 has no lz4 codec'],
     [[...ok, '--compression', 'zstd'], 'kafkajs driver: --compression zstd: kafkajs 2.2.4 has no zstd codec'],
+    [[...ok, '--batch-records', 'two'], 'kafkajs driver: --batch-records wants one, many or default, not two\n'],
+    [[...ok, '--idle-ms', '5'], 'kafkajs driver: --idle-ms needs --idle-after'],
     [[...ok, '--outcomes', path.join(__dirname, 'no', 'such', 'dir', 'f')], 'kafkajs driver: --outcomes: '],
     [ok, 'kafkajs driver: --outcomes: '], // $KCHECK_OUTCOMES, below, without --outcomes
   ]) {

@@ -62,6 +62,7 @@ type config struct {
 	deliveryTimeout, requestTimeout       time.Duration
 	codec                                 kgo.CompressionCodec
 	outcomes                              string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
+	shape                                 *loadgen.SeedConfig
 }
 
 // result is the JSON line; its keys and their order are the Java driver's.
@@ -121,8 +122,76 @@ func parseArgs(argv []string) (*config, error) {
 		bootstrap: c.Bootstrap, topic: c.Topic, compression: c.Compression,
 		partitions: c.Partitions, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
 		deliveryTimeout: c.DeliveryTimeout, requestTimeout: c.RequestTimeout,
-		codec: codecs[c.Compression], outcomes: c.Extra["outcomes"],
+		codec: codecs[c.Compression], outcomes: c.Extra["outcomes"], shape: c,
 	}, nil
+}
+
+// batchOpts are kgo's settings for --batch-records (drivers/WORKLOADS.md).
+//
+// default: ProducerLinger(0) and kgo's default ProducerBatchMaxBytes
+// (1,000,012 bytes): a batch is cut when the partition may send, so
+// records that arrive while its requests are in flight share a batch.
+//
+// one: kgo has no cap on records per batch, only on bytes
+// (ProducerBatchMaxBytes, the uncompressed size; StreamingCompression, which
+// would bound compressed bytes, is off). The cap is set for the topic to
+// oneRecordBatchBytes, which holds the largest of the run's records alone
+// and no two: ProducerBatchMaxBytes itself refuses less than 512 bytes, which
+// holds several small records, so the per-topic ProducerBatchMaxBytesFn is
+// used. kgo validates only its answer for the empty topic; its documentation
+// says an answer outside [512, 1<<30] makes produces to the topic fail, but
+// v1.22.3 only compares each batch with it (sink.go, tryBuffer), and
+// TestShapes sees one record per batch and no failure: recheck on an
+// upgrade.
+//
+// many: ProducerLinger(loadgen.ManyLinger) and
+// ProducerBatchMaxBytes(loadgen.ManyBatchBytes).
+func batchOpts(cfg *config) []kgo.Opt {
+	switch cfg.shape.BatchRecords {
+	case loadgen.BatchOne:
+		limit := oneRecordBatchBytes(cfg)
+		return []kgo.Opt{kgo.ProducerLinger(0), kgo.ProducerBatchMaxBytesFn(func(topic string) int32 {
+			if topic == cfg.topic {
+				return limit
+			}
+			return 1000012 // kgo's default
+		})}
+	case loadgen.BatchMany:
+		return []kgo.Opt{kgo.ProducerLinger(loadgen.ManyLinger), kgo.ProducerBatchMaxBytes(loadgen.ManyBatchBytes)}
+	}
+	return []kgo.Opt{kgo.ProducerLinger(0)}
+}
+
+// oneRecordBatchBytes is a batch size that holds any one of the run's
+// records and no two: an empty batch's wire size as kgo counts it
+// (recordBatchOverhead, sink.go: 61 bytes) and the largest record's (the
+// longest key, --value-bytes, the kcheck-id header of the highest record
+// number), with 8 bytes to spare. Any two records are larger by far (each
+// is more than 20 bytes).
+func oneRecordBatchBytes(cfg *config) int32 {
+	const batchOverhead = 61
+	keyLen := -1 // no key: a length of -1
+	if cfg.keys > 0 {
+		keyLen = len("key-" + strconv.Itoa(cfg.keys-1))
+	}
+	idLen := len(strconv.Itoa(max(cfg.records-1, 0)))
+	body := 1 + 1 + 1 + // attributes, timestamp delta 0, offset delta 0
+		varintLen(keyLen) + max(keyLen, 0) +
+		varintLen(cfg.valueBytes) + cfg.valueBytes +
+		1 + // one header
+		varintLen(len(loadgen.SeedIDHeader)) + len(loadgen.SeedIDHeader) + varintLen(idLen) + idLen
+	return int32(batchOverhead + varintLen(body) + body + 8)
+}
+
+// varintLen is the length of n as a zig-zag varint, as records encode
+// lengths.
+func varintLen(n int) int {
+	u := uint64(n<<1) ^ uint64(n>>63)
+	l := 1
+	for ; u >= 0x80; u >>= 7 {
+		l++
+	}
+	return l
 }
 
 // kgoVersion is the version of the kgo module this binary was built with.
@@ -196,7 +265,6 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID("kcheck-kgo"),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0),
 		kgo.ProducerBatchCompression(cfg.codec),
 		kgo.RecordDeliveryTimeout(cfg.deliveryTimeout),
 		kgo.ProduceRequestTimeout(max(cfg.requestTimeout, 100*time.Millisecond)),
@@ -205,6 +273,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		kgo.MaxBufferedRecords(max(cfg.records, 10000)),
 		kgo.DisableClientMetrics(),
 	}
+	opts = append(opts, batchOpts(cfg)...) // the linger and batch size of --batch-records
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, setupf("starting the producer: %v", err)
@@ -215,6 +284,10 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 	acked := make([]bool, cfg.records)
 	answered := make([]bool, cfg.records)
 	res := &result{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}
+	if cfg.shape.BatchRecords != loadgen.BatchDefault {
+		res.BatchRecords = cfg.shape.BatchRecords
+	}
+	idle := loadgen.NewIdlePhase(cfg.shape)
 
 	var (
 		mu     sync.Mutex
@@ -226,6 +299,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		close(done)
 	}
 	for n := 0; n < cfg.records; n++ {
+		idle.Before(n, cfg.deliveryTimeout+grace)
 		var key []byte
 		if keyOf[n] = w.NextKeyIndex(); keyOf[n] >= 0 {
 			key = w.Keys[keyOf[n]]
@@ -259,12 +333,15 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 				out.Failed(n, r.Partition, err.Error(), errorCode(err))
 			}
 			answered[n] = true
+			idle.Answered(n)
 			if open--; open == 0 {
 				close(done)
 			}
 		})
 		res.Sent++
 	}
+	idle.Before(cfg.records, cfg.deliveryTimeout+grace) // an idle phase after the last record
+	res.IdleResult = idle.Result()
 	// ProducerLinger(0) sends at once; a bounded wait instead of Flush.
 	loadgen.WaitAtMost(done, cfg.deliveryTimeout+grace)
 	mu.Lock()

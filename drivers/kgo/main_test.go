@@ -65,6 +65,11 @@ func TestParseArgs(t *testing.T) {
 		{"--bootstrap", "h:1", "--topic", "t", "--records", "x"},
 		{"--bootstrap", "h:1", "--topic", "t", "--partitions", "0"},
 		{"--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"},
+		{"--bootstrap", "h:1", "--topic", "t", "--batch-records", "two"},
+		{"--bootstrap", "h:1", "--topic", "t", "--idle-after", "-1", "--idle-ms", "10"},
+		{"--bootstrap", "h:1", "--topic", "t", "--idle-after", "1", "--idle-ms", "-10"},
+		{"--bootstrap", "h:1", "--topic", "t", "--records", "5", "--idle-after", "6", "--idle-ms", "10"},
+		{"--bootstrap", "h:1", "--topic", "t", "--idle-after", "6"},
 		{"--topic", "t"},
 		{"bootstrap", "h:1"},
 	} {
@@ -139,6 +144,65 @@ func TestKfake(t *testing.T) {
 	}
 	logged := logtest.ReadLog(t, c.ListenAddrs(), "kgo-test", 300)
 	logtest.Same(t, logtest.Delivered(t, &b, "outcomes", 300), logged)
+}
+
+// TestShapes runs --batch-records one and many, 1 and 16 partitions, and an
+// idle phase, in-process against kfake (Kafka 4.1, 3 brokers) through
+// kcheck's proxy, and checks the batches on the wire (drivers/WORKLOADS.md):
+// one record each with one, some of more with many; with the idle phase, a
+// gap of at least --idle-ms between produce attempts after the first
+// --idle-after records, and its times in the JSON line.
+func TestShapes(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for i, tc := range []struct {
+		shape      string
+		partitions int
+		idleAfter  int // -1: none
+	}{
+		{loadgen.BatchOne, 16, -1},
+		{loadgen.BatchOne, 1, 100},
+		{loadgen.BatchMany, 1, -1},
+		{loadgen.BatchMany, 16, 100},
+		{loadgen.BatchDefault, 16, -1},
+	} {
+		name := fmt.Sprintf("%s-%dp-idle%d", tc.shape, tc.partitions, tc.idleAfter)
+		t.Run(name, func(t *testing.T) {
+			topic := fmt.Sprintf("kgo-shape-%d", i)
+			addr, finish := logtest.TraceProxy(t, c.ListenAddrs()[0], topic)
+			argv := []string{"--bootstrap", addr, "--topic", topic, "--partitions", fmt.Sprint(tc.partitions),
+				"--records", "200", "--value-bytes", "100", "--batch-records", tc.shape, // gzip, the seed's
+				"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"}
+			const idle = time.Second
+			if tc.idleAfter >= 0 {
+				argv = append(argv, "--idle-after", fmt.Sprint(tc.idleAfter), "--idle-ms", fmt.Sprint(idle.Milliseconds()))
+			}
+			cfg, err := parseArgs(argv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := run(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, _ := loadgen.EncodeLine(res)
+			if res.Acked != 200 || res.ReadBack != 200 || !res.Clean() {
+				t.Errorf("result: %s", line)
+			}
+			if (tc.idleAfter >= 0) != (res.IdleResult != nil) ||
+				res.IdleResult != nil && (res.IdleEndMs-res.IdleStartMs < idle.Milliseconds() || res.IdleUnanswered != 0 || res.IdleAfter != tc.idleAfter) {
+				t.Errorf("idle phase in the result: %s", line)
+			}
+			if want := tc.shape; res.BatchRecords != want && (want != loadgen.BatchDefault || res.BatchRecords != "") {
+				t.Errorf("batch_records %q, want %q (none for the default)", res.BatchRecords, want)
+			}
+			sizes := logtest.CheckShape(t, finish(), tc.shape, tc.idleAfter, idle)
+			t.Logf("batches (records: batches) %v; %s", sizes, line)
+		})
+	}
 }
 
 // TestMainOutcomesEnv: without --outcomes the driver writes to

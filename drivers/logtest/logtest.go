@@ -1,11 +1,15 @@
 // Package logtest checks a Go driver's run in its tests: it reads the topic
 // back with kgo, whichever client the driver uses, and compares where each
-// record is with what the driver's report (drivers/OUTCOMES.md) told.
+// record is with what the driver's report (drivers/OUTCOMES.md) told; and
+// it traces a run through kcheck's proxy to check the workload's shape
+// (drivers/WORKLOADS.md) from the produce attempts on the wire.
 package logtest
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/proxy"
 )
 
 // Place is where a record is: partition and offset.
@@ -97,4 +102,117 @@ func Same(t testing.TB, told, logged map[int]Place) {
 			t.Errorf("record %d: the report says %+v, the log has it at %+v", id, told[id], at)
 		}
 	}
+}
+
+// Attempt is one produce attempt of a batch in a proxy's trace: a SendNew
+// (New) or a Resend.
+type Attempt struct {
+	T       time.Duration // since the trace began
+	New     bool
+	P       int32
+	N       int     // the batch's records
+	Records []int64 // SendNew: their kcheck ids
+}
+
+// TraceProxy starts kcheck's proxy (tracer/proxy) in front of upstream, a
+// kfake broker emulating Kafka 4.1, tracing topic. It returns the address a
+// driver bootstraps from, and finish, which ends the proxy (reading the
+// topic back) and returns the produce attempts of its trace.
+func TraceProxy(t testing.TB, upstream, topic string) (addr string, finish func() []Attempt) {
+	t.Helper()
+	var trace bytes.Buffer
+	prox, err := proxy.Start(context.Background(), proxy.Config{Listen: "127.0.0.1:0", Upstream: upstream, Topic: topic,
+		Broker: tracer.Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"}, Trace: &trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prox.Close)
+	return prox.Addr(), func() []Attempt {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := prox.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rd, err := tracer.NewReader(&trace, "proxy trace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var att []Attempt
+		for {
+			e, err := rd.Next()
+			if err == io.EOF {
+				return att
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Kind == tracer.SendNew || e.Kind == tracer.Resend {
+				att = append(att, Attempt{T: time.Duration(e.T), New: e.Kind == tracer.SendNew, P: e.Partition,
+					N: int(e.N), Records: slices.Clone(e.Records)})
+			}
+		}
+	}
+}
+
+// BatchSizes returns how many batches (SendNew) held how many records.
+func BatchSizes(att []Attempt) map[int]int {
+	sizes := map[int]int{}
+	for _, a := range att {
+		if a.New {
+			sizes[a.N]++
+		}
+	}
+	return sizes
+}
+
+// IdleGap returns the time between the first batch (SendNew) that follows
+// the batches of the first after records and the produce attempt before it:
+// the idle phase, with the time the last of those records took to be
+// answered. ok is false unless there are attempts on both sides.
+func IdleGap(att []Attempt, after int) (gap time.Duration, ok bool) {
+	n := 0
+	for i, a := range att {
+		if !a.New {
+			continue
+		}
+		if n >= after && i > 0 {
+			return a.T - att[i-1].T, true
+		}
+		if n += a.N; n > after {
+			return 0, false // a batch of records from both sides
+		}
+	}
+	return 0, false
+}
+
+// CheckShape fails the test unless the batches (SendNew) of att have the
+// shape of --batch-records shape: every one a single record for "one", some
+// of more than one for "many"; and, with an idle phase (idleAfter > 0 and
+// before the last record), unless no produce attempt came for at least idle
+// between the batches of the first idleAfter records and the next batch
+// (IdleGap). It returns the batch sizes, for the log.
+func CheckShape(t testing.TB, att []Attempt, shape string, idleAfter int, idle time.Duration) map[int]int {
+	t.Helper()
+	sizes := BatchSizes(att)
+	if len(sizes) == 0 {
+		t.Fatalf("no batch in the trace")
+	}
+	switch shape {
+	case loadgen.BatchOne:
+		if len(sizes) != 1 || sizes[1] == 0 {
+			t.Errorf("--batch-records one: batches of (records: batches) %v, want every one of 1 record", sizes)
+		}
+	case loadgen.BatchMany:
+		if len(sizes) == 1 && sizes[1] > 0 {
+			t.Errorf("--batch-records many: batches of (records: batches) %v, want some of more than 1 record", sizes)
+		}
+	}
+	if idleAfter >= 0 {
+		if gap, ok := IdleGap(att, idleAfter); !ok || gap < idle {
+			t.Errorf("idle phase: no produce attempt for %v (found: %v) before the first batch after the first %d records; want at least %v",
+				gap, ok, idleAfter, idle)
+		}
+	}
+	return sizes
 }

@@ -35,7 +35,7 @@ How aiokafka is configured, and why (aiokafka 0.14.0's source):
 - Partitioning: aiokafka's default partitioner, murmur2 on keys as the Java
   client; records without a key (--keys 0) go to a random partition (Java:
   sticky). linger_ms=0 and max_batch_size (16384, Java's batch.size) are the
-  defaults.
+  defaults; --batch-records changes them (batch_settings).
 """
 
 import asyncio
@@ -68,6 +68,20 @@ class ChosenPartition:
     def __call__(self, key, all_partitions, available):
         self.last = self.inner(key, all_partitions, available)
         return self.last
+
+
+def batch_settings(shape):
+    """aiokafka's settings for --batch-records (drivers/WORKLOADS.md).
+    default: linger_ms=0 and aiokafka's max_batch_size (16384). one:
+    max_batch_size=0: aiokafka's record batch builder takes a batch's first
+    record whatever its size and no second one over max_batch_size (send()
+    then waits for the partition's one pending batch to drain, as it does
+    for a full batch of any size). many: linger_ms=20, max_batch_size=256 KiB."""
+    if shape == "one":
+        return {"linger_ms": 0, "max_batch_size": 0}
+    if shape == "many":
+        return {"linger_ms": seed.MANY_LINGER_MS, "max_batch_size": seed.MANY_BATCH_BYTES}
+    return {"linger_ms": 0}
 
 
 async def create_topic(ak, cfg):
@@ -130,10 +144,10 @@ async def experiment(ak, cfg, t0, out):
         client_id="kcheck-aiokafka",
         enable_idempotence=True,
         acks="all",
-        linger_ms=0,
         compression_type=None if cfg["compression"] == "none" else cfg["compression"],
         request_timeout_ms=cfg["request_timeout_ms"],
         partitioner=chosen,
+        **batch_settings(cfg["batch_records"]),
     )
     try:
         await asyncio.wait_for(producer.start(), seed.REACH_TIMEOUT_S)  # InitProducerId
@@ -143,7 +157,8 @@ async def experiment(ak, cfg, t0, out):
     w = seed.Workload(cfg["value_bytes"], cfg["keys"])
     key_of = [-1] * records
     part_of = [-1] * records
-    reports = seed.Reports(records, out)
+    reports = seed.Reports(records, out, cfg["idle_after"])
+    idle = seed.Idle(cfg, reports)
 
     def on_done(n):
         def cb(f):
@@ -159,7 +174,16 @@ async def experiment(ak, cfg, t0, out):
         return cb
 
     sent = 0
-    for n in range(records):
+    for n in range(records + 1):
+        if idle.due(n):  # the callbacks come from the event loop
+            deadline = time.monotonic() + idle.wait_s()
+            while reports.first_pending() > 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            idle.begin()
+            await asyncio.sleep(idle.sleep_s())
+            idle.end()
+        if n == records:
+            break
         key_of[n], key = w.next_key()
         chosen.last = -1
         try:
@@ -188,7 +212,7 @@ async def experiment(ak, cfg, t0, out):
     await read_back(ak, cfg, tally)
     tally.finish(sent, reports.acked)
     return seed.summary("aiokafka", ak.__version__, sent, reports, tally, t0,
-                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS})
+                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}, seed.shape_keys(cfg, idle))
 
 
 async def read_back(ak, cfg, tally):

@@ -103,6 +103,20 @@ def error_code(err):
     return code if isinstance(code, int) and code > 0 else None
 
 
+def batch_settings(shape):
+    """librdkafka's settings for --batch-records (drivers/WORKLOADS.md).
+    default: linger.ms=0, with librdkafka's batch.num.messages (10000) and
+    batch.size (1000000): a partition's messages that wait while its
+    requests are in flight share a batch. one: batch.num.messages=1, at most
+    one message in a partition's MessageSet. many: linger.ms=20 and
+    batch.size=256 KiB (batch.num.messages stays 10000)."""
+    if shape == "one":
+        return {"linger.ms": 0, "batch.num.messages": 1}
+    if shape == "many":
+        return {"linger.ms": seed.MANY_LINGER_MS, "batch.size": seed.MANY_BATCH_BYTES}
+    return {"linger.ms": 0}
+
+
 def run(cfg, t0):
     import confluent_kafka as ck
     import confluent_kafka.admin as admin_mod
@@ -117,13 +131,12 @@ def run(cfg, t0):
     # the former and socket.timeout.ms the latter, so both are set.
     # partitioner=murmur2_random hashes keys with murmur2 like Java's default
     # partitioner (null keys, with --keys 0, go to random partitions).
-    producer = ck.Producer({
+    producer = ck.Producer(dict({
         "bootstrap.servers": cfg["bootstrap"],
         "client.id": "kcheck-librdkafka",
         "enable.idempotence": True,
         "acks": "all",
         "max.in.flight.requests.per.connection": 5,
-        "linger.ms": 0,
         "compression.type": cfg["compression"],
         "delivery.timeout.ms": cfg["delivery_timeout_ms"],
         "request.timeout.ms": cfg["request_timeout_ms"],
@@ -132,11 +145,12 @@ def run(cfg, t0):
         "queue.buffering.max.messages": max(100000, records),
         "queue.buffering.max.kbytes": max(32 << 10, 2 * records * (value_bytes + 64) // 1024),
         "logger": quiet_logger(),
-    })
+    }, **batch_settings(cfg["batch_records"])))
 
     w = seed.Workload(value_bytes, cfg["keys"])
     key_of = [-1] * records
-    reports = seed.Reports(records, out)
+    reports = seed.Reports(records, out, cfg["idle_after"])
+    idle = seed.Idle(cfg, reports)
 
     def on_delivery(n):
         def cb(err, msg):
@@ -148,7 +162,11 @@ def run(cfg, t0):
         return cb
 
     sent = 0
-    for n in range(records):
+    for n in range(records + 1):
+        if idle.due(n):  # the callbacks come from poll()
+            idle.run_blocking(producer.poll)
+        if n == records:
+            break
         key_of[n], key = w.next_key()
         while True:
             try:
@@ -178,7 +196,7 @@ def run(cfg, t0):
     tally = seed.Tally(key_of)
     read_back(ck, cfg, tally)
     tally.finish(sent, reports.acked)
-    return seed.summary("librdkafka", ck.libversion()[0], sent, reports, tally, t0)
+    return seed.summary("librdkafka", ck.libversion()[0], sent, reports, tally, t0, shape=seed.shape_keys(cfg, idle))
 
 
 def read_back(ck, cfg, tally):

@@ -32,8 +32,9 @@ How kafka-python is configured, and why (kafka-python 3.0.12's source):
   response, Java's request.timeout.ms.
 - Partitioning: StickyPartitioner (KIP-480), murmur2 on keys as the Java
   client and sticky for records without a key (--keys 0), as Java's default;
-  kafka-python's default would spread those at random. linger_ms=0 and
-  max_block_ms as the Java driver's; kafka-python 3 has no buffer_memory
+  kafka-python's default would spread those at random. linger_ms=0 (or
+  --batch-records' batching: batch_settings) and max_block_ms as the Java
+  driver's; kafka-python 3 has no buffer_memory
   (the accumulator is not bounded), so nothing stands for Java's.
 """
 
@@ -124,19 +125,20 @@ def run(cfg, t0):
             enable_idempotence=True,
             acks="all",
             max_in_flight_requests_per_connection=MAX_IN_FLIGHT,
-            linger_ms=0,
             compression_type=None if cfg["compression"] == "none" else cfg["compression"],
             delivery_timeout_ms=cfg["delivery_timeout_ms"],
             request_timeout_ms=cfg["request_timeout_ms"],
             max_block_ms=30000,
             partitioner=chosen,
+            **batch_settings(cfg["batch_records"]),
         )
     except kp.errors.KafkaError as e:
         raise SetupError("%sstarting the producer: %s" % (PREFIX, seed.exception_text(e)))
 
     w = seed.Workload(value_bytes, cfg["keys"])
     key_of = [-1] * records
-    reports = seed.Reports(records, out)
+    reports = seed.Reports(records, out, cfg["idle_after"])
+    idle = seed.Idle(cfg, reports)
 
     def on_success(n):
         return lambda md: reports.success(n, md.partition, md.offset)
@@ -146,7 +148,11 @@ def run(cfg, t0):
                                          seed.exception_code(e, kp.errors.BrokerResponseError))
 
     sent = 0
-    for n in range(records):
+    for n in range(records + 1):
+        if idle.due(n):  # the callbacks come from the sender thread
+            idle.run_blocking()
+        if n == records:
+            break
         key_of[n], key = w.next_key()
         chosen.last = -1
         try:
@@ -168,7 +174,20 @@ def run(cfg, t0):
     read_back(kp, cfg, tally)
     tally.finish(sent, reports.acked)
     return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0,
-                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS})
+                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}, seed.shape_keys(cfg, idle))
+
+
+def batch_settings(shape):
+    """kafka-python's settings for --batch-records (drivers/WORKLOADS.md).
+    default: linger_ms=0 and kafka-python's batch_size (16384). one:
+    batch_size=0, which kafka-python documents as disabling batching: its
+    record batch builder takes a batch's first record whatever its size and
+    no second one over batch_size. many: linger_ms=20, batch_size=256 KiB."""
+    if shape == "one":
+        return {"linger_ms": 0, "batch_size": 0}
+    if shape == "many":
+        return {"linger_ms": seed.MANY_LINGER_MS, "batch_size": seed.MANY_BATCH_BYTES}
+    return {"linger_ms": 0}
 
 
 def close_producer(kp, producer):

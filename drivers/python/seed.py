@@ -24,7 +24,8 @@ LEADER_TIMEOUT_S = 30
 READ_TIMEOUT_S = 120
 CLOSE_TIMEOUT_S = 5
 USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-         "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]")
+         "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
+         "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]")
 DEFAULTS = {
     "--partitions": "64", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
     "--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
@@ -34,6 +35,11 @@ MINIMUMS = {
     "--delivery-timeout-ms": 1, "--request-timeout-ms": 1,
 }
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+# The workload shapes (drivers/WORKLOADS.md): --batch-records, and what
+# "many" sets (a linger and a batch size), as every driver.
+BATCH_SHAPES = ("one", "many", "default")
+MANY_LINGER_MS = 20
+MANY_BATCH_BYTES = 256 << 10
 OUTCOMES_ENV = "KCHECK_OUTCOMES"  # the outcomes file without --outcomes (kcheck proxy sets it)
 NO_CALLBACK = "no callback within delivery timeout + %d s" % GRACE_S  # failed_errors' name for the unanswered
 
@@ -45,9 +51,12 @@ class SetupError(Exception):
 def parse_args(argv, prefix):
     """Reads "--flag value" pairs as the Java driver does; prefix ("python
     driver: ") starts the messages, not the bare usage (as in Java). Returns
-    the config: bootstrap, topic, compression, outcomes ("" for none) and the
-    numbers under their flag's name with "_" for "-"."""
-    a = dict(DEFAULTS, **{"--bootstrap": "", "--topic": "", "--outcomes": ""})
+    the config: bootstrap, topic, compression, outcomes ("" for none), the
+    numbers under their flag's name with "_" for "-", and the workload's
+    shape: batch_records ("one", "many" or "default"), idle_after (-1: no
+    idle phase) and idle_ms."""
+    a = dict(DEFAULTS, **{"--bootstrap": "", "--topic": "", "--outcomes": "",
+                          "--batch-records": "default", "--idle-after": "", "--idle-ms": ""})
     i = 0
     while i < len(argv):
         k = argv[i]
@@ -62,16 +71,32 @@ def parse_args(argv, prefix):
             raise SetupError("%s%s is required" % (prefix, k))
     cfg = {"bootstrap": a["--bootstrap"], "topic": a["--topic"], "compression": a["--compression"],
            "outcomes": a["--outcomes"]}
-    for k, lo in MINIMUMS.items():
+    def number(k, lo):
         v = a[k]
         if not re.fullmatch(r"[+-]?[0-9]+", v) or int(v) > 2**31 - 1 or int(v) < -2**31:
             raise SetupError("%s%s wants a number, not %s" % (prefix, k, v))
         if int(v) < lo:
             raise SetupError("%s%s wants a number of at least %d, not %s" % (prefix, k, lo, v))
-        cfg[k[2:].replace("-", "_")] = int(v)
+        return int(v)
+
+    for k, lo in MINIMUMS.items():
+        cfg[k[2:].replace("-", "_")] = number(k, lo)
+    after, ms = a["--idle-after"] != "", a["--idle-ms"] != ""
+    cfg["idle_after"] = number("--idle-after", 0) if after else -1
+    cfg["idle_ms"] = number("--idle-ms", 0) if ms else 0
     if cfg["compression"] not in CODECS:
         raise SetupError("%s--compression wants none, gzip, snappy, lz4 or zstd, not %s"
                          % (prefix, cfg["compression"]))
+    cfg["batch_records"] = a["--batch-records"]
+    if cfg["batch_records"] not in BATCH_SHAPES:
+        raise SetupError("%s--batch-records wants one, many or default, not %s" % (prefix, cfg["batch_records"]))
+    if after and not ms:
+        raise SetupError("%s--idle-after needs --idle-ms (how long the idle phase lasts)" % prefix)
+    if ms and not after:
+        raise SetupError("%s--idle-ms needs --idle-after (how many records come before the idle phase)" % prefix)
+    if cfg["idle_after"] > cfg["records"]:
+        raise SetupError("%s--idle-after wants a number of at most --records (%d), not %d"
+                         % (prefix, cfg["records"], cfg["idle_after"]))
     return cfg
 
 
@@ -208,7 +233,7 @@ class Reports:
     by its first report; every report counts, as in the Java driver. After
     close() later reports are neither counted nor written."""
 
-    def __init__(self, records, outcomes=None):
+    def __init__(self, records, outcomes=None, idle_after=-1):
         self.acked = [False] * records  # by record number
         self.answered = [False] * records
         self.n_acked = 0
@@ -222,6 +247,13 @@ class Reports:
         self.all_answered = threading.Event()
         if records == 0:
             self.all_answered.set()
+        # The records before the idle phase (idle_after of them) not yet
+        # answered; first_answered is set when there are none.
+        self.idle_after = idle_after
+        self.first_open = max(idle_after, 0)
+        self.first_answered = threading.Event()
+        if self.first_open == 0:
+            self.first_answered.set()
 
     def success(self, n, p, off):
         with self.lock:
@@ -245,6 +277,11 @@ class Reports:
     def pending(self):
         with self.lock:
             return self.open
+
+    def first_pending(self):
+        """Of the records before the idle phase, those not yet answered."""
+        with self.lock:
+            return self.first_open
 
     def close(self):
         """Ends the wait: each unanswered record is failed as having had no
@@ -270,6 +307,10 @@ class Reports:
             self.open -= 1
             if self.open == 0:
                 self.all_answered.set()
+            if n < self.idle_after:
+                self.first_open -= 1
+                if self.first_open == 0:
+                    self.first_answered.set()
 
 
 class Tally:
@@ -368,10 +409,66 @@ def poll_until(ready, timeout_s, first_s=0.01, cap_s=0.5):
     return True
 
 
-def summary(client, version, sent, reports, tally, t0, extra=None):
+class Idle:
+    """The idle phase of a driver's produce loop (drivers/WORKLOADS.md):
+    produce the first idle_after records, wait until each has been answered,
+    produce nothing for idle_ms, then produce the rest. due(n) says whether
+    the phase comes before record n (n == records: after the last); the
+    driver then waits for reports.first_pending() to reach 0 (at most
+    wait_s()), calls begin(), sleeps sleep_s() and calls end()."""
+
+    def __init__(self, cfg, reports):
+        self.after, self.ms, self.reports = cfg["idle_after"], cfg["idle_ms"], reports
+        self.wait_bound_s = cfg["delivery_timeout_ms"] / 1000 + GRACE_S
+        self.start_ms = self.end_ms = self.unanswered = None
+
+    def due(self, n):
+        return n == self.after and self.start_ms is None
+
+    def wait_s(self):
+        return self.wait_bound_s
+
+    def sleep_s(self):
+        return self.ms / 1000
+
+    def begin(self):
+        self.start_ms = int(time.time() * 1000)
+        self.unanswered = self.reports.first_pending()
+
+    def end(self):
+        self.end_ms = int(time.time() * 1000)
+
+    def run_blocking(self, poll=None):
+        """The phase for a driver whose reports arrive on other threads, or
+        through poll(seconds)."""
+        deadline = time.monotonic() + self.wait_s()
+        while self.reports.first_pending() > 0 and time.monotonic() < deadline:
+            if poll is not None:
+                poll(min(0.05, max(0, deadline - time.monotonic())))
+            else:
+                self.reports.first_answered.wait(max(0, deadline - time.monotonic()))
+        self.begin()
+        time.sleep(self.sleep_s())
+        self.end()
+
+
+def shape_keys(cfg, idle=None):
+    """The JSON line's keys of the workload's shape, after ms (bench/loadgen's
+    SeedResult): batch_records unless it is the default, and the idle phase's
+    when it ran (unix ms)."""
+    out = {}
+    if cfg.get("batch_records", "default") != "default":
+        out["batch_records"] = cfg["batch_records"]
+    if idle is not None and idle.start_ms is not None:
+        out.update({"idle_after": idle.after, "idle_ms": idle.ms, "idle_start_ms": idle.start_ms,
+                    "idle_end_ms": idle.end_ms, "idle_unanswered": idle.unanswered})
+    return out
+
+
+def summary(client, version, sent, reports, tally, t0, extra=None, shape=None):
     """Prints the one line of JSON (the Java driver's keys in its order, then
-    extra's: where a driver's client differs) and returns the exit code: 0
-    clean, 1 anomalies or failed sends."""
+    shape's (shape_keys) and extra's: where a driver's client differs) and
+    returns the exit code: 0 clean, 1 anomalies or failed sends."""
     out = {
         "client": client,
         "version": version,
@@ -389,6 +486,7 @@ def summary(client, version, sent, reports, tally, t0, extra=None):
     if reports.first_error is not None:
         out["first_error"] = reports.first_error
     out["ms"] = int((time.monotonic() - t0) * 1000)
+    out.update(shape or {})
     out.update(extra or {})
     print(json.dumps(out, separators=(",", ":"), ensure_ascii=False), flush=True)
     clean = (out["failed"] == 0 and out["lost"] == 0 and out["duplicated"] == 0

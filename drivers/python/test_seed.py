@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -27,7 +29,7 @@ class ParseArgsTest(unittest.TestCase):
         self.assertEqual(cfg, {
             "bootstrap": "h:1", "topic": "t", "compression": "gzip", "outcomes": "", "partitions": 64,
             "records": 3000, "value_bytes": 10240, "keys": 1024, "delivery_timeout_ms": 5000,
-            "request_timeout_ms": 2000})
+            "request_timeout_ms": 2000, "batch_records": "default", "idle_after": -1, "idle_ms": 0})
         cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--outcomes", "f", "--records", "0"], "x: ")
         self.assertEqual((cfg["outcomes"], cfg["records"]), ("f", 0))
 
@@ -47,10 +49,68 @@ class ParseArgsTest(unittest.TestCase):
              "x: --compression wants none, gzip, snappy, lz4 or zstd, not brotli"),
             (["--bootstrap", "h:1", "--topic", "t", "--records", "-1", "--keys", "x"],
              "x: --records wants a number of at least 0, not -1"),
+            (["--bootstrap", "h:1", "--topic", "t", "--batch-records", "few"],
+             "x: --batch-records wants one, many or default, not few"),
+            (["--bootstrap", "h:1", "--topic", "t", "--idle-after", "-1", "--idle-ms", "5"],
+             "x: --idle-after wants a number of at least 0, not -1"),
+            (["--bootstrap", "h:1", "--topic", "t", "--idle-after", "1", "--idle-ms", "-5"],
+             "x: --idle-ms wants a number of at least 0, not -5"),
+            (["--bootstrap", "h:1", "--topic", "t", "--idle-after", "x", "--idle-ms", "5"],
+             "x: --idle-after wants a number, not x"),
+            (["--bootstrap", "h:1", "--topic", "t", "--records", "10", "--idle-after", "11", "--idle-ms", "5"],
+             "x: --idle-after wants a number of at most --records (10), not 11"),
+            (["--bootstrap", "h:1", "--topic", "t", "--idle-after", "10"],
+             "x: --idle-after needs --idle-ms (how long the idle phase lasts)"),
+            (["--bootstrap", "h:1", "--topic", "t", "--idle-ms", "10"],
+             "x: --idle-ms needs --idle-after (how many records come before the idle phase)"),
         ]:
             with self.assertRaises(seed.SetupError, msg=argv) as e:
                 seed.parse_args(argv, "x: ")
             self.assertEqual(str(e.exception), want, argv)
+
+    def test_shapes(self):
+        for argv, want in [
+            (["--batch-records", "one"], ("one", -1, 0)),
+            (["--batch-records", "many", "--idle-after", "100", "--idle-ms", "1500"], ("many", 100, 1500)),
+            (["--batch-records", "default", "--idle-after", "0", "--idle-ms", "0"], ("default", 0, 0)),
+            (["--records", "7", "--idle-after", "7", "--idle-ms", "1"], ("default", 7, 1)),
+        ]:
+            cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t"] + argv, "x: ")
+            self.assertEqual((cfg["batch_records"], cfg["idle_after"], cfg["idle_ms"]), want, argv)
+
+    def test_batch_settings(self):
+        """Each driver's client settings for --batch-records
+        (drivers/WORKLOADS.md); only the batching changes."""
+        import aiokafka_driver
+        import driver
+        import kafka_python_driver
+        self.assertEqual(driver.batch_settings("default"), {"linger.ms": 0})
+        self.assertEqual(driver.batch_settings("one"), {"linger.ms": 0, "batch.num.messages": 1})
+        self.assertEqual(driver.batch_settings("many"), {"linger.ms": 20, "batch.size": 262144})
+        self.assertEqual(aiokafka_driver.batch_settings("default"), {"linger_ms": 0})
+        self.assertEqual(aiokafka_driver.batch_settings("one"), {"linger_ms": 0, "max_batch_size": 0})
+        self.assertEqual(aiokafka_driver.batch_settings("many"), {"linger_ms": 20, "max_batch_size": 262144})
+        self.assertEqual(kafka_python_driver.batch_settings("default"), {"linger_ms": 0})
+        self.assertEqual(kafka_python_driver.batch_settings("one"), {"linger_ms": 0, "batch_size": 0})
+        self.assertEqual(kafka_python_driver.batch_settings("many"), {"linger_ms": 20, "batch_size": 262144})
+
+    def test_one_record_a_batch(self):
+        """The batch builders of aiokafka and kafka-python (setup.sh's
+        virtualenv) take a batch's first record and refuse a second at
+        --batch-records one's size, 0; and a hundred at many's."""
+        from aiokafka.record.default_records import DefaultRecordBatchBuilder
+        from kafka.record.memory_records import MemoryRecordsBuilder
+        import aiokafka_driver
+        import kafka_python_driver
+        for shape, fits in (("one", 1), ("many", 100)):
+            size = aiokafka_driver.batch_settings(shape)["max_batch_size"]
+            b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=0, producer_id=-1,
+                                          producer_epoch=-1, base_sequence=-1, batch_size=size)
+            n = sum(1 for i in range(100) if b.append(i, None, b"key-1", b"v" * 100, [("kcheck-id", b"1")]))
+            self.assertEqual(n, fits, "aiokafka " + shape)
+            m = MemoryRecordsBuilder(2, 0, kafka_python_driver.batch_settings(shape)["batch_size"])
+            n = sum(1 for i in range(100) if m.append(None, b"key-1", b"v" * 100, [("kcheck-id", b"1")]))
+            self.assertEqual(n, fits, "kafka-python " + shape)
 
     def test_drivers_exit_2(self):
         """Each driver: bad flags are exit 2, the message on stderr, nothing
@@ -63,6 +123,10 @@ class ParseArgsTest(unittest.TestCase):
                     (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--bogus", "1"],
                      prefix + "unknown flag --bogus\n" + seed.USAGE + "\n"),
                     (["--topic", "t"], prefix + "--bootstrap is required\n"),
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--batch-records", "two"],
+                     prefix + "--batch-records wants one, many or default, not two\n"),
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "5"],
+                     prefix + "--idle-after needs --idle-ms"),
                     (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", os.path.join(d, "no", "such")],
                      prefix + "--outcomes: "),
                     # without --outcomes, $KCHECK_OUTCOMES (set below) is the file
@@ -335,6 +399,48 @@ class SummaryTest(unittest.TestCase):
                                '"failed_errors":{"E":1},"first_error":"E: é",')
         self.assertTrue(tail.endswith(',"max_in_flight":1,"differs":"d"}\n'), tail)
         self.assertEqual(code, 1)
+
+    def test_shape_keys(self):
+        """The shape's keys come after ms, before the driver's own, as
+        bench/loadgen's SeedResult writes them; none for the default."""
+        cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--records", "2"], "x: ")
+        self.assertEqual(seed.shape_keys(cfg), {})
+        cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--records", "2", "--batch-records", "one",
+                               "--idle-after", "1", "--idle-ms", "30"], "x: ")
+        r = seed.Reports(2, None, cfg["idle_after"])
+        idle = seed.Idle(cfg, r)
+        self.assertEqual(seed.shape_keys(cfg, idle), {"batch_records": "one"})  # not yet run
+        self.assertEqual([idle.due(n) for n in range(3)], [False, True, False])
+        t = time.monotonic()
+        threading.Timer(0.02, lambda: r.success(0, 0, 0)).start()
+        idle.run_blocking()
+        self.assertGreaterEqual(time.monotonic() - t, 0.049)  # the wait for record 0, then 30 ms idle
+        self.assertFalse(idle.due(1), "once")
+        keys = seed.shape_keys(cfg, idle)
+        self.assertEqual(list(keys), ["batch_records", "idle_after", "idle_ms", "idle_start_ms", "idle_end_ms",
+                                      "idle_unanswered"])
+        self.assertEqual((keys["idle_after"], keys["idle_ms"], keys["idle_unanswered"]), (1, 30, 0))
+        self.assertGreaterEqual(keys["idle_end_ms"] - keys["idle_start_ms"], 30)
+        out = io.StringIO()
+        stdout, sys.stdout = sys.stdout, out
+        try:
+            seed.summary("c", "1.0", 2, r, seed.Tally([-1, -1]), 0.0, {"differs": "d"}, keys)
+        finally:
+            sys.stdout = stdout
+        self.assertRegex(out.getvalue(),
+                         r'"ms":\d+,"batch_records":"one","idle_after":1,.*"idle_unanswered":0,"differs":"d"}\n$')
+
+    def test_idle_bounded(self):
+        """The wait for the records before the idle phase is bounded; the
+        ones unanswered are counted."""
+        cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--records", "2", "--idle-after", "2",
+                               "--idle-ms", "0", "--delivery-timeout-ms", "1"], "x: ")
+        r = seed.Reports(2, None, 2)
+        r.failure(1, 0, "E", "E")
+        idle = seed.Idle(cfg, r)
+        idle.wait_bound_s = 0.02
+        idle.run_blocking(lambda s: time.sleep(s))
+        self.assertEqual(idle.unanswered, 1)
 
 
 if __name__ == "__main__":

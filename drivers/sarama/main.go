@@ -167,8 +167,21 @@ func parseArgs(argv []string) (*config, error) {
 //
 // Partitioning: NewMurmur2Partitioner hashes keys as the Java client does;
 // records without a key (--keys 0) go to a random partition, where Java's
-// and kgo's are sticky. Producer.Flush is left at zero: each broker's batch
-// is sent as soon as the one before it is answered (linger.ms=0).
+// and kgo's are sticky.
+//
+// Batching (--batch-records, drivers/WORKLOADS.md): sarama has no cap on a
+// batch's records, and its Producer.Flush settings are per request (all the
+// partitions a broker leads), not per batch.
+//   - default: Producer.Flush is left at zero: each broker's request is sent
+//     as soon as the one before it is answered (linger.ms=0), with every
+//     record buffered meanwhile; Producer.MaxMessageBytes (1,000,000, a
+//     partition's batch) is sarama's default.
+//   - one: Flush.MaxMessages=1, at most one record per request, so one per
+//     batch (and, with one request in flight per broker, one record in
+//     flight per broker).
+//   - many: Flush.Frequency=loadgen.ManyLinger (a request waits that long
+//     for more records, linger.ms) and Flush.Bytes=loadgen.ManyBatchBytes
+//     (or until that much is buffered, batch.size; for the whole request).
 func producerConfig(cfg *config) (*sarama.Config, int) {
 	retryMax := max(1, int(cfg.DeliveryTimeout/retryBackoff))
 	c := sarama.NewConfig()
@@ -186,6 +199,13 @@ func producerConfig(cfg *config) (*sarama.Config, int) {
 	c.Producer.Return.Successes = true
 	c.Producer.Return.Errors = true
 	c.Metadata.AllowAutoTopicCreation = false
+	switch cfg.BatchRecords {
+	case loadgen.BatchOne:
+		c.Producer.Flush.MaxMessages = 1
+	case loadgen.BatchMany:
+		c.Producer.Flush.Frequency = loadgen.ManyLinger
+		c.Producer.Flush.Bytes = loadgen.ManyBatchBytes
+	}
 	return c, retryMax
 }
 
@@ -248,6 +268,10 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 	res := &result{SeedResult: loadgen.SeedResult{Client: "sarama", Version: loadgen.ModuleVersion(saramaModulePath), FailedErrors: map[string]int{}},
 		MaxInFlight: pc.Net.MaxOpenRequests, RetryMax: retryMax, RetryBackoffMs: retryBackoff.Milliseconds(),
 		KafkaVersion: kafkaVersion.String(), Differs: differs}
+	if cfg.BatchRecords != loadgen.BatchDefault {
+		res.BatchRecords = cfg.BatchRecords
+	}
+	idle := loadgen.NewIdlePhase(&cfg.SeedConfig)
 
 	w := loadgen.NewWorkload(cfg.ValueBytes, cfg.Keys) // letters: compressible, like text
 	keyOf := make([]int32, cfg.Records)
@@ -283,6 +307,7 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 		}
 		if !answered[n] {
 			answered[n] = true
+			idle.Answered(n)
 			if open--; open == 0 {
 				close(done)
 			}
@@ -304,6 +329,7 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 	}()
 
 	for n := 0; n < cfg.Records; n++ {
+		idle.Before(n, cfg.DeliveryTimeout+grace)
 		// Partition and Offset stay -1 in a report if sarama never set them:
 		// a record failed before it had a partition, or acknowledged by a
 		// DUPLICATE_SEQUENCE_NUMBER answer, which carries no offset.
@@ -321,6 +347,8 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 		producer.Input() <- m
 		res.Sent++
 	}
+	idle.Before(cfg.Records, cfg.DeliveryTimeout+grace) // an idle phase after the last record
+	res.IdleResult = idle.Result()
 	// A bounded wait instead of Close.
 	loadgen.WaitAtMost(done, cfg.DeliveryTimeout+grace)
 	mu.Lock()

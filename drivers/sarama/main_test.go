@@ -122,6 +122,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--topic", "t"}, "sarama driver: --bootstrap is required"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--records", "x"}, "sarama driver: --records wants a number, not x"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--compression", "brotli"}, "sarama driver: --compression wants"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--batch-records", "some"}, "sarama driver: --batch-records wants one, many or default, not some"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "-2", "--idle-ms", "1"}, "sarama driver: --idle-after wants a number of at least 0, not -2"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "2", "--idle-ms", "-1"}, "sarama driver: --idle-ms wants a number of at least 0, not -1"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--records", "3", "--idle-after", "4", "--idle-ms", "1"}, "sarama driver: --idle-after wants a number of at most --records (3), not 4"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-ms", "1"}, "sarama driver: --idle-ms needs --idle-after"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", filepath.Join(t.TempDir(), "no", "such")}, "sarama driver: --outcomes: "},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -156,9 +161,86 @@ func TestProducerConfig(t *testing.T) {
 		t.Errorf("config: idempotent %v, open requests %d, retries %d, timeout %v, read timeout %v, compression %v",
 			pc.Producer.Idempotent, pc.Net.MaxOpenRequests, pc.Producer.Retry.Max, pc.Producer.Timeout, pc.Net.ReadTimeout, pc.Producer.Compression)
 	}
+	if f := pc.Producer.Flush; f.Frequency != 0 || f.Bytes != 0 || f.Messages != 0 || f.MaxMessages != 0 {
+		t.Errorf("default batching: Flush %+v, want sarama's zeros", f)
+	}
 	pc.Net.MaxOpenRequests = 2
 	if err := pc.Validate(); err == nil || !strings.Contains(err.Error(), "MaxOpenRequests") {
 		t.Errorf("two open requests with idempotence: %v, want sarama to refuse", err)
+	}
+	for shape, want := range map[string]func(c *sarama.Config) bool{
+		"one": func(c *sarama.Config) bool {
+			return c.Producer.Flush.MaxMessages == 1 && c.Producer.Flush.Frequency == 0
+		},
+		"many": func(c *sarama.Config) bool {
+			return c.Producer.Flush.Frequency == 20*time.Millisecond && c.Producer.Flush.Bytes == 256<<10
+		},
+	} {
+		cfg, err := parseArgs([]string{"--bootstrap", "h:1", "--topic", "t", "--batch-records", shape})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, _ := producerConfig(cfg)
+		if err := pc.Validate(); err != nil || !want(pc) || !pc.Producer.Idempotent || pc.Net.MaxOpenRequests != 1 {
+			t.Errorf("--batch-records %s: Flush %+v, %v", shape, pc.Producer.Flush, err)
+		}
+	}
+}
+
+// TestShapes runs --batch-records one and many, 1 and 16 partitions, and an
+// idle phase, in-process against kfake (Kafka 4.1, 3 brokers) through
+// kcheck's proxy, and checks the batches on the wire (drivers/WORKLOADS.md):
+// one record each with one, some of more with many; with the idle phase, a
+// gap of at least --idle-ms between produce attempts after the first
+// --idle-after records, and its times in the JSON line.
+func TestShapes(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for i, tc := range []struct {
+		shape      string
+		partitions int
+		idleAfter  int // -1: none
+	}{
+		{"one", 16, -1},
+		{"one", 1, 100},
+		{"many", 1, -1},
+		{"many", 16, 100},
+		{"default", 16, -1},
+	} {
+		t.Run(fmt.Sprintf("%s-%dp-idle%d", tc.shape, tc.partitions, tc.idleAfter), func(t *testing.T) {
+			topic := fmt.Sprintf("sarama-shape-%d", i)
+			addr, finish := logtest.TraceProxy(t, c.ListenAddrs()[0], topic)
+			argv := []string{"--bootstrap", addr, "--topic", topic, "--partitions", fmt.Sprint(tc.partitions),
+				"--records", "200", "--value-bytes", "100", "--batch-records", tc.shape, // gzip, the seed's
+				"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"}
+			const idle = time.Second
+			if tc.idleAfter >= 0 {
+				argv = append(argv, "--idle-after", fmt.Sprint(tc.idleAfter), "--idle-ms", fmt.Sprint(idle.Milliseconds()))
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(argv, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
+			}
+			var res result
+			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+				t.Fatalf("%v: %s", err, stdout.String())
+			}
+			if res.Acked != 200 || res.ReadBack != 200 {
+				t.Errorf("result: %s", stdout.String())
+			}
+			if (tc.idleAfter >= 0) != (res.IdleResult != nil) ||
+				res.IdleResult != nil && (res.IdleEndMs-res.IdleStartMs < idle.Milliseconds() || res.IdleUnanswered != 0 || res.IdleAfter != tc.idleAfter) {
+				t.Errorf("idle phase in the result: %s", stdout.String())
+			}
+			if want := strings.TrimPrefix(tc.shape, "default"); res.BatchRecords != want {
+				t.Errorf("batch_records %q, want %q", res.BatchRecords, want)
+			}
+			sizes := logtest.CheckShape(t, finish(), tc.shape, tc.idleAfter, idle)
+			t.Logf("batches (records: batches) %v; %s", sizes, stdout.String())
+		})
 	}
 }
 

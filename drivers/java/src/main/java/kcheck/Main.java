@@ -58,8 +58,16 @@ public final class Main {
     static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
     static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
     static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] [--outcomes FILE]";
+        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
+        + "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]";
     static final long GRACE_MS = 30_000; // past the delivery timeout
+    // What --batch-records many sets, as every driver (drivers/WORKLOADS.md).
+    static final int MANY_LINGER_MS = 20;
+    static final int MANY_BATCH_BYTES = 256 << 10;
+
+    // Shape is the workload's shape (drivers/WORKLOADS.md): --batch-records,
+    // and the idle phase (idleAfter -1: none).
+    record Shape(String batchRecords, int idleAfter, int idleMs) {}
 
     static final class SetupError extends Exception {
         SetupError(String msg) { super(msg); }
@@ -76,7 +84,8 @@ public final class Main {
         long t0 = System.nanoTime();
         Map<String, String> a = new HashMap<>(Map.of(
             "--partitions", "64", "--records", "3000", "--value-bytes", "10240", "--keys", "1024",
-            "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000"));
+            "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000",
+            "--batch-records", "default", "--idle-after", "", "--idle-ms", "")); // "": no idle phase
         String env = System.getenv("KCHECK_OUTCOMES");
         a.put("--outcomes", env == null ? "" : env); // "": none
         for (int i = 0; i < argv.length; i++) {
@@ -96,9 +105,10 @@ public final class Main {
             if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
                 throw new SetupError("java driver: --compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
             }
+            Shape shape = shape(a, records);
             Outcomes outcomes = Outcomes.open(a.get("--outcomes"));
             int exit = run(bootstrap, topic, partitions, records, valueBytes, keys, compression, deliveryTimeoutMs,
-                requestTimeoutMs, t0, outcomes);
+                requestTimeoutMs, shape, t0, outcomes);
             System.exit(exit);
         } catch (SetupError e) {
             die(e.getMessage());
@@ -107,9 +117,39 @@ public final class Main {
         }
     }
 
+    // shape reads --batch-records, --idle-after and --idle-ms as
+    // bench/loadgen's ParseSeed does, with its messages.
+    static Shape shape(Map<String, String> a, int records) throws SetupError {
+        String batch = a.get("--batch-records");
+        if (!List.of("one", "many", "default").contains(batch)) {
+            throw new SetupError("java driver: --batch-records wants one, many or default, not " + batch);
+        }
+        boolean after = !a.get("--idle-after").isEmpty(), ms = !a.get("--idle-ms").isEmpty();
+        int idleAfter = after ? num(a, "--idle-after", 0) : -1, idleMs = ms ? num(a, "--idle-ms", 0) : 0;
+        if (after && !ms) throw new SetupError("java driver: --idle-after needs --idle-ms (how long the idle phase lasts)");
+        if (ms && !after) throw new SetupError("java driver: --idle-ms needs --idle-after (how many records come before the idle phase)");
+        if (idleAfter > records) {
+            throw new SetupError("java driver: --idle-after wants a number of at most --records (" + records + "), not " + idleAfter);
+        }
+        return new Shape(batch, idleAfter, idleMs);
+    }
+
+    // idle is the idle phase, before record n (and once after the last, n ==
+    // records): at n == shape.idleAfter() it waits (at most the delivery
+    // timeout and grace) until the records before n have been answered,
+    // then produces nothing for shape.idleMs(). It returns {start, end, the
+    // records still unanswered at the start} (unix ms), or null elsewhere.
+    static long[] idle(int n, Shape shape, CountDownLatch firstDone, int deliveryTimeoutMs) throws InterruptedException {
+        if (n != shape.idleAfter()) return null;
+        firstDone.await(deliveryTimeoutMs + GRACE_MS, TimeUnit.MILLISECONDS);
+        long start = System.currentTimeMillis(), open = firstDone.getCount();
+        Thread.sleep(shape.idleMs());
+        return new long[] {start, System.currentTimeMillis(), open};
+    }
+
     static int run(String bootstrap, String topic, int partitions, int records, int valueBytes, int keys,
-                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, long t0, Outcomes outcomes)
-        throws Exception {
+                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, Shape shape, long t0,
+                   Outcomes outcomes) throws Exception {
         createTopic(bootstrap, topic, partitions);
 
         // Produce.
@@ -119,7 +159,23 @@ public final class Main {
         pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
         pp.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
-        pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        // Batching (--batch-records, drivers/WORKLOADS.md). default: linger.ms=0
+        // and the default batch.size (16384): a batch is sent as soon as the
+        // partition may send, with the records that came while it could not.
+        // one: batch.size=0, which the client documents as disabling
+        // batching: a batch's buffer is one record's upper-bound size, and
+        // the next record does not fit. many: linger.ms=20, batch.size=256 KiB.
+        switch (shape.batchRecords()) {
+            case "one" -> {
+                pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+                pp.put(ProducerConfig.BATCH_SIZE_CONFIG, "0");
+            }
+            case "many" -> {
+                pp.put(ProducerConfig.LINGER_MS_CONFIG, Integer.toString(MANY_LINGER_MS));
+                pp.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(MANY_BATCH_BYTES));
+            }
+            default -> pp.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        }
         pp.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
         pp.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.toString(deliveryTimeoutMs));
         pp.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(requestTimeoutMs));
@@ -135,6 +191,8 @@ public final class Main {
         AtomicInteger ackedN = new AtomicInteger(), failedN = new AtomicInteger();
         java.util.concurrent.atomic.AtomicReference<String> firstError = new java.util.concurrent.atomic.AtomicReference<>();
         CountDownLatch done = new CountDownLatch(records);
+        CountDownLatch firstDone = new CountDownLatch(Math.max(shape.idleAfter(), 0)); // the records before the idle phase
+        long[] idled = null;
         int sent = 0;
         KafkaProducer<byte[], byte[]> producer;
         try {
@@ -143,6 +201,8 @@ public final class Main {
             throw new SetupError("java driver: starting the producer: " + e);
         }
         for (int n = 0; n < records; n++) {
+            long[] i = idle(n, shape, firstDone, deliveryTimeoutMs);
+            if (i != null) idled = i;
             final int rec = n;
             keyOf[n] = keys > 0 ? rng.nextInt(keys) : -1;
             byte[] key = keys > 0 ? ("key-" + keyOf[n]).getBytes(StandardCharsets.UTF_8) : null;
@@ -162,16 +222,20 @@ public final class Main {
                         firstError.compareAndSet(null, err.toString());
                         errors.computeIfAbsent(err.getClass().getName(), x -> new AtomicInteger()).incrementAndGet();
                     }
+                    if (rec < shape.idleAfter()) firstDone.countDown();
                     done.countDown();
                 });
             } catch (Exception e) {
                 if (outcomes != null) outcomes.report(rec, null, e);
                 failedN.incrementAndGet();
                 errors.computeIfAbsent(e.getClass().getName(), x -> new AtomicInteger()).incrementAndGet();
+                if (rec < shape.idleAfter()) firstDone.countDown();
                 done.countDown();
             }
             sent++;
         }
+        long[] atEnd = idle(records, shape, firstDone, deliveryTimeoutMs); // an idle phase after the last record
+        if (atEnd != null) idled = atEnd;
         // linger.ms=0 sends at once; a bounded wait instead of flush(), so a
         // stalled producer is reported rather than waited on forever.
         if (!done.await(deliveryTimeoutMs + GRACE_MS, TimeUnit.MILLISECONDS)) {
@@ -251,7 +315,14 @@ public final class Main {
         }
         j.append('}');
         if (firstError.get() != null) j.append(",\"first_error\":\"").append(jsonEscape(firstError.get())).append('"');
-        j.append(",\"ms\":").append(ms).append('}');
+        j.append(",\"ms\":").append(ms);
+        if (!shape.batchRecords().equals("default")) j.append(",\"batch_records\":\"").append(shape.batchRecords()).append('"');
+        if (idled != null) {
+            j.append(",\"idle_after\":").append(shape.idleAfter()).append(",\"idle_ms\":").append(shape.idleMs())
+             .append(",\"idle_start_ms\":").append(idled[0]).append(",\"idle_end_ms\":").append(idled[1])
+             .append(",\"idle_unanswered\":").append(idled[2]);
+        }
+        j.append('}');
         System.out.println(j);
         boolean clean = failedN.get() == 0 && lost == 0 && duplicated == 0 && outOfOrder == 0 && foreign == 0;
         return clean ? 0 : 1;
