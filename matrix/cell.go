@@ -74,7 +74,11 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		return cell
 	}
 	argv := []string{"proxy", "--upstream", c.addr, "--broker-version", c.broker, "--topic", topic,
-		"--schedule", c.schedule, "--client", c.client.Name, "--trace", trace, "--"}
+		"--client", c.client.Name, "--trace", trace}
+	if len(c.scenario.Schedule) > 0 {
+		argv = append(argv, "--schedule", c.schedule)
+	}
+	argv = append(argv, "--")
 	argv = append(argv, c.argv...)
 	argv = append(argv, c.client.args(c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"))...)
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)

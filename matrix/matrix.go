@@ -12,6 +12,10 @@ import (
 	"github.com/kcheck/kcheck/kafka"
 )
 
+// Baseline is the scenario with no faults, run first: what each client
+// does to its records on its own, against which a scenario's cells read.
+const Baseline = "Baseline"
+
 // Scenario is what a matrix needs of one scenario (spec/scenarios).
 type Scenario struct {
 	Name     string

@@ -50,6 +50,7 @@ const (
 	Reached    = "reached"
 	HeldBack   = "held back"   // a hold ran out: the client did not send what the step waited for
 	NotReached = "not reached" // a step never acted: the attempt it selects never came
+	NoFaults   = "no faults"   // the baseline: a schedule with no steps
 )
 
 // pendingHold is a step's held answer whose condition is not met yet.
@@ -126,6 +127,9 @@ func (r *Reacher) Add(e *tracer.Event) {
 
 // Result says whether the run reached the schedule's state.
 func (r *Reacher) Result() Reach {
+	if len(r.steps) == 0 {
+		return Reach{Status: NoFaults}
+	}
 	for i, s := range r.steps {
 		if s.Idle > 0 {
 			var longest int64

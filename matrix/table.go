@@ -31,7 +31,7 @@ func (r *Results) Tally() Tally {
 			t.Reached++
 		case HeldBack:
 			t.HeldBack++
-		default:
+		case NotReached:
 			t.NotReached++
 		}
 		if c.Happened.Anomaly() {
