@@ -155,7 +155,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 			if f.Delay > 0 {
 				ms = fmt.Sprintf("=%d", f.Delay.Milliseconds())
 			}
-			cfg.Logf("proxy: fault %s: the proxy cannot expire the broker's producer state: the upstream must run with producer.id.expiration.ms%s (and the workload leave partitions idle that long)", f, ms)
+			cfg.Logf("proxy: fault %s: the proxy cannot expire the broker's producer state: the upstream must run with producer.id.expiration.ms%s (kcheck kafka --producer-id-expiration), and the client leave partitions idle that long", f, ms)
 		}
 	}
 	p.mu.Lock()
