@@ -230,13 +230,23 @@ func TestUpstreamDown(t *testing.T) {
 // faults, parsed from their command-line form, installed on kfake by
 // kcheck run (fault.InstallKfake) and interpreted by the proxy, hit the
 // same attempts of our producer (rule on, so each partition's first batch
-// is alone until acknowledged) and trace the same Fault events.
+// is alone until acknowledged, and retried alone) and trace the same Fault
+// events. Every selector is in it: attempt, epoch with seq, try, idle and
+// after=answer.
 func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
 	var faults []fault.Fault
 	for _, s := range []string{
-		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1", // every partition's first attempt
+		// partition 0's first attempt, its answer held 400ms
+		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,delay=400ms,partitions=0",
+		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1", // every other partition's first attempt
 		"append-then-error:err=REQUEST_TIMED_OUT,attempt=2,partitions=3",
 		"reject:err=NOT_LEADER_OR_FOLLOWER,attempt=3,partitions=5",
+		// the first attempt after 250ms without one: partition 0's retry
+		"reject:err=NOT_LEADER_OR_FOLLOWER,idle=250ms,partitions=0",
+		// the first batch's second attempt, its retry
+		"append-then-error:err=REQUEST_TIMED_OUT,epoch=0,seq=0,try=2,partitions=4",
+		// the first attempt after an answer: the retry again
+		"reject:err=NOT_LEADER_OR_FOLLOWER,after=answer,partitions=6",
 	} {
 		f, err := fault.Parse(s)
 		if err != nil {
@@ -286,7 +296,15 @@ func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
 		t.Fatalf("through the proxy: %s %v", rep.Verdict, rep.Violations)
 	}
 	onKfake, onProxy := faultsOf(own), faultsOf(path)
-	if len(onKfake) != 8+1+1 || !slices.Equal(onKfake, onProxy) {
+	for _, want := range []string{
+		"RejectBeforeAppend p0 e0 s0 NOT_LEADER_OR_FOLLOWER", "AppendThenFail p4 e0 s0 REQUEST_TIMED_OUT",
+		"RejectBeforeAppend p6 e0 s0 NOT_LEADER_OR_FOLLOWER", "AppendThenFail p3 e0 s0 REQUEST_TIMED_OUT",
+	} {
+		if !slices.Contains(onKfake, want) {
+			t.Errorf("on kfake, no %s", want)
+		}
+	}
+	if len(onKfake) != 8+1+1+3 || !slices.Equal(onKfake, onProxy) {
 		t.Fatalf("Fault events differ:\nkfake: %v\nproxy: %v", onKfake, onProxy)
 	}
 }
