@@ -375,3 +375,62 @@ func TestRejectUntilNext(t *testing.T) {
 		}
 	}
 }
+
+// No false alarms: our producer with the first-ack rule on survives every
+// new kind of schedule step and selector through the proxy, and kcheck
+// verify finds each trace valid; the rule-off producer under the SeedGap
+// schedule loses records and is flagged.
+func TestScheduleStepsNoFalseAlarm(t *testing.T) {
+	for _, tc := range []struct {
+		schedule []string
+		fault    string // a Fault event the run must have ("": none)
+	}{
+		{[]string{"hold:delay=300ms,attempt=2,count=-1"}, "Delay"},
+		{[]string{"hold:delay=800ms,attempt=1,until=next,count=-1"}, "Delay"},
+		{[]string{"cut:attempt=3,count=3"}, "DropConnection"},
+		{[]string{"cut:when=after,attempt=4,count=3"}, "DropResponse"},
+		{[]string{"reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=seq:0,delay=800ms,count=-1"}, "RejectBeforeAppend"},
+		{[]string{"append-then-error:err=NOT_ENOUGH_REPLICAS_AFTER_APPEND,attempt=2,until=next,delay=500ms,count=-1"}, "AppendThenFail"},
+		{[]string{"state-expiry:delay=2s"}, ""},
+		{[]string{
+			"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1",
+			"append-then-error:err=REQUEST_TIMED_OUT,try=2,count=-1",
+			"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=0,after=answer,count=4",
+			"reject:err=NOT_ENOUGH_REPLICAS,idle=50ms,count=-1",
+			"cut:seq=0,try=3,partitions=1+2",
+		}, "AppendThenFail"},
+	} {
+		var faults []fault.Fault
+		for _, s := range tc.schedule {
+			f, err := fault.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults = append(faults, f)
+		}
+		sum, rep, path, _ := throughBoth(t, true, faults, 1, 10*time.Second)
+		if !sum.Clean() || rep.Verdict != verify.Valid {
+			t.Fatalf("%v: clean %v %+v; verify %s: %s, conformance %q, violations %v", tc.schedule, sum.Clean(), sum, path, rep.Verdict, rep.Conformance, rep.Violations)
+		}
+		if tc.fault != "" {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"fault":"`+tc.fault+`"`) {
+				t.Fatalf("%v: no Fault %s in %s", tc.schedule, tc.fault, path)
+			}
+		}
+		if faults[0].Kind == fault.StateExpiry && !slices.Equal(rep.Header.Faults, []string{"state-expiry:delay=2s"}) {
+			t.Fatalf("header faults %q", rep.Header.Faults)
+		}
+	}
+	f, err := fault.Parse("reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1500ms,partitions=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, rep, path := through(t, false, []fault.Fault{f}, 1)
+	if sum.Lost == 0 || rep.Verdict != verify.Violations || rep.Conformance != "" {
+		t.Fatalf("rule off under SeedGap: lost %d, verify %s: %s, conformance %q", sum.Lost, path, rep.Verdict, rep.Conformance)
+	}
+}
