@@ -248,7 +248,7 @@ func (in *installer) fireLocked(i int) bool {
 	if in.left[i] == 0 {
 		return false
 	}
-	if f.Kind.Effect().Rated && f.Rate < 1 && in.rng.Float64() >= f.Rate {
+	if f.Effect().Rated && f.Rate < 1 && in.rng.Float64() >= f.Rate {
 		return false
 	}
 	if in.left[i] > 0 {

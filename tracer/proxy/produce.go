@@ -57,7 +57,7 @@ func (p *Proxy) rollLocked(i int) bool {
 	if p.faultsLeft[i] == 0 {
 		return false
 	}
-	if f.Kind.Effect().Rated && f.Rate < 1 && p.rng.Float64() >= f.Rate {
+	if f.Effect().Rated && f.Rate < 1 && p.rng.Float64() >= f.Rate {
 		return false
 	}
 	if p.faultsLeft[i] > 0 {
