@@ -156,7 +156,7 @@ func Kinds() map[Kind]string {
 			"delay=D holds the answer D; with until=next until the partition's next new batch has gone to the broker, with until=seq:K until its attempt with base sequence K (same epoch) has, then 100ms more, at most D (until: kcheck proxy only)",
 		AppendThenError: "the selected attempts are appended and answered err=NAME (selectors, delay and until as for reject; on kfake only REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND, and no delay)",
 		Hold:            "the selected attempts go to the broker as usual and their answers are held for delay=D (required) before they go to the client, never reordering a connection's answers (selectors and until as for reject; kcheck proxy only)",
-		Cut:             "the connection of the selected attempt is closed (selectors as for reject): when=before (the default) as it arrives, nothing of its request forwarded; when=after when the broker's answer arrives, instead of delivering it (kcheck proxy only)",
+		Cut:             "the connection of the selected attempt is closed (selectors as for reject): when=before (the default) as it arrives, nothing of its request forwarded; when=after (kcheck proxy only) when the broker's answer arrives, instead of delivering it",
 	}
 }
 
