@@ -526,3 +526,36 @@ func TestSelectors(t *testing.T) {
 		t.Fatalf("read back %v", logs)
 	}
 }
+
+// until=next on an attempt the broker handles: append-then-error's answer
+// is held until the partition's next new batch has gone to the broker (one
+// of another partition does not count), then fault.NextGrace.
+func TestAppendThenErrorUntilNext(t *testing.T) {
+	r := startRaw(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=0,until=next,delay=5s,partitions=0")
+	c, other := r.dial(), r.dial()
+	pid, ep := c.initPID()
+	start := time.Now()
+	c.produce(0, pid, ep, 0, 1) // appended, its answer held
+	time.Sleep(150 * time.Millisecond)
+	other.produce(1, pid, ep, 0, 10) // another partition's
+	if err, _ := other.answer(); err != "NONE" {
+		t.Fatalf("partition 1: %s", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	sent := time.Since(start)
+	c.produce(0, pid, ep, 1, 2) // the next batch releases it
+	err, took := c.answer()
+	if err != "REQUEST_TIMED_OUT" || took < sent+fault.NextGrace-20*time.Millisecond || took > sent+fault.NextGrace+time.Second {
+		t.Fatalf("seq 0 answered %s after %v; want REQUEST_TIMED_OUT %v after the next batch went at %v", err, took, fault.NextGrace, sent)
+	}
+	if err, _ := c.answer(); err != "NONE" {
+		t.Fatalf("seq 1: %s", err)
+	}
+	evs, logs := r.finish()
+	if got, want := faultsOf(evs), []string{"AppendThenFail p0 e0 s0 REQUEST_TIMED_OUT"}; !slices.Equal(got, want) {
+		t.Fatalf("Fault events %q, want %q", got, want)
+	}
+	if !slices.Equal(logs[0], []int64{1, 2}) {
+		t.Fatalf("read back %v", logs)
+	}
+}
