@@ -174,7 +174,8 @@ type Fault struct {
 	// Which attempts of a partition an OnAttempt fault selects (Selects):
 	// its Attempt-th (1 for the first; 0: any); with ByEpoch only one
 	// carrying the partition's Epoch-th distinct producer epoch (0: the
-	// first); with BySeq only one with base sequence Seq; its batch's
+	// first its produces carried; relative, since real epochs come from
+	// InitProducerId; a new producer id's epoch is a new one); with BySeq only one with base sequence Seq; its batch's
 	// Try-th attempt (1: its first send; 0: any); with Idle the
 	// partition's first attempt after none for at least Idle; with
 	// AfterAnswer only one sent after an answer to an earlier attempt of

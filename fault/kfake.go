@@ -36,7 +36,7 @@ func CheckKfake(fs []Fault) error {
 	for _, f := range fs {
 		eff := f.Effect()
 		switch {
-		case f.Kind == StateExpiry:
+		case eff.Scope == OnBroker:
 			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
 		case f.Until():
 			what := "until=next"
