@@ -37,7 +37,7 @@ func CheckKfake(fs []Fault) error {
 		eff := f.Effect()
 		switch {
 		case eff.Scope == OnBroker:
-			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (kcheck run --brokers HOST:PORT with producer.id.expiration.ms set low)", f.Kind, ErrNeedsRealBroker)
+			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (one run with producer.id.expiration.ms=D, such as kcheck kafka --producer-id-expiration, behind kcheck proxy)", f, ErrNeedsRealBroker)
 		case f.Until():
 			what := "until=next"
 			if f.UntilSeq {
