@@ -53,6 +53,18 @@ const (
 	// AppendThenError appends the attempts it selects and answers them with
 	// Err (AppendThenFail): a schedule's step.
 	AppendThenError Kind = "append-then-error"
+	// Hold forwards the attempts it selects to the broker, which handles
+	// them as usual, and holds their answers for Delay (or until its
+	// condition) before they go to the client: a schedule's step. It forces
+	// no spec action; its Fault events are named Delay.
+	Hold Kind = "hold"
+	// Cut closes the connection of the attempts it selects (Disconnect):
+	// with CutAfter unset when the attempt arrives, nothing of its request
+	// forwarded (the request unhandled: Fault DropConnection); with it set
+	// when the broker's answer to it arrives, instead of delivering it (the
+	// response lost, the batch possibly written: Fault DropResponse). A
+	// schedule's step.
+	Cut Kind = "cut"
 )
 
 // Scope is what a fault acts on.
@@ -64,34 +76,67 @@ const (
 	OnBroker               // the broker's own state
 )
 
+// CutWhen is when a fault closes the connection of the attempt it hits.
+type CutWhen uint8
+
+const (
+	NoCut     CutWhen = iota
+	CutBefore         // when the attempt arrives: nothing of its request forwarded
+	CutAfter          // when the broker's answer to it arrives, instead of delivering it
+)
+
 // Effect is what a kind of fault does to what it hits: the one table the
 // interpreters (InstallKfake here, tracer/proxy) read, so that a kind means
 // the same on kfake and through the proxy.
 type Effect struct {
-	Action  string      // the spec action it forces, as its Fault events name it
-	Err     *kerr.Error // what it answers with; nil: no answer (or the Fault's Err, for Reject and AppendThenError)
-	Written bool        // whether the attempt it hits is appended
+	Action string // the spec action it forces, as its Fault events name it
+	// Err is what the client is answered with instead of the broker's
+	// answer (with ErrAnswer: the Fault's err=NAME, for Reject and
+	// AppendThenError, which have none of their own).
+	Err       *kerr.Error
+	ErrAnswer bool
+	// Written: the attempt goes on to the broker, which handles it as
+	// usual (and appends it if it would); false: the broker never sees it.
+	Written bool
 	Scope   Scope
 	// First: only a partition's first produce, its answer held for the
 	// fault's Delay (the seed's race). Rated: fires with probability Rate.
 	First, Rated bool
+	// Holds: the answer the client gets is held for the fault's Delay, or
+	// until its Until condition and NextGrace more if that comes sooner.
+	Holds bool
+	// Cut: the connection is closed (Disconnect) instead of answering.
+	Cut CutWhen
 }
 
-var effects = map[Kind]Effect{
-	SeedRace:            {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, Scope: OnAttempt, First: true},
-	NotEnoughReplicas:   {Action: "RejectBeforeAppend", Err: kerr.NotEnoughReplicas, Scope: OnAttempt, Rated: true},
-	NotLeader:           {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, Scope: OnAttempt, Rated: true},
-	TimeoutAfterAppend:  {Action: "AppendThenFail", Err: kerr.RequestTimedOut, Written: true, Scope: OnAttempt, Rated: true},
-	Reject:              {Action: "RejectBeforeAppend", Scope: OnAttempt, Rated: true},
-	AppendThenError:     {Action: "AppendThenFail", Written: true, Scope: OnAttempt, Rated: true},
-	DropConnection:      {Action: "DropConnection", Scope: OnRequest, Rated: true},
-	TimeoutBeforeAppend: {Action: "TimeoutBeforeAppend", Scope: OnRequest, Rated: true},
-	Slow:                {Action: "Delay", Written: true, Scope: OnRequest, Rated: true},
-	StateExpiry:         {Action: "ExpireProducerState", Scope: OnBroker},
+// effectKey is what decides a fault's Effect: its kind, and for Cut its when.
+type effectKey struct {
+	kind  Kind
+	after bool // CutAfter
 }
 
-// Effect returns what the kind does.
-func (k Kind) Effect() Effect { return effects[k] }
+var effects = map[effectKey]Effect{
+	{kind: SeedRace}:            {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, ErrAnswer: true, Scope: OnAttempt, First: true, Holds: true},
+	{kind: NotEnoughReplicas}:   {Action: "RejectBeforeAppend", Err: kerr.NotEnoughReplicas, ErrAnswer: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: NotLeader}:           {Action: "RejectBeforeAppend", Err: kerr.NotLeaderForPartition, ErrAnswer: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: TimeoutAfterAppend}:  {Action: "AppendThenFail", Err: kerr.RequestTimedOut, ErrAnswer: true, Written: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: Reject}:              {Action: "RejectBeforeAppend", ErrAnswer: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: AppendThenError}:     {Action: "AppendThenFail", ErrAnswer: true, Written: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: Hold}:                {Action: "Delay", Written: true, Scope: OnAttempt, Rated: true, Holds: true},
+	{kind: Cut}:                 {Action: "DropConnection", Scope: OnAttempt, Rated: true, Cut: CutBefore},
+	{kind: Cut, after: true}:    {Action: "DropResponse", Written: true, Scope: OnAttempt, Rated: true, Cut: CutAfter},
+	{kind: DropConnection}:      {Action: "DropConnection", Scope: OnRequest, Rated: true},
+	{kind: TimeoutBeforeAppend}: {Action: "TimeoutBeforeAppend", Scope: OnRequest, Rated: true},
+	{kind: Slow}:                {Action: "Delay", Written: true, Scope: OnRequest, Rated: true},
+	{kind: StateExpiry}:         {Action: "ExpireProducerState", Scope: OnBroker},
+}
+
+// Effect returns what the kind does (for Cut: with when=before).
+func (k Kind) Effect() Effect { return effects[effectKey{kind: k}] }
+
+// Effect returns what the fault does: its kind's effect, for Cut the one of
+// its when.
+func (f *Fault) Effect() Effect { return effects[effectKey{f.Kind, f.Kind == Cut && f.CutAfter}] }
 
 // Kinds lists every fault kind with a one-line description, for --help.
 func Kinds() map[Kind]string {
@@ -103,9 +148,15 @@ func Kinds() map[Kind]string {
 		TimeoutAfterAppend:  "a produce is applied and answered REQUEST_TIMED_OUT",
 		DropConnection:      "the connection is cut instead of handling a produce",
 		Slow:                "every produce is held for the delay before it is handled (a slow broker)",
-		StateExpiry:         "the broker expires the producer's state (real brokers only)",
-		Reject:              "the selected attempts are answered err=NAME before the append (attempt=N: a partition's N-th attempt; seq=K: the attempt with base sequence K; until=next,delay=D: the answer held until the partition's next attempt has gone to the broker, at most D, proxy only)",
-		AppendThenError:     "the selected attempts are appended and answered err=NAME (attempt=N, seq=K as for reject)",
+		StateExpiry:         "the broker forgets the producer's state once it has been idle for delay=D (producer.id.expiration.ms=D): neither kfake nor the proxy can cause it; run a real broker with that setting (kcheck proxy notes it in the trace header)",
+		Reject: "the selected attempts are answered err=NAME before the append. Selectors (any together): partitions=0+3; attempt=N, a partition's N-th attempt (from 1); " +
+			"epoch=E, one carrying the partition's E-th distinct producer epoch (0: the first its produces carried); seq=K, base sequence K; " +
+			"try=N, the batch's N-th attempt (1: its first send, 2: its first retry); idle=D, the partition's first attempt after none for D (never its very first); " +
+			"after=answer, one sent after an answer to an earlier attempt of the partition reached the client; count=N times (-1: no limit). " +
+			"delay=D holds the answer D; with until=next until the partition's next new batch has gone to the broker, with until=seq:K until its attempt with base sequence K (same epoch) has, then 100ms more, at most D (until: kcheck proxy only)",
+		AppendThenError: "the selected attempts are appended and answered err=NAME (selectors, delay and until as for reject; on kfake only REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND, and no delay)",
+		Hold:            "the selected attempts go to the broker as usual and their answers are held for delay=D (required) before they go to the client, never reordering a connection's answers (selectors and until as for reject; kcheck proxy only)",
+		Cut:             "the connection of the selected attempt is closed (selectors as for reject): when=before (the default) as it arrives, nothing of its request forwarded; when=after (kcheck proxy only) when the broker's answer arrives, instead of delivering it",
 	}
 }
 
@@ -116,33 +167,61 @@ type Fault struct {
 	Count int           // at most this many times; -1 for no limit
 	Delay time.Duration // how long a held produce waits
 	// Partitions limits the fault to these partitions; nil means all.
-	// Used by the per-partition kinds (seed-race, not-enough-replicas,
-	// not-leader, timeout-after-append, reject, append-then-error).
+	// Used by the per-partition kinds (Scope OnAttempt: seed-race,
+	// not-enough-replicas, not-leader, timeout-after-append, reject,
+	// append-then-error, hold, cut).
 	Partitions []int32
-	// Which attempts of a partition an OnAttempt fault selects: its
-	// Attempt-th (1 for the first; 0: any), and with BySeq only one with
-	// base sequence Seq. The zero value selects every attempt.
-	Attempt int
-	BySeq   bool
-	Seq     int32
+	// Which attempts of a partition an OnAttempt fault selects (Selects):
+	// its Attempt-th (1 for the first; 0: any); with ByEpoch only one
+	// carrying the partition's Epoch-th distinct producer epoch (0: the
+	// first its produces carried; relative, since real epochs come from
+	// InitProducerId; a new producer id's epoch is a new one); with BySeq only one with base sequence Seq; its batch's
+	// Try-th attempt (1: its first send; 0: any); with Idle the
+	// partition's first attempt after none for at least Idle; with
+	// AfterAnswer only one sent after an answer to an earlier attempt of
+	// the partition reached the client. The zero value selects every
+	// attempt.
+	Attempt     int
+	ByEpoch     bool
+	Epoch       int
+	BySeq       bool
+	Seq         int32
+	Try         int
+	Idle        time.Duration
+	AfterAnswer bool
+	// CutAfter (Cut's when=after): the connection is closed when the
+	// broker's answer to the attempt arrives, not when the attempt does.
+	CutAfter bool
 	// Error overrides the kind's error (err=NAME); Reject and
 	// AppendThenError need one.
 	Error *kerr.Error
-	// UntilNext (until=next, a Reject or the seed's race, through the proxy
-	// only): the refused attempt's answer is held until the partition's
-	// next attempt has been forwarded to the broker (and NextGrace more, for
-	// the broker to handle it), at most Delay: the seed's race made exact.
+	// UntilNext (until=next, a kind that Holds, through the proxy only):
+	// the attempt's answer is held until the partition's next new batch
+	// has been forwarded to the broker (and NextGrace more, for the broker
+	// to handle it), at most Delay: the seed's race made exact. UntilSeq
+	// (until=seq:K): until the partition's attempt with base sequence
+	// UntilK, of the held attempt's producer and epoch, has been forwarded
+	// (and NextGrace more), at most Delay.
 	UntilNext bool
+	UntilSeq  bool
+	UntilK    int32
 }
 
 // NextGrace is how long an answer held until the next attempt waits once
 // that attempt has gone to the broker, for the broker to handle it.
 const NextGrace = 100 * time.Millisecond
 
-// Selects reports whether the fault selects a partition's n-th attempt
-// (from 1), whose base sequence is seq.
-func (f *Fault) Selects(n int, seq int32) bool {
-	return (f.Attempt == 0 || n == f.Attempt) && (!f.BySeq || seq == f.Seq)
+// Until reports whether the fault holds its answer until a condition.
+func (f *Fault) Until() bool { return f.UntilNext || f.UntilSeq }
+
+// Selects reports whether the fault selects attempt a (of a partition it
+// Hits): every selector it has holds, and for the seed's race a is the
+// partition's first.
+func (f *Fault) Selects(a Attempt) bool {
+	return (f.Attempt == 0 || a.N == f.Attempt) && (!f.Kind.Effect().First || a.N == 1) &&
+		(!f.ByEpoch || a.Epoch == f.Epoch) && (!f.BySeq || a.Seq == f.Seq) &&
+		(f.Try == 0 || a.Try == f.Try) && (f.Idle == 0 || a.Idle >= f.Idle) &&
+		(!f.AfterAnswer || a.AfterAnswer)
 }
 
 // Err is the error the fault answers with: its own, or its kind's.
@@ -175,8 +254,10 @@ func defaultFor(k Kind) Fault {
 		return Fault{Kind: k, Rate: 0.01, Count: 2, Delay: 0}
 	case Slow:
 		return Fault{Kind: k, Rate: 1, Count: -1, Delay: 20 * time.Millisecond}
-	case Reject, AppendThenError:
+	case Reject, AppendThenError, Hold, Cut:
 		return Fault{Kind: k, Rate: 1, Count: 1}
+	case StateExpiry:
+		return Fault{Kind: k, Rate: 1, Count: -1}
 	default:
 		return Fault{Kind: k, Rate: 0.02, Count: 20}
 	}
@@ -241,11 +322,52 @@ func Parse(s string) (Fault, error) {
 			default:
 				f.Error = e
 			}
-		case "until":
-			if val != "next" {
-				err = fmt.Errorf("%q: the one condition is next (hold the answer until the partition's next attempt has gone to the broker)", val)
+		case "epoch":
+			f.Epoch, err = strconv.Atoi(val)
+			if err == nil && f.Epoch < 0 {
+				err = fmt.Errorf("must not be negative (a partition's first epoch is 0)")
 			}
-			f.UntilNext = true
+			f.ByEpoch = true
+		case "try":
+			f.Try, err = strconv.Atoi(val)
+			if err == nil && f.Try < 1 {
+				err = fmt.Errorf("must be 1 or more (a batch's first send is 1, its first retry 2)")
+			}
+		case "idle":
+			f.Idle, err = time.ParseDuration(val)
+			if err == nil && f.Idle <= 0 {
+				err = fmt.Errorf("must be positive")
+			}
+		case "after":
+			if val != "answer" {
+				err = fmt.Errorf("%q: the one condition is answer (an attempt sent after an answer to an earlier attempt of the partition reached the client)", val)
+			}
+			f.AfterAnswer = true
+		case "when":
+			switch {
+			case k != Cut:
+				err = fmt.Errorf("only cut has a when (before or after), not %s", k)
+			case val == "before":
+				f.CutAfter = false
+			case val == "after":
+				f.CutAfter = true
+			default:
+				err = fmt.Errorf("%q: want before (the connection closed as the attempt arrives) or after (when the broker's answer to it arrives)", val)
+			}
+		case "until":
+			switch ks, ok := strings.CutPrefix(val, "seq:"); {
+			case val == "next":
+				f.UntilNext, f.UntilSeq = true, false
+			case ok:
+				var n int64
+				n, err = strconv.ParseInt(ks, 10, 32)
+				if err == nil && n < 0 {
+					err = fmt.Errorf("must not be negative")
+				}
+				f.UntilNext, f.UntilSeq, f.UntilK = false, true, int32(n)
+			default:
+				err = fmt.Errorf("%q: the conditions are next (hold the answer until the partition's next new batch has gone to the broker) and seq:K (until its attempt with base sequence K has)", val)
+			}
 		case "partitions":
 			for _, p := range strings.Split(val, "+") {
 				var n int
@@ -256,7 +378,7 @@ func Parse(s string) (Fault, error) {
 				f.Partitions = append(f.Partitions, int32(n))
 			}
 		default:
-			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, seq, err, until)")
+			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, epoch, seq, try, idle, after, when, err, until)")
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
@@ -270,16 +392,30 @@ func Parse(s string) (Fault, error) {
 
 // check holds f, parsed from s, to what its kind's Effect allows.
 func (f *Fault) check(s string) error {
-	eff := f.Kind.Effect()
+	eff := f.Effect()
+	d := defaultFor(f.Kind)
+	selects := f.Attempt != 0 || f.ByEpoch || f.BySeq || f.Try != 0 || f.Idle != 0 || f.AfterAnswer
 	switch {
-	case f.Error == nil && eff.Err == nil && eff.Scope == OnAttempt:
+	case f.Error == nil && eff.Err == nil && eff.ErrAnswer:
 		return fmt.Errorf("fault %q: err=NAME is required: the Kafka error to answer with", s)
-	case f.Error != nil && eff.Scope != OnAttempt:
+	case f.Error != nil && !eff.ErrAnswer:
 		return fmt.Errorf("fault %q: err: %s answers no error of its own", s, f.Kind)
-	case f.UntilNext && (eff.Action != "RejectBeforeAppend" || f.Delay <= 0):
-		return fmt.Errorf("fault %q: until=next holds a refused attempt's answer, at most delay=D (set it): %s refuses none", s, f.Kind)
-	case (f.Attempt != 0 || f.BySeq) && eff.Scope != OnAttempt:
-		return fmt.Errorf("fault %q: attempt and seq select a partition's attempts, which %s does not act on", s, f.Kind)
+	case f.Until() && !eff.Holds:
+		return fmt.Errorf("fault %q: until holds an attempt's answer, which %s does not", s, f.Kind)
+	case f.Until() && f.Delay <= 0:
+		return fmt.Errorf("fault %q: until holds the answer at most delay=D: set it", s)
+	case f.Delay != d.Delay && eff.Scope == OnAttempt && !eff.Holds:
+		return fmt.Errorf("fault %q: delay: %s holds no answer", s, f.Kind)
+	case f.Kind == Hold && f.Delay <= 0:
+		return fmt.Errorf("fault %q: delay=D is required: how long the answer is held", s)
+	case selects && eff.Scope != OnAttempt:
+		return fmt.Errorf("fault %q: attempt, epoch, seq, try, idle and after select a partition's attempts, which %s does not act on", s, f.Kind)
+	case eff.First && (f.Attempt != 0 || f.ByEpoch || f.Try != 0 || f.Idle != 0 || f.AfterAnswer):
+		return fmt.Errorf("fault %q: %s selects each partition's first attempt: use reject:err=NOT_LEADER_OR_FOLLOWER with attempt, epoch, try, idle or after", s, f.Kind)
+	case f.Idle != 0 && f.Attempt == 1:
+		return fmt.Errorf("fault %q: idle selects no partition's first attempt, and attempt=1 only that", s)
+	case eff.Scope == OnBroker && (f.Rate != d.Rate || f.Count != d.Count || f.Partitions != nil):
+		return fmt.Errorf("fault %q: %s takes only delay=D (producer.id.expiration.ms), for every partition", s, f.Kind)
 	}
 	return nil
 }
@@ -300,14 +436,32 @@ func (f Fault) String() string {
 	if f.Attempt != 0 {
 		ps = append(ps, "attempt="+strconv.Itoa(f.Attempt))
 	}
+	if f.ByEpoch {
+		ps = append(ps, "epoch="+strconv.Itoa(f.Epoch))
+	}
 	if f.BySeq {
 		ps = append(ps, "seq="+strconv.Itoa(int(f.Seq)))
+	}
+	if f.Try != 0 {
+		ps = append(ps, "try="+strconv.Itoa(f.Try))
+	}
+	if f.Idle != 0 {
+		ps = append(ps, "idle="+f.Idle.String())
+	}
+	if f.AfterAnswer {
+		ps = append(ps, "after=answer")
+	}
+	if f.CutAfter {
+		ps = append(ps, "when=after")
 	}
 	if f.Error != nil {
 		ps = append(ps, "err="+tracer.ErrorName(f.Error.Code))
 	}
 	if f.UntilNext {
 		ps = append(ps, "until=next")
+	}
+	if f.UntilSeq {
+		ps = append(ps, "until=seq:"+strconv.Itoa(int(f.UntilK)))
 	}
 	if f.Partitions != nil {
 		var s []string

@@ -60,7 +60,7 @@ type Event struct {
 	LogStart  int64       // log start offset in a response, -1 when none
 	Records   []int64     // SendNew: the ids of the batch's records, in order
 	Bumped    bool        // ResolveSequences: an epoch bump was requested
-	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, Disconnect, Delay, ExpireProducerState
+	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, ExpireProducerState, DropConnection, DropResponse, TimeoutBeforeAppend, Delay
 	Reason    string      // Fail: why
 	Log       []LogRecord // ReadBack: the partition's records in offset order
 	HWM       int64       // ReadBackShort: the high watermark the leader reported last

@@ -94,12 +94,15 @@ func (b broker) equal(o broker) bool {
 }
 
 // pending is a fault the broker applied to an attempt (epoch, base sequence)
-// whose answer the client has not read yet.
+// whose answer the client has not read yet, or a cut of the connection
+// (node) the attempt arrived on, before anything of its request was
+// forwarded.
 type pending struct {
-	fault string // RejectBeforeAppend, AppendThenFail
+	fault string // RejectBeforeAppend, AppendThenFail; DropConnection
 	ep    int16
 	seq   int32
 	err   string
+	node  int32
 	line  int
 }
 
@@ -115,6 +118,10 @@ type partition struct {
 	brokers    []broker // every broker state still possible
 	spare      []broker // handle's buffer for the next brokers, swapped with brokers
 	faults     []pending
+	// cuts are attempts whose connection was closed as they arrived
+	// (Fault DropConnection naming the partition): the Disconnect that
+	// follows loses them unhandled.
+	cuts []pending
 	// uncertain are batches whose last attempt was outstanding when its
 	// connection was lost: the broker may have handled it or not.
 	uncertain []*batch
@@ -794,8 +801,13 @@ func (m *Machine) disconnect(line int, node int32) error {
 		slices.SortFunc(lost, func(a, b *batch) int { return a.line - b.line })
 		for _, b := range lost {
 			b.st, b.retried = stRetry, true
-			pt.uncertain = append(pt.uncertain, b)
+			// An attempt the connection was cut on as it arrived never
+			// reached the broker; any other may have been handled.
+			if !slices.ContainsFunc(pt.cuts, func(c pending) bool { return c.node == node && c.ep == b.ep && c.seq == b.seq }) {
+				pt.uncertain = append(pt.uncertain, b)
+			}
 		}
+		pt.cuts = slices.DeleteFunc(pt.cuts, func(c pending) bool { return c.node == node })
 		// A fault for an attempt whose answer was lost leaves the attempt
 		// uncertain either way: forget it.
 		pt.faults = slices.DeleteFunc(pt.faults, func(f pending) bool {
@@ -820,8 +832,17 @@ func (m *Machine) fault(line int, e *tracer.Event) error {
 		for i := range pt.brokers {
 			pt.brokers[i] = broker{noState: true, logLen: pt.brokers[i].logLen}
 		}
-	case "DropConnection", "TimeoutBeforeAppend", "Delay":
-		// The Disconnect the client sees (or nothing) is what counts.
+	case "DropConnection":
+		// The Disconnect the client sees is what counts; one naming an
+		// attempt (a cut as it arrived) says that attempt is lost unhandled.
+		if e.Partition >= 0 {
+			pt := m.part(e.Partition)
+			pt.cuts = append(pt.cuts, pending{fault: e.Fault, ep: e.Epoch, seq: e.Seq, node: e.Node, line: line})
+		}
+	case "DropResponse", "TimeoutBeforeAppend", "Delay":
+		// The Disconnect the client sees (or nothing) is what counts: a
+		// response dropped as it came (DropResponse) leaves its attempt
+		// uncertain, as any lost with its connection.
 	default:
 		return &Error{Line: line, Action: "Fault", Reason: fmt.Sprintf("unknown fault %q", e.Fault)}
 	}

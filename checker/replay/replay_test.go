@@ -141,6 +141,14 @@ func TestWireRules(t *testing.T) {
 	recv := func(p int32, b int64, seq int32, node, req int32, off int64) ev {
 		return ev{Kind: tracer.Receive, PID: 1000, Partition: p, Batch: b, Seq: seq, Req: req, Node: node, Err: "NONE", Offset: off, LogStart: -1}
 	}
+	dup := func(p int32, b int64, seq int32, node, req int32) ev {
+		e := recv(p, b, seq, node, req, -1)
+		e.Err = "DUPLICATE_SEQUENCE_NUMBER"
+		return e
+	}
+	cut := func(fault string, p int32, seq int32, node int32) ev {
+		return ev{Kind: tracer.Fault, Fault: fault, Partition: p, Epoch: int16(min(seq, 0)), Seq: seq, Node: node}
+	}
 	init := ev{Kind: tracer.InitProducerID, PID: 1000, Node: -1}
 	disc := func(node int32) ev { return ev{Kind: tracer.Disconnect, Node: node} }
 	readBack := ev{Kind: tracer.ReadBack, Partition: 0}
@@ -199,6 +207,32 @@ func TestWireRules(t *testing.T) {
 		{"a batch left out of an answer sent again", []string{tracer.ProxyWriter}, []ev{
 			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 1), recv(0, 1, 0, 1, 1, 0), resend(1, 2, 0, 2, 2),
 		}, 5, "batch 2 is sent again, but request 1 on node 1 (line 2) still awaits its answer for partition 1 (batch 2, line 3), though the answer to its other partitions came at line 4"},
+		// A connection cut as an attempt arrived (a Fault DropConnection
+		// naming it) loses that attempt unhandled: its retry cannot be a
+		// duplicate. Cut with no attempt named, or as its answer came
+		// (DropResponse), it may have been handled.
+		{"a cut as the attempt arrived loses it unhandled", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("DropConnection", 0, 0, 1), disc(1), resend(0, 1, 0, 2, 2), dup(0, 1, 0, 2, 2),
+		}, 6, "the broker answered batch 1 (epoch 0 seq 0) with DUPLICATE_SEQUENCE_NUMBER"},
+		{"a cut as the attempt arrived, its retry appended", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("DropConnection", 0, 0, 1), disc(1), resend(0, 1, 0, 2, 2), recv(0, 1, 0, 2, 2, 0), readBack,
+		}, 0, ""},
+		{"a cut of another attempt leaves it uncertain", nil, []ev{
+			init, send(0, 1, 0, 1, 1), send(1, 2, 0, 1, 2), cut("DropConnection", 1, 0, 1), disc(1),
+			resend(0, 1, 0, 2, 3), dup(0, 1, 0, 2, 3), resend(1, 2, 0, 2, 4), recv(1, 2, 0, 2, 4, 0), readBack,
+		}, 0, ""},
+		{"a cut on another connection does not count", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("DropConnection", 0, 0, 2), disc(1), resend(0, 1, 0, 2, 2), dup(0, 1, 0, 2, 2), readBack,
+		}, 0, ""},
+		{"a cut naming no attempt leaves them uncertain", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("DropConnection", -1, -1, 1), disc(1), resend(0, 1, 0, 2, 2), dup(0, 1, 0, 2, 2), readBack,
+		}, 0, ""},
+		{"a response dropped as it came leaves its attempt uncertain", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("DropResponse", 0, 0, 1), disc(1), resend(0, 1, 0, 2, 2), dup(0, 1, 0, 2, 2), readBack,
+		}, 0, ""},
+		{"a held answer changes nothing", nil, []ev{
+			init, send(0, 1, 0, 1, 1), cut("Delay", 0, 0, 1), recv(0, 1, 0, 1, 1, 0), readBack,
+		}, 0, ""},
 		{"our producer closing fails what is in flight", []string{"kcheck-producer"}, []ev{
 			init, send(0, 1, 0, 1, 1), send(0, 2, 1, 1, 2), recv(0, 1, 0, 1, 1, 0), closed(0, 2, 1), readBack,
 		}, 0, ""},

@@ -26,7 +26,7 @@ func (m *Machine) wireInit(e *tracer.Event) {
 	}
 	m.newProducerID(e)
 	for _, pt := range m.parts {
-		pt.inflight, pt.faults = nil, nil
+		pt.inflight, pt.faults, pt.cuts = nil, nil, nil
 	}
 	clear(m.outstanding)
 }

@@ -185,7 +185,11 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		case tracer.Bump, tracer.ExpireBatch, tracer.Fail, tracer.ResolveSequences:
 			settle(e.Partition, -1, false)
 		case tracer.Fault:
-			if e.Partition >= 0 {
+			// A fault the spec has an action for on the partition; a cut
+			// (DropConnection, DropResponse) acts through its Disconnect,
+			// a held answer (Delay) not at all.
+			switch e.Fault {
+			case "RejectBeforeAppend", "AppendThenFail", "ExpireProducerState":
 				settle(e.Partition, -1, false)
 			}
 		}

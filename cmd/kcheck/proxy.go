@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/proxy"
@@ -52,13 +51,18 @@ that writes no report leaves a trace of the wire only; one that crashed
 (exit 2 or a signal) has its report ignored. Without one, it prints "bootstrap: ADDR" and runs until
 interrupted (Ctrl-C or SIGTERM).
 
-Faults (--fault, as kcheck run; per partition: seed-race, not-leader,
-not-enough-replicas, timeout-after-append, and the scheduled reject and
-append-then-error, which take err=NAME and select attempts with attempt=N,
-a partition's N-th, and seq=K; per request: drop-connection,
+Faults (--fault, and --schedule FILE, one a line; as kcheck run --help
+lists them; per partition: seed-race, not-leader, not-enough-replicas,
+timeout-after-append, and a schedule's steps: reject and append-then-error
+(err=NAME), hold (delay=D) and cut (when=before or after), which select
+attempts with partitions=0+3, attempt=N, epoch=E, seq=K, try=N, idle=D,
+after=answer and count=N, and hold their answers with delay=D and
+until=next or until=seq:K; per request: drop-connection,
 timeout-before-append, slow). A fault means the same here as on kcheck
-run's embedded broker (fault.Effect). state-expiry needs the broker's own
-expiry.
+run's embedded broker (fault.Effect), which cannot do every one of them.
+state-expiry:delay=D is the broker's own producer.id.expiration.ms: the
+proxy names it in the trace's header and says the upstream must run with it
+(kcheck kafka --producer-id-expiration).
 
 It listens on loopback unless --listen says otherwise.`
 
@@ -116,12 +120,7 @@ func proxyConfig(c *cli.Context) (proxy.Config, error) {
 	if err != nil {
 		return cfg, usageErrorf("proxy: %v", err)
 	}
-	for _, f := range faults {
-		if f.Kind == fault.StateExpiry {
-			return cfg, usageErrorf("proxy: --fault %s: the proxy cannot expire a broker's producer state (run the broker with kcheck kafka --producer-id-expiration)", f)
-		}
-		cfg.Faults = append(cfg.Faults, f)
-	}
+	cfg.Faults = faults
 	return cfg, nil
 }
 

@@ -77,7 +77,11 @@ func TestProxyUsageErrors(t *testing.T) {
 	}{
 		{[]string{"proxy", "--trace", trace}, "--upstream HOST:PORT is required"},
 		{[]string{"proxy", "--upstream", "127.0.0.1:1", "--trace", trace}, "upstream 127.0.0.1:1 does not answer"},
-		{[]string{"proxy", "--upstream", up, "--fault", "state-expiry", "--trace", trace}, "cannot expire"},
+		{[]string{"proxy", "--upstream", up, "--fault", "cut:when=later", "--trace", trace}, `fault "cut:when=later": when: "later": want before`},
+		{[]string{"proxy", "--upstream", up, "--fault", "hold:delay=1s,err=INVALID_RECORD", "--trace", trace}, "hold answers no error of its own"},
+		// state-expiry is the upstream's to do: the proxy says so.
+		{[]string{"proxy", "--upstream", up, "--fault", "state-expiry:delay=2s", "--trace", trace, "--", "true"},
+			"fault state-expiry:delay=2s: the proxy cannot expire the broker's producer state: the upstream must run with producer.id.expiration.ms=2000"},
 		{[]string{"proxy", "--upstream", up, "--broker-kind", "redpanda", "--trace", trace}, `--broker-kind "redpanda"`},
 		{[]string{"proxy", "--upstream", up, "--listen", "nowhere", "--trace", trace}, `--listen "nowhere"`},
 		{[]string{"proxy", "--upstream", up, "--trace", trace, "--", filepath.Join(dir, "no-such-client")}, "starting the client"},

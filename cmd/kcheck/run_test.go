@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/drivers/logtest"
+	"github.com/kcheck/kcheck/tracer"
 )
 
 func TestRunClean(t *testing.T) {
@@ -65,6 +66,66 @@ func TestRunSchedule(t *testing.T) {
 	code, _, stderr = runKcheck(t, "run", "--fault", "reject:err=INVALID_RECORD,until=next,delay=1s")
 	if code != exitUsage || !strings.Contains(stderr, "until=next needs kcheck proxy") {
 		t.Fatalf("until=next on kfake: exit %d, stderr %q", code, stderr)
+	}
+	// What kfake cannot do is refused, naming the fault and kcheck proxy.
+	for f, want := range map[string]string{
+		"reject:err=INVALID_RECORD,until=seq:3,delay=1s": "fault reject:delay=1s,err=INVALID_RECORD,until=seq:3: until=seq needs kcheck proxy",
+		"hold:delay=1s": "fault hold:delay=1s: holding the answer to an attempt the broker handles needs kcheck proxy",
+		"append-then-error:err=REQUEST_TIMED_OUT,delay=1s":  "needs kcheck proxy",
+		"cut:when=after,seq=3":                              "fault cut:seq=3,when=after: cut:when=after needs kcheck proxy",
+		"append-then-error:err=INVALID_RECORD,partitions=1": "fault append-then-error:err=INVALID_RECORD,partitions=1: kfake appends a faulted produce only when it answers REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND: use kcheck proxy",
+	} {
+		code, _, stderr = runKcheck(t, "run", "--fault", f)
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("--fault %s on kfake: exit %d, stderr %q, want %q", f, code, stderr, want)
+		}
+	}
+}
+
+// A schedule's selectors and cuts on kfake: every partition's first
+// attempt refused, the retry of partition 1's first batch (try=2 of base
+// sequence 0 in the first epoch) cut as it arrives, the first attempts of
+// partition 2 after an answer refused again (twice: a cut request's other
+// attempts are not handled, so a fault chosen for one of them does not
+// act). The run is clean and kcheck verify agrees.
+func TestRunScheduleSelectors(t *testing.T) {
+	dir := t.TempDir()
+	sched := filepath.Join(dir, "steps.schedule")
+	os.WriteFile(sched, []byte(`reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1
+cut:epoch=0,seq=0,try=2,partitions=1
+reject:err=NOT_LEADER_OR_FOLLOWER,after=answer,count=2,partitions=2
+`), 0o644)
+	trace := filepath.Join(dir, "run.jsonl")
+	code, stdout, stderr := runKcheck(t, "run", "--partitions", "4", "--records", "200", "--value-bytes", "50", "--schedule", sched, "--trace", trace)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := tracer.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	faults := map[string]int{}
+	err = f.Each(func(_ int, e *tracer.Event) error {
+		if e.Kind == tracer.Fault {
+			faults[fmt.Sprintf("%s p%d e%d s%d %s", e.Fault, e.Partition, e.Epoch, e.Seq, e.Err)]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range 4 {
+		if faults[fmt.Sprintf("RejectBeforeAppend p%d e0 s0 NOT_ENOUGH_REPLICAS", p)] != 1 {
+			t.Errorf("partition %d's first attempt not refused once: %v", p, faults)
+		}
+	}
+	if faults["DropConnection p1 e0 s0 "] != 1 || faults["RejectBeforeAppend p2 e0 s0 NOT_LEADER_OR_FOLLOWER"] == 0 {
+		t.Errorf("faults %v: want partition 1's retry cut, partition 2's refused", faults)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", trace)
+	if code != exitOK || !strings.Contains(stdout, "VALID") {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 

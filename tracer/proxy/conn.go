@@ -40,7 +40,11 @@ type exchange struct {
 	never     bool // held and never answered (timeout-before-append)
 	hold      time.Duration
 	untilNext []nextAttempt // the hold ends once each of these partitions has a later attempt forwarded (and fault.NextGrace)
-	produce   *produceTrace // traced batches, for produce requests
+	untilSeq  []seqAttempt  // the hold ends once each of these attempts has been forwarded (and fault.NextGrace)
+	// cutAfter is the Fault of a cut when the broker's answer arrives: the
+	// connection is closed instead of delivering it.
+	cutAfter *tracer.Event
+	produce  *produceTrace // traced batches, for produce requests
 }
 
 type outbound struct {
@@ -201,6 +205,10 @@ func (c *conn) readResponses() {
 				c.close()
 				return
 			}
+			if ex.cutAfter != nil {
+				c.cutAnswer(ex)
+				return
+			}
 			frame, events = c.p.response(c, ex, raw)
 		} else {
 			frame, events = c.p.ownResponse(c, ex)
@@ -230,15 +238,35 @@ func (c *conn) answer(ex *exchange, events []tracer.Event) bool {
 	if c.dead {
 		return false
 	}
-	if ex.produce != nil && ex.produce.traced {
+	traced := ex.produce != nil && ex.produce.traced
+	if traced {
 		c.open--
 	}
-	if len(events) > 0 {
+	if len(events) > 0 || traced {
 		c.p.mu.Lock()
 		for _, e := range events {
 			c.p.emitLocked(e)
 		}
+		if traced {
+			for _, tb := range ex.produce.batches {
+				c.p.att.Answered(tb.p) // later attempts are after=answer
+			}
+		}
 		c.p.mu.Unlock()
 	}
 	return true
+}
+
+// cutAnswer closes the connection instead of delivering the broker's answer
+// to ex (a cut with when=after): its Fault, then the Disconnect that loses
+// ex and every request after it.
+func (c *conn) cutAnswer(ex *exchange) {
+	c.mu.Lock()
+	if !c.dead {
+		c.p.mu.Lock()
+		c.p.emitLocked(*ex.cutAfter)
+		c.p.mu.Unlock()
+	}
+	c.mu.Unlock()
+	c.close()
 }

@@ -19,8 +19,11 @@ type produceTrace struct {
 	// the append), merged into the response
 	own map[string][]kmsg.ProduceResponseTopicPartition
 	// fwd are the first attempts of new batches the request carries on to
-	// the broker, by partition and number (markForwarded).
-	fwd []nextAttempt
+	// the broker, by partition and number, and fwdSeq every attempt it
+	// carries on, by partition, producer, epoch and base sequence
+	// (markForwarded).
+	fwd    []nextAttempt
+	fwdSeq []seqAttempt
 }
 
 type tracedBatch struct {
@@ -30,15 +33,17 @@ type tracedBatch struct {
 	pid   int64
 	ep    int16
 	seq   int32
-	fault string // "" or "AppendThenFail": answer REQUEST_TIMED_OUT if the broker appends it
+	rec   int64  // its first record's kcheck id, -1 if none
+	fault string // "" or the Action of a fault answering code (err) instead of the broker, if the broker appends it
 	err   string
+	code  int16
 	fresh bool // its SendNew: the batch's first attempt
 }
 
 // slowDelay is the delay the slow fault adds to every request.
 func (p *Proxy) slowDelay() time.Duration {
 	for _, f := range p.cfg.Faults {
-		if f.Kind.Effect().Action == "Delay" {
+		if eff := f.Effect(); eff.Scope == fault.OnRequest && eff.Action == "Delay" {
 			return f.Delay
 		}
 	}
@@ -52,7 +57,7 @@ func (p *Proxy) rollLocked(i int) bool {
 	if p.faultsLeft[i] == 0 {
 		return false
 	}
-	if f.Kind.Effect().Rated && f.Rate < 1 && p.rng.Float64() >= f.Rate {
+	if f.Effect().Rated && f.Rate < 1 && p.rng.Float64() >= f.Rate {
 		return false
 	}
 	if p.faultsLeft[i] > 0 {
@@ -95,7 +100,8 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 	node := c.id
 	pt := &produceTrace{}
 	changed := false
-	var events []tracer.Event
+	var events, faults []tracer.Event // the batches' events, then the faults'
+	var cut *tracer.Event             // the Fault of a cut before the request is forwarded
 	for ti := 0; ti < len(pr.Topics); ti++ {
 		t := &pr.Topics[ti]
 		name := t.Topic
@@ -129,21 +135,26 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			// Faults hit the partition's attempt as a whole; Kafka clients
 			// send one batch per partition per request.
 			tb := &pt.batches[len(pt.batches)-1]
-			p.attempts[tp.Partition]++
-			n := p.attempts[tp.Partition]
-			f, i := p.partitionFaultLocked(tp.Partition, n == 1, n, tb.seq)
+			a := p.att.Next(tp.Partition, fault.BatchOf(tb.rec, tb.pid, tb.ep, tb.seq), tb.pid, tb.ep, tb.seq, ex.at)
+			n := a.N
+			var f partitionFault
+			i := -1
+			if cut == nil { // once the request is cut, nothing of it is handled
+				f, i = p.partitionFaultLocked(tp.Partition, a)
+			}
+			here := tracer.Event{Kind: tracer.Fault, Fault: f.action, Partition: tp.Partition, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: f.err}
 			switch {
 			case i < 0:
-			case f.action == "AppendThenFail":
-				// It acts on the answer, if the broker appends the batch
-				// (produceResponse emits the Fault then).
-				tb.fault, tb.err = f.action, f.err
-			default: // RejectBeforeAppend: the proxy answers for the broker
-				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: f.action, Partition: tp.Partition, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: f.err})
-				ex.hold = max(ex.hold, f.hold)
-				if f.untilNext {
-					ex.untilNext = append(ex.untilNext, nextAttempt{tp.Partition, p.attempts[tp.Partition]})
+			case f.eff.Cut == fault.CutBefore:
+				cut = &here
+			case f.eff.Cut == fault.CutAfter:
+				// It acts when the broker's answer arrives (readResponses).
+				if ex.cutAfter == nil {
+					ex.cutAfter = &here
 				}
+			case !f.eff.Written: // RejectBeforeAppend: the proxy answers for the broker
+				faults = append(faults, here)
+				p.holdLocked(ex, tp.Partition, n, tb, f)
 				if pt.own == nil {
 					pt.own = map[string][]kmsg.ProduceResponseTopicPartition{}
 				}
@@ -152,10 +163,21 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 				pt.own[name] = append(pt.own[name], rp)
 				changed = true
 				continue
+			case f.eff.ErrAnswer: // AppendThenFail
+				// It acts on the answer, if the broker appends the batch
+				// (produceResponse emits the Fault then).
+				tb.fault, tb.err, tb.code = f.action, f.err, f.code
+				p.holdLocked(ex, tp.Partition, n, tb, f)
+			default: // a hold: the broker's answer, later
+				faults = append(faults, here)
+				p.holdLocked(ex, tp.Partition, n, tb, f)
 			}
 			kept = append(kept, tp)
 			if tb.fresh { // a new batch, not a retry: what a hold until the next waits for
-				pt.fwd = append(pt.fwd, nextAttempt{tp.Partition, p.attempts[tp.Partition]})
+				pt.fwd = append(pt.fwd, nextAttempt{tp.Partition, n})
+			}
+			if p.untilSeq {
+				pt.fwdSeq = append(pt.fwdSeq, seqAttempt{tp.Partition, tb.pid, tb.ep, tb.seq})
 			}
 		}
 		t.Partitions = kept
@@ -164,9 +186,23 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 		return frame, respond, false
 	}
 	ex.produce = pt
+	if cut != nil {
+		// Closed as the attempt arrived: the faults chosen for the
+		// request's other attempts never act. The batches were sent and
+		// are lost with the connection: closing it emits the Disconnect.
+		events = append(events, *cut)
+		p.emitAllLocked(events)
+		p.stats.Batches += len(pt.batches)
+		c.open++
+		return nil, false, true
+	}
+	events = append(events, faults...)
 	// Faults on the request as a whole.
 	for i, f := range p.cfg.Faults {
-		switch f.Kind.Effect().Action {
+		if f.Effect().Scope != fault.OnRequest {
+			continue
+		}
+		switch f.Effect().Action {
 		case "DropConnection":
 			if p.rollLocked(i) {
 				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: "DropConnection", Partition: -1, Epoch: -1, Seq: -1, Node: node})
@@ -245,18 +281,25 @@ func (p *Proxy) traceBatchLocked(topic string, part int32, b *recordbatch.Batch,
 		e.Kind, e.Records = tracer.SendNew, ids
 	}
 	*events = append(*events, e)
-	return tracedBatch{topic: topic, p: part, b: id, pid: b.ProducerID, ep: b.ProducerEpoch, seq: b.BaseSequence, fresh: e.Kind == tracer.SendNew}
+	rec := int64(-1)
+	if len(ids) > 0 {
+		rec = ids[0]
+	}
+	return tracedBatch{topic: topic, p: part, b: id, rec: rec, pid: b.ProducerID, ep: b.ProducerEpoch, seq: b.BaseSequence, fresh: e.Kind == tracer.SendNew}
 }
 
 // partitionFault is what a fault does to one partition's attempt.
 type partitionFault struct {
+	eff    fault.Effect
 	action string // the spec action it forces
 	err    string
 	code   int16
 	hold   time.Duration
-	// untilNext: the hold ends early once the partition's next attempt has
-	// gone to the broker (fault.Fault.UntilNext).
-	untilNext bool
+	// untilNext: the hold ends early once the partition's next new batch
+	// has gone to the broker (fault.Fault.UntilNext); untilSeq, once its
+	// attempt with base sequence untilK (same producer and epoch) has.
+	untilNext, untilSeq bool
+	untilK              int32
 }
 
 // nextAttempt is a partition and the number of its attempt whose answer is
@@ -266,34 +309,59 @@ type nextAttempt struct {
 	n int
 }
 
+// seqAttempt is an attempt by partition, producer, epoch and base sequence.
+type seqAttempt struct {
+	p   int32
+	pid int64
+	ep  int16
+	seq int32
+}
+
 // partitionFaultLocked picks the first per-partition fault (fault.OnAttempt)
-// that fires for an attempt on partition part: its n-th (first: the
-// partition's first produce), with base sequence seq. It returns index -1
-// if none does.
-func (p *Proxy) partitionFaultLocked(part int32, first bool, n int, seq int32) (partitionFault, int) {
+// that fires for attempt a on partition part. It returns index -1 if none
+// does.
+func (p *Proxy) partitionFaultLocked(part int32, a fault.Attempt) (partitionFault, int) {
 	for i, f := range p.cfg.Faults {
-		eff := f.Kind.Effect()
-		if eff.Scope != fault.OnAttempt || !f.Hits(part) || !f.Selects(n, seq) || eff.First && !first {
+		eff := f.Effect()
+		if eff.Scope != fault.OnAttempt || !f.Hits(part) || !f.Selects(a) {
 			continue
 		}
 		if p.rollLocked(i) {
-			// The seed's race: the first produce's answer is held so that
-			// the client sends its next batch first (KAFKA-14359).
-			var hold time.Duration
-			if eff.First || f.UntilNext {
-				hold = f.Delay
+			pf := partitionFault{eff: eff, action: eff.Action, untilNext: f.UntilNext, untilSeq: f.UntilSeq, untilK: f.UntilK}
+			if eff.Holds {
+				// The seed's race: the first produce's answer is held so
+				// that the client sends its next batch first (KAFKA-14359).
+				pf.hold = f.Delay
 			}
-			e := f.Err()
-			return partitionFault{eff.Action, tracer.ErrorName(e.Code), e.Code, hold, f.UntilNext}, i
+			if e := f.Err(); eff.ErrAnswer && e != nil {
+				pf.err, pf.code = tracer.ErrorName(e.Code), e.Code
+			}
+			return pf, i
 		}
 	}
 	return partitionFault{}, -1
 }
 
+// holdLocked holds ex's answer as fault f says, for the n-th attempt of
+// partition part, tb.
+func (p *Proxy) holdLocked(ex *exchange, part int32, n int, tb *tracedBatch, f partitionFault) {
+	if f.hold <= 0 {
+		return
+	}
+	ex.hold = max(ex.hold, f.hold)
+	if f.untilNext {
+		ex.untilNext = append(ex.untilNext, nextAttempt{part, n})
+	}
+	if f.untilSeq {
+		ex.untilSeq = append(ex.untilSeq, seqAttempt{part, tb.pid, tb.ep, f.untilK})
+	}
+}
+
 // markForwarded notes that ex's attempts have gone to the broker, waking
-// the answers held until a partition's next attempt (holdAnswer).
+// the answers held until a partition's next attempt, or one with a given
+// sequence (holdAnswer).
 func (p *Proxy) markForwarded(ex *exchange) {
-	if ex.produce == nil || len(ex.produce.fwd) == 0 {
+	if ex.produce == nil || len(ex.produce.fwd) == 0 && len(ex.produce.fwdSeq) == 0 {
 		return
 	}
 	p.mu.Lock()
@@ -301,24 +369,34 @@ func (p *Proxy) markForwarded(ex *exchange) {
 	for _, a := range ex.produce.fwd {
 		p.forwarded[a.p] = max(p.forwarded[a.p], a.n)
 	}
+	for _, a := range ex.produce.fwdSeq {
+		p.forwardedSeq[a] = true
+	}
 	close(p.sent)
 	p.sent = make(chan struct{})
 }
 
 // holdAnswer holds ex's answer for ex.hold from its arrival, or, for a
-// hold until the next attempt (ex.untilNext), until each of its partitions
-// has had a later batch's first attempt forwarded (a retry of the held
-// batch does not count) and fault.NextGrace has passed, if that comes
-// sooner. It reports false if the connection closed meanwhile.
+// hold until a condition, until it holds and fault.NextGrace has passed, if
+// that comes sooner: for ex.untilNext, until each of its partitions has had
+// a later batch's first attempt forwarded (a retry of the held batch does
+// not count); for ex.untilSeq, until each of its attempts has been
+// forwarded (the one sent before the held one included). It reports false
+// if the connection closed meanwhile.
 func (p *Proxy) holdAnswer(c *conn, ex *exchange) bool {
 	deadline := ex.at.Add(ex.hold)
 	timer := time.NewTimer(time.Until(deadline))
 	defer func() { timer.Stop() }()
-	for len(ex.untilNext) > 0 {
+	for len(ex.untilNext) > 0 || len(ex.untilSeq) > 0 {
 		p.mu.Lock()
 		done, wake := true, p.sent
 		for _, a := range ex.untilNext {
 			if p.forwarded[a.p] <= a.n {
+				done = false
+			}
+		}
+		for _, a := range ex.untilSeq {
+			if !p.forwardedSeq[a] {
 				done = false
 			}
 		}

@@ -82,13 +82,17 @@ type Proxy struct {
 	batches    map[batchKey]int64
 	sentOnce   map[int64]bool     // batch ids seen: the next attempt is a Resend
 	sentIDs    map[int64]struct{} // record ids SendNew carried, for Tell
-	attempts   map[int32]int      // per partition, its attempts so far (fault.Fault.Selects)
+	att        *fault.Attempts    // every partition's attempts so far (fault.Fault.Selects)
 	sent       chan struct{}      // closed (and replaced) when an attempt has been forwarded, for holds until the next
-	forwarded  map[int32]int      // per partition, the attempts forwarded to the broker so far
-	faultsLeft []int              // per cfg.Faults entry; -1 no limit
-	nextReq    int32              // the proxy's request number, the trace's req
-	nextSynth  int64              // batch ids for batches without kcheck ids
-	stats      Stats
+	forwarded  map[int32]int      // per partition, the number of its last attempt forwarded to the broker
+	// forwardedSeq: the attempts forwarded, by partition, producer, epoch
+	// and base sequence, when a fault holds an answer until one (untilSeq)
+	forwardedSeq map[seqAttempt]bool
+	untilSeq     bool
+	faultsLeft   []int // per cfg.Faults entry; -1 no limit
+	nextReq      int32 // the proxy's request number, the trace's req
+	nextSynth    int64 // batch ids for batches without kcheck ids
+	stats        Stats
 }
 
 type batchKey struct {
@@ -137,11 +141,22 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		partitions: map[string]int32{},
 		batches:    map[batchKey]int64{},
 		sentOnce:   map[int64]bool{},
-		attempts:   map[int32]int{}, forwarded: map[int32]int{}, sent: make(chan struct{}),
-		nextSynth: 1 << 40,
+		att:        fault.NewAttempts(cfg.Faults), forwarded: map[int32]int{}, sent: make(chan struct{}),
+		forwardedSeq: map[seqAttempt]bool{},
+		nextSynth:    1 << 40,
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)
+		p.untilSeq = p.untilSeq || f.UntilSeq
+		if f.Effect().Scope == fault.OnBroker {
+			// Named in the header like every fault; the broker's own
+			// configuration does it.
+			ms := "set low"
+			if f.Delay > 0 {
+				ms = fmt.Sprintf("=%d", f.Delay.Milliseconds())
+			}
+			cfg.Logf("proxy: fault %s: the proxy cannot expire the broker's producer state: the upstream must run with producer.id.expiration.ms%s (kcheck kafka --producer-id-expiration), and the client leave partitions idle that long", f, ms)
+		}
 	}
 	p.mu.Lock()
 	_, err = p.listenLocked(cfg.Listen, cfg.Upstream)

@@ -230,13 +230,23 @@ func TestUpstreamDown(t *testing.T) {
 // faults, parsed from their command-line form, installed on kfake by
 // kcheck run (fault.InstallKfake) and interpreted by the proxy, hit the
 // same attempts of our producer (rule on, so each partition's first batch
-// is alone until acknowledged) and trace the same Fault events.
+// is alone until acknowledged, and retried alone) and trace the same Fault
+// events. Every selector is in it: attempt, epoch with seq, try, idle and
+// after=answer.
 func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
 	var faults []fault.Fault
 	for _, s := range []string{
-		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1", // every partition's first attempt
+		// partition 0's first attempt, its answer held 400ms
+		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,delay=400ms,partitions=0",
+		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1", // every other partition's first attempt
 		"append-then-error:err=REQUEST_TIMED_OUT,attempt=2,partitions=3",
 		"reject:err=NOT_LEADER_OR_FOLLOWER,attempt=3,partitions=5",
+		// the first attempt after 250ms without one: partition 0's retry
+		"reject:err=NOT_LEADER_OR_FOLLOWER,idle=250ms,partitions=0",
+		// the first batch's second attempt, its retry
+		"append-then-error:err=REQUEST_TIMED_OUT,epoch=0,seq=0,try=2,partitions=4",
+		// the first attempt after an answer: the retry again
+		"reject:err=NOT_LEADER_OR_FOLLOWER,after=answer,partitions=6",
 	} {
 		f, err := fault.Parse(s)
 		if err != nil {
@@ -286,7 +296,15 @@ func TestScheduleOnKfakeAndThroughProxy(t *testing.T) {
 		t.Fatalf("through the proxy: %s %v", rep.Verdict, rep.Violations)
 	}
 	onKfake, onProxy := faultsOf(own), faultsOf(path)
-	if len(onKfake) != 8+1+1 || !slices.Equal(onKfake, onProxy) {
+	for _, want := range []string{
+		"RejectBeforeAppend p0 e0 s0 NOT_LEADER_OR_FOLLOWER", "AppendThenFail p4 e0 s0 REQUEST_TIMED_OUT",
+		"RejectBeforeAppend p6 e0 s0 NOT_LEADER_OR_FOLLOWER", "AppendThenFail p3 e0 s0 REQUEST_TIMED_OUT",
+	} {
+		if !slices.Contains(onKfake, want) {
+			t.Errorf("on kfake, no %s", want)
+		}
+	}
+	if len(onKfake) != 8+1+1+3 || !slices.Equal(onKfake, onProxy) {
 		t.Fatalf("Fault events differ:\nkfake: %v\nproxy: %v", onKfake, onProxy)
 	}
 }
@@ -355,5 +373,64 @@ func TestRejectUntilNext(t *testing.T) {
 		if got == 0 || sum.Lost == 0 || rep.Verdict != verify.Violations {
 			t.Fatalf("rule off: %d partitions reached, %d lost, %s: want the seed's loss", got, sum.Lost, rep.Verdict)
 		}
+	}
+}
+
+// No false alarms: our producer with the first-ack rule on survives every
+// new kind of schedule step and selector through the proxy, and kcheck
+// verify finds each trace valid; the rule-off producer under the SeedGap
+// schedule loses records and is flagged.
+func TestScheduleStepsNoFalseAlarm(t *testing.T) {
+	for _, tc := range []struct {
+		schedule []string
+		fault    string // a Fault event the run must have ("": none)
+	}{
+		{[]string{"hold:delay=300ms,attempt=2,count=-1"}, "Delay"},
+		{[]string{"hold:delay=800ms,attempt=1,until=next,count=-1"}, "Delay"},
+		{[]string{"cut:attempt=3,count=3"}, "DropConnection"},
+		{[]string{"cut:when=after,attempt=4,count=3"}, "DropResponse"},
+		{[]string{"reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=seq:0,delay=800ms,count=-1"}, "RejectBeforeAppend"},
+		{[]string{"append-then-error:err=NOT_ENOUGH_REPLICAS_AFTER_APPEND,attempt=2,until=next,delay=500ms,count=-1"}, "AppendThenFail"},
+		{[]string{"state-expiry:delay=2s"}, ""},
+		{[]string{
+			"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,count=-1",
+			"append-then-error:err=REQUEST_TIMED_OUT,try=2,count=-1",
+			"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=0,after=answer,count=4",
+			"reject:err=NOT_ENOUGH_REPLICAS,idle=50ms,count=-1",
+			"cut:seq=0,try=3,partitions=1+2",
+		}, "AppendThenFail"},
+	} {
+		var faults []fault.Fault
+		for _, s := range tc.schedule {
+			f, err := fault.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults = append(faults, f)
+		}
+		sum, rep, path, _ := throughBoth(t, true, faults, 1, 10*time.Second)
+		if !sum.Clean() || rep.Verdict != verify.Valid {
+			t.Fatalf("%v: clean %v %+v; verify %s: %s, conformance %q, violations %v", tc.schedule, sum.Clean(), sum, path, rep.Verdict, rep.Conformance, rep.Violations)
+		}
+		if tc.fault != "" {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"fault":"`+tc.fault+`"`) {
+				t.Fatalf("%v: no Fault %s in %s", tc.schedule, tc.fault, path)
+			}
+		}
+		if faults[0].Kind == fault.StateExpiry && !slices.Equal(rep.Header.Faults, []string{"state-expiry:delay=2s"}) {
+			t.Fatalf("header faults %q", rep.Header.Faults)
+		}
+	}
+	f, err := fault.Parse("reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1500ms,partitions=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, rep, path := through(t, false, []fault.Fault{f}, 1)
+	if sum.Lost == 0 || rep.Verdict != verify.Violations || rep.Conformance != "" {
+		t.Fatalf("rule off under SeedGap: lost %d, verify %s: %s, conformance %q", sum.Lost, path, rep.Verdict, rep.Conformance)
 	}
 }

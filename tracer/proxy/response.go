@@ -132,10 +132,10 @@ func (p *Proxy) produceResponse(c *conn, ex *exchange, r *kmsg.ProduceResponse) 
 			if rp.Partition != tb.p {
 				continue
 			}
-			if tb.fault == "AppendThenFail" && rp.ErrorCode == 0 {
+			if tb.fault != "" && rp.ErrorCode == 0 {
 				// Written (or a duplicate of a written batch), but the
-				// client is told it timed out.
-				rp.ErrorCode, rp.BaseOffset, rp.LogStartOffset = 7, -1, -1
+				// client is told the fault's error (AppendThenFail).
+				rp.ErrorCode, rp.BaseOffset, rp.LogStartOffset = tb.code, -1, -1
 				events = append(events, tracer.Event{Kind: tracer.Fault, Fault: tb.fault, Partition: tb.p, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: tb.err})
 			}
 			off, lso := rp.BaseOffset, rp.LogStartOffset
