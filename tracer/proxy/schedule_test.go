@@ -476,6 +476,9 @@ func TestSelectors(t *testing.T) {
 		"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=1,seq=0,partitions=0", // the second producer's first batch
 		"reject:err=NOT_ENOUGH_REPLICAS,attempt=1,partitions=1",
 		"append-then-error:err=REQUEST_TIMED_OUT,try=2,partitions=1", // its retry
+		// p2's first answer is held, so that its second attempt surely
+		// reaches the proxy before any answer of p2 has gone to the client
+		"hold:delay=1s,seq=0,partitions=2",
 		"reject:err=NOT_LEADER_OR_FOLLOWER,after=answer,partitions=2",
 	)
 	c := r.dial()
@@ -504,7 +507,7 @@ func TestSelectors(t *testing.T) {
 	c.produce(1, pid2, ep2, 0, 10)
 	want("p1's batch's third try", "NONE") // a duplicate
 
-	c.produce(2, pid2, ep2, 0, 20) // pipelined: neither after an answer
+	c.produce(2, pid2, ep2, 0, 20) // pipelined: neither after an answer (the first's is held)
 	c.produce(2, pid2, ep2, 1, 21)
 	want("p2 seq 0", "NONE")
 	want("p2 seq 1", "NONE")
@@ -518,6 +521,7 @@ func TestSelectors(t *testing.T) {
 		fmt.Sprintf("RejectBeforeAppend p0 e%d s0 NOT_LEADER_OR_FOLLOWER", ep2),
 		fmt.Sprintf("RejectBeforeAppend p1 e%d s0 NOT_ENOUGH_REPLICAS", ep2),
 		fmt.Sprintf("AppendThenFail p1 e%d s0 REQUEST_TIMED_OUT", ep2),
+		fmt.Sprintf("Delay p2 e%d s0 ", ep2),
 		fmt.Sprintf("RejectBeforeAppend p2 e%d s2 NOT_LEADER_OR_FOLLOWER", ep2),
 	}; !slices.Equal(got, want) {
 		t.Fatalf("Fault events %q, want %q", got, want)
