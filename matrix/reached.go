@@ -70,14 +70,21 @@ type Reacher struct {
 	fired   []int
 	met     []int
 	pending []*pendingHold
-	last    map[int32]int64 // a partition's last attempt, trace time
-	gap     map[int32]int64 // its longest gap between attempts
+	sent    map[sentKey]bool // every attempt's partition, epoch and sequence, for until=seq:K
+	last    map[int32]int64  // a partition's last attempt, trace time
+	gap     map[int32]int64  // its longest gap between attempts
 }
 
 // NewReacher returns a Reacher for the steps of a schedule.
 func NewReacher(steps []Step) *Reacher {
 	return &Reacher{steps: steps, fired: make([]int, len(steps)), met: make([]int, len(steps)),
-		last: map[int32]int64{}, gap: map[int32]int64{}}
+		sent: map[sentKey]bool{}, last: map[int32]int64{}, gap: map[int32]int64{}}
+}
+
+type sentKey struct {
+	p   int32
+	ep  int16
+	seq int32
 }
 
 // Add takes the trace's next event.
@@ -90,7 +97,10 @@ func (r *Reacher) Add(e *tracer.Event) {
 				continue
 			}
 			r.fired[i]++
-			if s.Wait != "" {
+			switch {
+			case s.Wait == "seq" && r.sent[sentKey{e.Partition, e.Epoch, s.WaitSeq}]:
+				r.met[i]++ // sent before the held attempt: the proxy counts it too
+			case s.Wait != "":
 				r.pending = append(r.pending, &pendingHold{step: i, p: e.Partition, ep: e.Epoch, seq: e.Seq, node: e.Node})
 			}
 			break // one Fault event is one step's
@@ -100,6 +110,7 @@ func (r *Reacher) Add(e *tracer.Event) {
 			r.gap[e.Partition] = max(r.gap[e.Partition], e.T-t)
 		}
 		r.last[e.Partition] = e.T
+		r.sent[sentKey{e.Partition, e.Epoch, e.Seq}] = true
 		for _, h := range r.pending {
 			if h.settled || h.p != e.Partition {
 				continue
@@ -163,13 +174,15 @@ func (r *Reacher) Result() Reach {
 func StepsOf(fs []fault.Fault) []Step {
 	var steps []Step
 	for _, f := range fs {
-		eff := f.Kind.Effect()
+		eff := f.Effect()
 		s := Step{Line: f.String(), Action: eff.Action, Partitions: f.Partitions, BySeq: f.BySeq, Seq: f.Seq}
 		switch {
 		case f.Kind == fault.StateExpiry:
 			s.Idle = f.Delay
 		case f.UntilNext:
 			s.Wait = "next"
+		case f.UntilSeq:
+			s.Wait, s.WaitSeq = "seq", f.UntilK
 		}
 		steps = append(steps, s)
 	}

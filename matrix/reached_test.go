@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -48,6 +49,9 @@ func TestReacher(t *testing.T) {
 		{"until seq 2 met", []Step{holdSeq}, []tracer.Event{
 			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.SendNew, 0, 2, ""), ev(tracer.Receive, 0, 0, ""),
 		}, Reached, ""},
+		{"until seq 2, sent before the held attempt", []Step{holdSeq}, []tracer.Event{
+			ev(tracer.SendNew, 0, 2, ""), ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.Receive, 0, 0, ""),
+		}, Reached, ""},
 		{"a lost connection ends the hold", []Step{hold}, []tracer.Event{
 			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), {Kind: tracer.Disconnect}, ev(tracer.SendNew, 0, 1, ""),
 		}, HeldBack, ""},
@@ -85,4 +89,24 @@ func TestReacher(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestStepsOf(t *testing.T) {
+	var fs []fault.Fault
+	for _, l := range []string{
+		"reject:err=NOT_LEADER_OR_FOLLOWER,seq=0,until=seq:2,delay=1500ms,partitions=0",
+		"cut:when=after,seq=1",
+		"state-expiry:delay=2s",
+	} {
+		f, err := fault.Parse(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	got := StepsOf(fs)
+	if len(got) != 3 || got[0].Action != "RejectBeforeAppend" || got[0].Wait != "seq" || got[0].WaitSeq != 2 || !got[0].BySeq ||
+		got[1].Action != "DropResponse" || got[1].Seq != 1 || got[2].Idle != 2*time.Second {
+		t.Errorf("StepsOf: %+v", got)
+	}
 }
