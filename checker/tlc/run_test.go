@@ -99,6 +99,26 @@ func TestRunTimeout(t *testing.T) {
 	}
 }
 
+// JVMArgs reach the java executable: a flag java does not know fails the run.
+func TestRunJVMArgs(t *testing.T) {
+	jar := tlctest.Jar(t)
+	for _, tt := range []struct {
+		args    []string
+		outcome Kind
+	}{
+		{[]string{"-XX:TieredStopAtLevel=1"}, Pass},
+		{[]string{"-XX:+NoSuchFlagForKcheck"}, Error},
+	} {
+		r, err := Run(context.Background(), Options{Jar: jar, Dir: toyDir, Module: "Toy.tla", Config: "pass.cfg", JVMArgs: tt.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome.Kind != tt.outcome {
+			t.Errorf("JVMArgs %q: outcome %s, want %s; output:\n%s", tt.args, r.Outcome, tt.outcome, r.Output)
+		}
+	}
+}
+
 func TestRunCanceled(t *testing.T) {
 	jar := tlctest.Jar(t)
 	ctx, cancel := context.WithCancel(context.Background())

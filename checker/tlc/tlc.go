@@ -97,6 +97,9 @@ type Options struct {
 	Timeout time.Duration
 	// Log, if non-nil, receives TLC's output as it is printed.
 	Log io.Writer
+	// JVMArgs are more flags for the java executable, before TLC's class,
+	// such as -XX:TieredStopAtLevel=1 (quicker for many short runs).
+	JVMArgs []string
 }
 
 // ErrNoJar is returned by Run when Options.Jar is empty or names no file.
@@ -172,10 +175,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		// TraceLog needs a deep stack (checker/tv).
 		"-Xss256m",
 		"-Djava.io.tmpdir=" + javaTmp,
+	}
+	args = append(args, opts.JVMArgs...)
+	args = append(args,
 		"-cp", jar,
 		"tlc2.TLC",
 		"-workers", strconv.Itoa(workers),
-	}
+	)
 	if !opts.CheckDeadlock {
 		args = append(args, "-deadlock") // in TLC 2.18, -deadlock turns deadlock checking off
 	}
