@@ -99,22 +99,25 @@ func TestRunTimeout(t *testing.T) {
 	}
 }
 
-// JVMArgs reach the java executable: a flag java does not know fails the run.
-func TestRunJVMArgs(t *testing.T) {
+// JVMArgs reach the java executable and Args TLC: a flag either does not
+// know fails the run.
+func TestRunArgs(t *testing.T) {
 	jar := tlctest.Jar(t)
 	for _, tt := range []struct {
-		args    []string
-		outcome Kind
+		jvm, tlc []string
+		outcome  Kind
+		output   string
 	}{
-		{[]string{"-XX:TieredStopAtLevel=1"}, Pass},
-		{[]string{"-XX:+NoSuchFlagForKcheck"}, Error},
+		{jvm: []string{"-XX:TieredStopAtLevel=1"}, tlc: []string{"-fp", "7"}, outcome: Pass, output: "with fp 7 "},
+		{jvm: []string{"-XX:+NoSuchFlagForKcheck"}, outcome: Error},
+		{tlc: []string{"-noSuchOptionForKcheck"}, outcome: Error},
 	} {
-		r, err := Run(context.Background(), Options{Jar: jar, Dir: toyDir, Module: "Toy.tla", Config: "pass.cfg", JVMArgs: tt.args})
+		r, err := Run(context.Background(), Options{Jar: jar, Dir: toyDir, Module: "Toy.tla", Config: "pass.cfg", JVMArgs: tt.jvm, Args: tt.tlc})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Outcome.Kind != tt.outcome {
-			t.Errorf("JVMArgs %q: outcome %s, want %s; output:\n%s", tt.args, r.Outcome, tt.outcome, r.Output)
+		if r.Outcome.Kind != tt.outcome || !strings.Contains(r.Output, tt.output) {
+			t.Errorf("JVMArgs %q, Args %q: outcome %s, want %s with %q in the output:\n%s", tt.jvm, tt.tlc, r.Outcome, tt.outcome, tt.output, r.Output)
 		}
 	}
 }

@@ -100,6 +100,10 @@ type Options struct {
 	// JVMArgs are more flags for the java executable, before TLC's class,
 	// such as -XX:TieredStopAtLevel=1 (quicker for many short runs).
 	JVMArgs []string
+	// Args are more TLC options, such as "-fp", "0": TLC picks its
+	// fingerprint polynomial at random, and the lasso it reports for a
+	// temporal property can differ with it from run to run.
+	Args []string
 }
 
 // ErrNoJar is returned by Run when Options.Jar is empty or names no file.
@@ -188,6 +192,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	args = append(args,
 		"-cleanup",
 		"-metadir", filepath.Join(tmp, "meta"),
+	)
+	args = append(args, opts.Args...)
+	args = append(args,
 		"-config", opts.Config,
 		opts.Module,
 	)
