@@ -1,0 +1,532 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kcheck/kcheck/checker/tlc"
+)
+
+// What the derived faults use for what the counterexample leaves to timing.
+const (
+	// HoldDelay bounds an answer held until the client's next sends: below
+	// the 2 s request timeout every client has in kcheck's runs.
+	HoldDelay = 1500 * time.Millisecond
+	// ExpiryDelay is the broker's producer.id.expiration.ms for a
+	// scenario with ExpireProducerState, and ExpiryCheck the check interval
+	// (producer.id.expiration.check.interval.ms) it needs.
+	ExpiryDelay = 2 * time.Second
+	ExpiryCheck = 500 * time.Millisecond
+	// IdleGap is how long the partition must have been idle before the
+	// fault that follows a state expiry: the expiry and one check interval,
+	// with room to spare.
+	IdleGap = 3 * time.Second
+)
+
+// fieldOrder is the order a step's event fields are kept in; fields not
+// listed follow in name order.
+var fieldOrder = []string{"p", "b", "ep", "seq", "err", "off", "c", "bump"}
+
+// An attempt is one send of a batch by the client: SendNew or Resend.
+type attempt struct {
+	index int    // in the derivation's steps
+	p     string // the partition, as the model names it
+	new   bool   // SendNew (not Resend)
+	b     string
+	ep    string
+	seq   string
+	try   int // attempts of the partition with the same epoch and sequence so far, this one included
+}
+
+// A planned fault, before it is written as a schedule line.
+type planned struct {
+	index int    // the step it comes from
+	kind  string // the fault kind: reject, append-then-error, cut, state-expiry
+	param string // the kind's own parameter: err=NAME, when=before|after, delay=D
+	att   *attempt
+	idle  bool   // select the first attempt after an idle gap instead of by sequence
+	until string // "", "next" or "seq:K"
+}
+
+// Derive maps a counterexample (TLC's error trace of spec/IdempotentProducer.tla,
+// initial state first) to a scenario: its steps, the schedule of faults
+// and the needs the steps imply. The caller fills in the rest (Name,
+// Config, Expect, Invariant, the needs that come from the configuration,
+// Predictions).
+//
+// Each step's event is read from its variable event; each rule of the
+// mapping is a case of the switch in deriver.run, commented with the spec
+// action it maps. A step with an action it has no rule for is an error.
+func Derive(steps []tlc.Step) (*Scenario, error) {
+	s := &Scenario{}
+	for _, st := range steps {
+		switch {
+		case st.Action == tlc.InitialPredicate:
+			s.Needs.Partitions = len(partitionsOf(st.Vars))
+			continue
+		case st.BackTo != 0:
+			s.Loop = st.BackTo
+			continue
+		case st.Stuttering:
+			s.Stutter = true
+			continue
+		}
+		if s.Loop != 0 || s.Stutter {
+			return nil, fmt.Errorf("state %d: a step after the lasso closed", st.State)
+		}
+		step, err := readEvent(st)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(s.Steps); n > 0 && step.State != s.Steps[n-1].State+1 {
+			return nil, fmt.Errorf("state %d follows state %d", step.State, s.Steps[n-1].State)
+		}
+		s.Steps = append(s.Steps, step)
+	}
+	if len(s.Steps) == 0 {
+		return nil, fmt.Errorf("the counterexample has no step after its initial state")
+	}
+	d := &deriver{s: s, trace: steps}
+	if err := d.run(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type deriver struct {
+	s        *Scenario
+	trace    []tlc.Step // as given, for the states before Disconnect steps
+	parts    []string   // the model's partitions, in order: p1 is partition 0
+	attempts []*attempt
+	epochs   map[string][]string // per partition, its distinct epochs in order
+	faults   []*planned
+	expired  map[string]int // partition -> index of its ExpireProducerState awaiting the next fault
+}
+
+func (d *deriver) run() error {
+	s := d.s
+	d.parts = d.partitions()
+	if s.Needs.Partitions == 0 {
+		s.Needs.Partitions = len(d.parts)
+	}
+	d.epochs = map[string][]string{}
+	d.expired = map[string]int{}
+	// The client's sends first: a held answer waits for sends that come
+	// after its fault in the counterexample as well as before.
+	tries := map[string]int{} // p/ep/seq -> attempts so far
+	for i, st := range s.Steps {
+		if st.Action != "SendNew" && st.Action != "Resend" {
+			continue
+		}
+		p := st.Get("p")
+		key := p + "/" + st.Get("ep") + "/" + st.Get("seq")
+		tries[key]++
+		a := &attempt{index: i, p: p, new: st.Action == "SendNew", b: st.Get("b"), ep: st.Get("ep"), seq: st.Get("seq"), try: tries[key]}
+		d.attempts = append(d.attempts, a)
+		if !slices.Contains(d.epochs[p], a.ep) {
+			d.epochs[p] = append(d.epochs[p], a.ep)
+		}
+	}
+	for i, st := range s.Steps {
+		p := st.Get("p")
+		switch st.Action {
+		// SendNew(p): the client drains a new batch and sends it; Resend(p):
+		// it sends a batch again with its sequence. Not faults: they are the
+		// attempts the faults select, and the sends a held answer waits for
+		// (read above).
+		case "SendNew", "Resend":
+
+		// RejectBeforeAppend(c): the broker answers the attempt an error
+		// without appending it: reject:err=NAME, its answer held until the
+		// sends the client made before reading it.
+		case "RejectBeforeAppend":
+			if err := d.answerFault(i, "reject", "err="+st.Get("err")); err != nil {
+				return err
+			}
+
+		// AppendThenFail(c): the broker handles the attempt as usual but
+		// answers it an error: append-then-error:err=NAME, held the same way.
+		case "AppendThenFail":
+			if err := d.answerFault(i, "append-then-error", "err="+st.Get("err")); err != nil {
+				return err
+			}
+
+		// Disconnect(c): the connection is lost. Its oldest unread
+		// response lost: cut:when=after on that response's attempt; else
+		// its oldest unhandled request: cut:when=before on that attempt.
+		case "Disconnect":
+			if err := d.disconnect(i); err != nil {
+				return err
+			}
+
+		// ExpireProducerState(p): the broker drops the producer's state
+		// after producer.id.expiration.ms idle: state-expiry:delay=2s on a
+		// real broker so configured, and the partition's next fault selects
+		// the first attempt after an idle gap longer than that.
+		case "ExpireProducerState":
+			if !slices.ContainsFunc(d.faults, func(f *planned) bool { return f.kind == "state-expiry" }) {
+				d.faults = append(d.faults, &planned{index: i, kind: "state-expiry", param: "delay=" + ExpiryDelay.String()})
+			}
+			d.expired[p] = i
+			s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs = ExpiryDelay.Milliseconds(), ExpiryCheck.Milliseconds()
+			s.Needs.Idle = true
+
+		// ExpireBatch(p): the client's delivery.timeout.ms fails a batch
+		// waiting to be retried. Nothing outside the client forces it: a need.
+		case "ExpireBatch":
+			s.Needs.DeliveryTimeout = true
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d ExpireBatch: the client's delivery timeout fails partition %d's batch seq %s (epoch %d) waiting to be retried: not a fault; the run needs a delivery timeout that expires it",
+				st.State, d.partition(p), st.Get("seq"), d.epochIndex(p, st.Get("ep"))))
+
+		// ResendByApp(p): the application produces a failed batch again, as
+		// a new batch. The application's doing: a need.
+		case "ResendByApp":
+			s.Needs.AppResends = true
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d ResendByApp: the application produces partition %d's failed batch again, as a new batch: not a fault; the run needs a workload that does",
+				st.State, d.partition(p)))
+
+		// Receive(c): the client reads an answer; HandleProduce(c): the
+		// broker handles a request as it would with no fault; Bump(p) and
+		// ResolveSequences(p): the client's own reactions. None is forced:
+		// a real client and broker take them by themselves.
+		case "Receive", "HandleProduce", "Bump", "ResolveSequences":
+
+		default:
+			return fmt.Errorf("state %d: action %s has no rule in scenario.Derive: add one", st.State, st.Action)
+		}
+	}
+	for _, p := range d.parts {
+		if i, ok := d.expired[p]; ok {
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d ExpireProducerState: no fault on partition %d follows the expiry; the workload must leave the partition idle for %v after it",
+				s.Steps[i].State, d.partition(p), IdleGap))
+		}
+	}
+	d.render()
+	return nil
+}
+
+// answerFault plans a fault that answers the attempt of step i: its hold
+// lasts until the client's sends of the partition that came between the
+// attempt's send and the client reading the answer.
+func (d *deriver) answerFault(i int, kind, param string) error {
+	st := d.s.Steps[i]
+	a, err := d.sendOf(i, st.Get("p"), st.Get("b"), st.Get("ep"), st.Get("seq"))
+	if err != nil {
+		return err
+	}
+	end := d.receiveOf(i, a)
+	f := &planned{index: i, kind: kind, param: param, att: a, until: d.until(a, end)}
+	d.plan(f)
+	return nil
+}
+
+// disconnect plans the cut of step i from the connection's state before it.
+func (d *deriver) disconnect(i int) error {
+	st := d.s.Steps[i]
+	reqs, resps, err := d.connection(i, st.Get("c"))
+	if err != nil {
+		return err
+	}
+	var r value
+	when := "after"
+	switch {
+	case len(resps) > 0:
+		r = resps[0]
+	case len(reqs) > 0:
+		r, when = reqs[0], "before"
+	default:
+		return fmt.Errorf("state %d: Disconnect of connection %s with nothing outstanding", st.State, st.Get("c"))
+	}
+	field := func(name string) string { v, _ := r.get(name); return v.text() }
+	a, err := d.sendOf(i, field("p"), field("b"), field("ep"), field("seq"))
+	if err != nil {
+		return err
+	}
+	f := &planned{index: i, kind: "cut", param: "when=" + when, att: a}
+	if when == "after" {
+		// The answer is never read: it is held (until the sends that came
+		// before the cut), and the connection closed instead.
+		f.until = d.until(a, i)
+	}
+	d.plan(f)
+	lost := len(reqs) + len(resps) - 1
+	if lost > 0 {
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d Disconnect: %d more request(s) outstanding on the connection are lost with it (%d unhandled, %d answers unread)",
+			st.State, lost, len(reqs), len(resps)))
+	}
+	return nil
+}
+
+// plan adds f, selecting the first attempt after an idle gap when a state
+// expiry of its partition came before it and its attempt is the
+// partition's first since.
+func (d *deriver) plan(f *planned) {
+	if x, ok := d.expired[f.att.p]; ok {
+		delete(d.expired, f.att.p)
+		first := d.firstAttemptAfter(f.att.p, x)
+		if first == f.att {
+			f.idle = true
+		} else {
+			d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d ExpireProducerState: the partition must then be idle for %v; the fault of state %d is on a later attempt than the first after the expiry, and selects by sequence",
+				d.s.Steps[x].State, IdleGap, d.s.Steps[f.index].State))
+		}
+	}
+	d.faults = append(d.faults, f)
+}
+
+// sendOf returns the attempt the answer or request of step i is for: the
+// last send of that batch before it.
+func (d *deriver) sendOf(i int, p, b, ep, seq string) (*attempt, error) {
+	for j := len(d.attempts) - 1; j >= 0; j-- {
+		a := d.attempts[j]
+		if a.index < i && a.p == p && a.b == b && a.ep == ep && a.seq == seq {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("state %d: no send of partition %s batch %s (epoch %s, seq %s) before it", d.s.Steps[i].State, p, b, ep, seq)
+}
+
+// receiveOf returns the index of the step where the client reads the answer
+// to a, the fault of step i, or len(steps) if it never does.
+func (d *deriver) receiveOf(i int, a *attempt) int {
+	for j := i + 1; j < len(d.s.Steps); j++ {
+		st := d.s.Steps[j]
+		if st.Action == "Receive" && st.Get("p") == a.p && st.Get("b") == a.b && st.Get("ep") == a.ep && st.Get("seq") == a.seq {
+			return j
+		}
+	}
+	return len(d.s.Steps)
+}
+
+// until returns the hold condition for an answer to a that is read at step
+// end: the partition's sends between a's and end. One new batch: "next";
+// more, or a resend: "seq:K", K the last one's sequence; none: "".
+func (d *deriver) until(a *attempt, end int) string {
+	var between []*attempt
+	for _, b := range d.attempts {
+		if b.p == a.p && b.index > a.index && b.index < end {
+			between = append(between, b)
+		}
+	}
+	switch {
+	case len(between) == 0:
+		return ""
+	case len(between) == 1 && between[0].new:
+		return "next"
+	default:
+		return "seq:" + between[len(between)-1].seq
+	}
+}
+
+func (d *deriver) firstAttemptAfter(p string, i int) *attempt {
+	for _, a := range d.attempts {
+		if a.p == p && a.index > i {
+			return a
+		}
+	}
+	return nil
+}
+
+// connection returns the requests and unread responses of connection c in
+// the state before step i.
+func (d *deriver) connection(i int, c string) (reqs, resps []value, err error) {
+	state := d.s.Steps[i].State
+	var before []tlc.Var
+	for _, st := range d.trace {
+		if st.State == state-1 && st.BackTo == 0 && !st.Stuttering {
+			before = st.Vars
+		}
+	}
+	get := func(name string) ([]value, error) {
+		for _, v := range before {
+			if v.Name != name {
+				continue
+			}
+			fn, err := parseValue(v.Value)
+			if err != nil {
+				return nil, fmt.Errorf("state %d: %s: %w", state-1, name, err)
+			}
+			seq, ok := fn.get(c)
+			if !ok || seq.kind != 's' {
+				return nil, fmt.Errorf("state %d: %s has no sequence for connection %s", state-1, name, c)
+			}
+			return seq.elems, nil
+		}
+		return nil, fmt.Errorf("state %d Disconnect: the state before it has no variable %s", state, name)
+	}
+	if reqs, err = get("reqs"); err != nil {
+		return nil, nil, err
+	}
+	if resps, err = get("resps"); err != nil {
+		return nil, nil, err
+	}
+	return reqs, resps, nil
+}
+
+// render writes the planned faults as schedule lines. A fault carries
+// try=N when its attempt is not the first of its sequence, or when another
+// fault selects the same sequence.
+func (d *deriver) render() {
+	same := map[string]int{}
+	key := func(a *attempt) string { return a.p + "/" + a.ep + "/" + a.seq }
+	for _, f := range d.faults {
+		if f.att != nil && !f.idle {
+			same[key(f.att)]++
+		}
+	}
+	for _, f := range d.faults {
+		ps := []string{}
+		if f.param != "" {
+			ps = append(ps, f.param)
+		}
+		if a := f.att; a != nil {
+			ps = append(ps, "epoch="+strconv.Itoa(d.epochIndex(a.p, a.ep)))
+			if f.idle {
+				ps = append(ps, "idle="+IdleGap.String())
+			} else {
+				ps = append(ps, "seq="+a.seq)
+				if a.try > 1 || same[key(a)] > 1 {
+					ps = append(ps, "try="+strconv.Itoa(a.try))
+				}
+			}
+		}
+		if f.until != "" {
+			ps = append(ps, "until="+f.until, "delay="+durationString(HoldDelay))
+		}
+		if f.att != nil {
+			ps = append(ps, "partitions="+strconv.Itoa(d.partition(f.att.p)))
+		}
+		d.s.Schedule = append(d.s.Schedule, f.kind+":"+strings.Join(ps, ","))
+	}
+}
+
+// durationString writes d as the schedule files do: 1500ms, not 1.5s.
+func durationString(d time.Duration) string {
+	if d%time.Second != 0 && d%time.Millisecond == 0 {
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	}
+	return d.String()
+}
+
+// partitions returns the model's partitions in order: from the initial
+// state's nextSeq (the order TLC prints the Partitions model values in),
+// else those the events name, in natural order.
+func (d *deriver) partitions() []string {
+	for _, st := range d.trace {
+		if st.Action == tlc.InitialPredicate {
+			if ps := partitionsOf(st.Vars); len(ps) > 0 {
+				return ps
+			}
+		}
+	}
+	var ps []string
+	for _, st := range d.s.Steps {
+		if p := st.Get("p"); p != "" && !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, naturalLess)
+	return ps
+}
+
+func partitionsOf(vars []tlc.Var) []string {
+	for _, v := range vars {
+		if v.Name == "nextSeq" {
+			if fn, err := parseValue(v.Value); err == nil && fn.kind == 'f' {
+				return fn.keys
+			}
+		}
+	}
+	return nil
+}
+
+// naturalLess orders p2 before p10.
+func naturalLess(a, b string) int {
+	ta, na := splitNum(a)
+	tb, nb := splitNum(b)
+	if ta != tb {
+		return strings.Compare(ta, tb)
+	}
+	return na - nb
+}
+
+func splitNum(s string) (string, int) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n, _ := strconv.Atoi(s[i:])
+	return s[:i], n
+}
+
+// partition returns the wire partition of model partition p.
+func (d *deriver) partition(p string) int {
+	if i := slices.Index(d.parts, p); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+// epochIndex returns the relative epoch of ep on partition p: 0 for the
+// partition's first.
+func (d *deriver) epochIndex(p, ep string) int {
+	if i := slices.Index(d.epochs[p], ep); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+// readEvent reads step st's event: its act and fields.
+func readEvent(st tlc.Step) (Step, error) {
+	var ev *tlc.Var
+	for i := range st.Vars {
+		if st.Vars[i].Name == "event" {
+			ev = &st.Vars[i]
+		}
+	}
+	if ev == nil {
+		return Step{}, fmt.Errorf("state %d (%s): no variable event", st.State, st.Action)
+	}
+	v, err := parseValue(ev.Value)
+	if err != nil {
+		return Step{}, fmt.Errorf("state %d: event: %w", st.State, err)
+	}
+	if v.kind != 'r' {
+		return Step{}, fmt.Errorf("state %d: event %q is not a record", st.State, abbrev(ev.Value))
+	}
+	step := Step{State: st.State}
+	for i, k := range v.keys {
+		e := v.elems[i]
+		if e.kind != 'a' {
+			return Step{}, fmt.Errorf("state %d: event field %s is not a plain value", st.State, k)
+		}
+		if k == "act" {
+			step.Action = e.text()
+			continue
+		}
+		step.Fields = append(step.Fields, Field{k, e.text()})
+	}
+	if step.Action == "" {
+		return Step{}, fmt.Errorf("state %d: event has no act", st.State)
+	}
+	sortFields(step.Fields)
+	return step, nil
+}
+
+func sortFields(fs []Field) {
+	rank := func(n string) int {
+		if i := slices.Index(fieldOrder, n); i >= 0 {
+			return i
+		}
+		return len(fieldOrder)
+	}
+	slices.SortStableFunc(fs, func(a, b Field) int {
+		if ra, rb := rank(a.Name), rank(b.Name); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}

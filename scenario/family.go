@@ -1,0 +1,105 @@
+package scenario
+
+import "slices"
+
+// Family is a group of clients whose rules the spec models with the same
+// constants.
+type Family struct {
+	Name    string
+	Doc     string
+	Clients []string // the clients in it, as bench/race.sh names them
+	// Rules are the constants that model the family's rules, set on the
+	// source configuration for a prediction. A family whose rules name a
+	// constant the spec does not declare is not modelled.
+	Rules []Constant
+}
+
+// Constant is a TLC constant and its value, as a .cfg file writes it.
+type Constant struct {
+	Name, Value string
+}
+
+// Families is every client family, in the order scenario files list their
+// predictions. Each family's Rules are set on top of rulesOff.
+var Families = []Family{
+	{
+		Name: "ours", Doc: "kcheck's producer with its rules on",
+		Clients: []string{"ours-on"},
+		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}},
+	},
+	{
+		Name: "java", Doc: "the Java client 4.x (no first-ack rule), and kcheck's producer with its rules off",
+		Clients: []string{"java-4.3.1", "java-4.4.0", "ours-off"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}},
+	},
+	{
+		Name: "kgo", Doc: "franz-go: its okOnSink gate is a first-ack rule; no hold while retrying",
+		Clients: []string{"kgo"},
+		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "FALSE"}},
+	},
+	{
+		Name: "one-in-flight", Doc: "clients with one request (or batch) per partition in flight, Java's other rules",
+		Clients: []string{"sarama", "aiokafka", "kafka-python"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "1"}},
+	},
+	{
+		Name: "kafkajs", Doc: "kafkajs: a failed request's sequences handed back, one request in flight",
+		Clients: []string{"kafkajs"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"HandBackOnError", "TRUE"}, {"MaxInFlight", "1"}},
+	},
+	{
+		Name: "librdkafka", Doc: "librdkafka: a batch acknowledged implicitly by a later one's success (rd_kafka_dr_implicit_ack)",
+		Clients: []string{"librdkafka"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"ImplicitAck", "TRUE"}},
+	},
+}
+
+// rulesOff are client-rule constants a family leaves off unless its Rules
+// set them; each is set only when the spec declares it, so that a spec
+// without the rule still models every family that does not need it.
+var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}}
+
+// predictionBroker is what a prediction sets for the broker: every real
+// broker kcheck runs (Kafka 4.1.0, 4.3.1, 4.4.0) is in 2.5-4.4, on a new log.
+var predictionBroker = []Constant{{"NoStateRule", `"v25to44"`}, {"PreWritten", "FALSE"}}
+
+// FamilyOf returns the name of the family client is in (client as
+// bench/race.sh names it, such as java-4.3.1 or kafka-python), or "" if none.
+func FamilyOf(client string) string {
+	for _, f := range Families {
+		for _, c := range f.Clients {
+			if c == client {
+				return f.Name
+			}
+		}
+	}
+	return ""
+}
+
+func family(name string) (Family, bool) {
+	for _, f := range Families {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Family{}, false
+}
+
+// familyConstants returns the constants a prediction for f sets, given
+// the constants the module declares; false if f's rules name one it does
+// not declare.
+func familyConstants(f Family, declared []string) ([]Constant, bool) {
+	var set []Constant
+	for _, k := range rulesOff {
+		if slices.Contains(declared, k.Name) && !slices.ContainsFunc(f.Rules, func(r Constant) bool { return r.Name == k.Name }) {
+			set = append(set, k)
+		}
+	}
+	for _, k := range f.Rules {
+		if !slices.Contains(declared, k.Name) {
+			return nil, false
+		}
+		set = append(set, k)
+	}
+	return append(set, predictionBroker...), true
+}
