@@ -48,6 +48,18 @@ scenarios: build
 	@for s in traces/scenarios/*.schedule; do n=$$(basename $$s .schedule); echo "## $$n"; \
 		RACE_SCHEDULE=$$s RACE_KEEP=/tmp/kcheck-scenarios/$$n bench/race.sh $(SCENARIO_RUNS) 4.1.0 4.3.1 4.4.0 || exit $$?; done
 
+# Every TLC counterexample of spec/expect.tsv as a scenario file in
+# spec/scenarios (kcheck scenarios derive: one invariant at a time, a fault
+# schedule and each client family's prediction per counterexample).
+# scenarios-check writes nothing and fails when a file is stale, missing or
+# extra; part of make test.
+.PHONY: scenarios-derive scenarios-check
+scenarios-derive: build
+	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar $(KCHECK) scenarios derive --spec-dir spec --out spec/scenarios
+
+scenarios-check: build
+	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar $(KCHECK) scenarios derive --spec-dir spec --out spec/scenarios --check
+
 # The benchmarks against the peers in one run (bench/run.sh): bench/RESULTS.md
 # and its plots. Not part of make test. bench-quick is the short version.
 bench: build
@@ -100,7 +112,7 @@ drivertest:
 	@py=$$(drivers/python/setup.sh) && "$$py" -m unittest discover -s drivers/python -p 'test_*.py'
 	node --test drivers/kafkajs/
 
-test: fmt-check vet gotest fuzz drivertest tlc kafka-test
+test: fmt-check vet gotest fuzz drivertest tlc scenarios-check kafka-test
 
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.

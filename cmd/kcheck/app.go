@@ -26,6 +26,7 @@ func commands() []*cli.Command {
 		kafkaCommand(),
 		proxyCommand(),
 		readbackCommand(),
+		scenariosCommand(),
 	}
 }
 
@@ -43,7 +44,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"   kcheck verify   checks a trace against the same spec, for linearizability\n" +
 			"                   (Porcupine) and for exactly-once ordering\n" +
 			"   kcheck kafka    runs real Apache Kafka (from Maven Central) to run against\n" +
-			"   kcheck proxy    traces any client on the wire, injecting the same faults\n\n" +
+			"   kcheck proxy    traces any client on the wire, injecting the same faults\n" +
+			"   kcheck scenarios  derives fault schedules from TLC's counterexamples\n\n" +
 			"Exit status: 0 when everything is as expected, 1 when a check failed,\n" +
 			"2 on bad usage or input, or when a tool such as TLC or java could not run.\n\n" +
 			"Run kcheck <command> --help for the flags of a command.",
@@ -63,9 +65,14 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 	}
-	for _, c := range app.Commands {
-		c.OnUsageError = onUsageError
+	var setUsage func([]*cli.Command)
+	setUsage = func(cs []*cli.Command) {
+		for _, c := range cs {
+			c.OnUsageError = onUsageError
+			setUsage(c.Subcommands)
+		}
 	}
+	setUsage(app.Commands)
 	return app
 }
 

