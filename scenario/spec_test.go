@@ -75,7 +75,8 @@ func TestCheckDir(t *testing.T) {
 }
 
 // DeriveSpec on SeedGap: two counterexamples (NoGap, and NoOutOfOrderLoss
-// with the delivery timeout).
+// with the delivery timeout), identical to the files committed in
+// spec/scenarios.
 func TestDeriveSpecSeedGap(t *testing.T) {
 	jar := tlctest.Jar(t)
 	var progress bytes.Buffer
@@ -103,6 +104,15 @@ func TestDeriveSpecSeedGap(t *testing.T) {
 	// 6 invariants alone, and a prediction per modelled family.
 	if n := strings.Count(progress.String(), "\n"); n < 6+3 {
 		t.Errorf("progress: %d lines:\n%s", n, progress.String())
+	}
+	problems, err := CheckDir("../spec/scenarios", ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if !strings.HasPrefix(p, "extra: ") { // the other configurations' scenarios
+			t.Errorf("spec/scenarios: %s (make scenarios-derive)", p)
+		}
 	}
 }
 
