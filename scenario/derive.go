@@ -38,7 +38,11 @@ type attempt struct {
 	b     string
 	ep    string
 	seq   string
-	try   int // attempts of the partition with the same epoch and sequence so far, this one included
+	// try is the batch's attempts so far, this one included (as the
+	// selector try=N counts them: a batch keeps its identity across retries
+	// and epoch bumps); seqTry the partition's attempts with the same epoch
+	// and sequence so far.
+	try, seqTry int
 }
 
 // A planned fault, before it is written as a schedule line.
@@ -116,15 +120,21 @@ func (d *deriver) run() error {
 	d.expired = map[string]int{}
 	// The client's sends first: a held answer waits for sends that come
 	// after its fault in the counterexample as well as before.
-	tries := map[string]int{} // p/ep/seq -> attempts so far
+	seqTries := map[string]int{} // p/ep/seq -> attempts so far
+	tries := map[string]int{}    // p/b -> attempts so far
 	for i, st := range s.Steps {
+		p := st.Get("p")
+		if st.Action == "ResendByApp" {
+			delete(tries, p+"/"+st.Get("b")) // the batch is produced again, as a new one
+		}
 		if st.Action != "SendNew" && st.Action != "Resend" {
 			continue
 		}
-		p := st.Get("p")
 		key := p + "/" + st.Get("ep") + "/" + st.Get("seq")
-		tries[key]++
-		a := &attempt{index: i, p: p, new: st.Action == "SendNew", b: st.Get("b"), ep: st.Get("ep"), seq: st.Get("seq"), try: tries[key]}
+		seqTries[key]++
+		tries[p+"/"+st.Get("b")]++
+		a := &attempt{index: i, p: p, new: st.Action == "SendNew", b: st.Get("b"), ep: st.Get("ep"), seq: st.Get("seq"),
+			try: tries[p+"/"+st.Get("b")], seqTry: seqTries[key]}
 		d.attempts = append(d.attempts, a)
 		if !slices.Contains(d.epochs[p], a.ep) {
 			d.epochs[p] = append(d.epochs[p], a.ep)
@@ -245,13 +255,25 @@ func (d *deriver) disconnect(i int) error {
 	if err != nil {
 		return err
 	}
-	f := &planned{index: i, kind: "cut", param: "when=" + when, att: a}
-	if when == "after" {
-		// The answer is never read: it is held (until the sends that came
-		// before the cut), and the connection closed instead.
-		f.until = d.until(a, i)
+	if until := d.until(a, i); when == "after" && until != "" {
+		// A cut holds no answer (fault.Parse refuses until on it): the sends
+		// before it are left to timing.
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d Disconnect: the client sends again on partition %d (until=%s) before the connection is lost; a cut holds no answer, so that is left to timing",
+			st.State, d.partition(a.p), until))
 	}
-	d.plan(f)
+	if f := d.faultOn(a); f != nil {
+		// The answer lost is a fault's own: one fault does both (an attempt
+		// gets the first fault that selects it), the cut, after the append
+		// if the fault appended.
+		f.kind, f.param, f.until = "cut", "when=before", ""
+		if d.s.Steps[f.index].Action == "AppendThenFail" {
+			f.param = "when=after"
+		}
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d Disconnect loses the answer of state %d's %s: one cut:%s for both",
+			st.State, d.s.Steps[f.index].State, d.s.Steps[f.index].Action, f.param))
+	} else {
+		d.plan(&planned{index: i, kind: "cut", param: "when=" + when, att: a})
+	}
 	lost := len(reqs) + len(resps) - 1
 	if lost > 0 {
 		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d Disconnect: %d more request(s) outstanding on the connection are lost with it (%d unhandled, %d answers unread)",
@@ -277,6 +299,16 @@ func (d *deriver) plan(f *planned) {
 	d.faults = append(d.faults, f)
 }
 
+// faultOn returns the planned fault on attempt a, or nil.
+func (d *deriver) faultOn(a *attempt) *planned {
+	for _, f := range d.faults {
+		if f.att == a {
+			return f
+		}
+	}
+	return nil
+}
+
 // sendOf returns the attempt the answer or request of step i is for: the
 // last send of that batch before it.
 func (d *deriver) sendOf(i int, p, b, ep, seq string) (*attempt, error) {
@@ -289,12 +321,15 @@ func (d *deriver) sendOf(i int, p, b, ep, seq string) (*attempt, error) {
 	return nil, fmt.Errorf("state %d: no send of partition %s batch %s (epoch %s, seq %s) before it", d.s.Steps[i].State, p, b, ep, seq)
 }
 
-// receiveOf returns the index of the step where the client reads the answer
-// to a, the fault of step i, or len(steps) if it never does.
+// receiveOf returns the index of the step where the answer to a, the fault
+// of step i, ends: the client reads it, or a lost connection loses it (the
+// model-checking configurations put every partition on one connection); or
+// len(steps) if neither happens.
 func (d *deriver) receiveOf(i int, a *attempt) int {
 	for j := i + 1; j < len(d.s.Steps); j++ {
 		st := d.s.Steps[j]
-		if st.Action == "Receive" && st.Get("p") == a.p && st.Get("b") == a.b && st.Get("ep") == a.ep && st.Get("seq") == a.seq {
+		if st.Action == "Disconnect" ||
+			st.Action == "Receive" && st.Get("p") == a.p && st.Get("b") == a.b && st.Get("ep") == a.ep && st.Get("seq") == a.seq {
 			return j
 		}
 	}
@@ -367,8 +402,8 @@ func (d *deriver) connection(i int, c string) (reqs, resps []value, err error) {
 }
 
 // render writes the planned faults as schedule lines. A fault carries
-// try=N when its attempt is not the first of its sequence, or when another
-// fault selects the same sequence.
+// try=N (the batch's N-th attempt) when its attempt is not the first of its
+// sequence, or when another fault selects the same sequence.
 func (d *deriver) render() {
 	same := map[string]int{}
 	key := func(a *attempt) string { return a.p + "/" + a.ep + "/" + a.seq }
@@ -388,7 +423,7 @@ func (d *deriver) render() {
 				ps = append(ps, "idle="+IdleGap.String())
 			} else {
 				ps = append(ps, "seq="+a.seq)
-				if a.try > 1 || same[key(a)] > 1 {
+				if a.seqTry > 1 || same[key(a)] > 1 {
 					ps = append(ps, "try="+strconv.Itoa(a.try))
 				}
 			}

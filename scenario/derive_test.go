@@ -260,6 +260,44 @@ func TestDerive(t *testing.T) {
 			needs: Needs{Partitions: 2, AppResends: true},
 			notes: []string{"state 13 ResendByApp: the application produces partition 1's failed batch again"},
 		},
+		{
+			// A batch's tries count across an epoch bump, as the selector
+			// try=N does; a sequence faulted twice in its epoch says which.
+			name: "tries across a bump",
+			steps: trace(p1,
+				send("p1", 1, 0, 0), broker("RejectBeforeAppend", "p1", 1, 0, 0, nl), receive("p1", 1, 0, 0, nl, -1),
+				resend("p1", 1, 0, 0), broker("HandleProduce", "p1", 1, 0, 0, ooo), receive("p1", 1, 0, 0, ooo, -1),
+				other("Bump", "p1", "ep |-> 1"),
+				resend("p1", 1, 1, 0), broker("RejectBeforeAppend", "p1", 1, 1, 0, nl), receive("p1", 1, 1, 0, nl, -1),
+				resend("p1", 1, 1, 0), broker("AppendThenFail", "p1", 1, 1, 0, rto), receive("p1", 1, 1, 0, rto, -1)),
+			schedule: []string{
+				"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=0,seq=0,partitions=0",
+				"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=1,seq=0,try=3,partitions=0",
+				"append-then-error:err=REQUEST_TIMED_OUT,epoch=1,seq=0,try=4,partitions=0",
+			},
+			needs: Needs{Partitions: 1},
+		},
+		{
+			// The connection is lost with a refused attempt's answer unread:
+			// one cut does both (an attempt gets one fault), and a cut holds
+			// no answer. The sends after the loss wait for nothing.
+			name: "a fault's answer lost",
+			steps: trace(p1,
+				tstep{event: `[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0, act |-> "SendNew"]`, reqs: `<<[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0]>>`},
+				tstep{event: `[p |-> p1, ep |-> 0, b |-> 2, seq |-> 1, act |-> "SendNew"]`,
+					reqs: `<<[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0], [p |-> p1, ep |-> 0, b |-> 2, seq |-> 1]>>`},
+				tstep{event: `[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0, err |-> "NOT_LEADER_OR_FOLLOWER", act |-> "RejectBeforeAppend"]`,
+					reqs: `<<[p |-> p1, ep |-> 0, b |-> 2, seq |-> 1]>>`, resps: `<<[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0, off |-> -1, err |-> "NOT_LEADER_OR_FOLLOWER"]>>`},
+				tstep{event: `[c |-> 0, act |-> "Disconnect"]`, reqs: "<<>>", resps: "<<>>"},
+				resend("p1", 1, 0, 0), resend("p1", 2, 0, 1)),
+			schedule: []string{"cut:when=before,epoch=0,seq=0,partitions=0"},
+			needs:    Needs{Partitions: 1},
+			notes: []string{
+				"state 5 Disconnect: the client sends again on partition 0 (until=next) before the connection is lost",
+				"state 5 Disconnect loses the answer of state 4's RejectBeforeAppend: one cut:when=before for both",
+				"state 5 Disconnect: 1 more request(s) outstanding on the connection are lost with it (1 unhandled, 1 answers unread)",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
