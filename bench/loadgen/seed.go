@@ -206,8 +206,10 @@ func RecordNumber(v []byte) int64 {
 
 // Tally counts a read-back as the Java driver does. A value that is no
 // record of this run is foreign; a record seen again is duplicated (and not
-// read back again); a record read after a higher-numbered one of the same
-// key on the same partition is out of order. Not safe for concurrent use.
+// read back again); a record read after a higher-numbered one on the same
+// partition is out of order: Kafka appends one producer's records to a
+// partition in the order they were sent, whatever their keys, and every
+// driver sends in record order. Not safe for concurrent use.
 type Tally struct {
 	ReadBack, Duplicated, OutOfOrder, Foreign int
 	Lost, LostAcked                           int // set by Finish
@@ -237,7 +239,7 @@ func (t *Tally) Add(p int32, value []byte) {
 		return
 	}
 	t.ReadBack++
-	k := partKey{p, t.keyOf[n]}
+	k := partKey{p: p}
 	prev, ok := t.last[k]
 	if ok && n < prev {
 		t.OutOfOrder++

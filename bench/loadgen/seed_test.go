@@ -155,6 +155,14 @@ func TestTally(t *testing.T) {
 	if ta.ReadBack != 4 || ta.Duplicated != 2 || ta.OutOfOrder != 0 || ta.Foreign != 2 || ta.Lost != 2 || ta.LostAcked != 1 {
 		t.Errorf("tally %+v", ta)
 	}
+	// Out of order per partition, whatever the keys: 1 (key 1) after 2 (key 0).
+	ta = NewTally([]int32{0, 1, 0})
+	for _, v := range []string{"rec=0;", "rec=2;", "rec=1;"} {
+		ta.Add(0, []byte(v))
+	}
+	if ta.OutOfOrder != 1 {
+		t.Errorf("tally, reordered across keys: %+v", ta)
+	}
 	ta = NewTally([]int32{0, 0, 0})
 	for _, v := range []string{"rec=0;", "rec=2;", "rec=1;"} {
 		ta.Add(3, []byte(v))

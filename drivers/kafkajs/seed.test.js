@@ -71,9 +71,9 @@ test('Tally counts a hand-built log as loadgen.Tally', () => {
   t.add(0, 3, v(7)) // offset 3 again (a fetch repeated): skipped
   t.add(0, 4, v(99)) // no record of this run: foreign
   t.add(1, 0, v(3))
-  t.add(1, 1, v(2)) // key 1: 2 after 3, out of order
+  t.add(1, 1, v(2)) // 2 after 3, out of order
   t.add(1, 2, v(6))
-  t.add(1, 3, v(4)) // key 2: 4 after 6, out of order
+  t.add(1, 3, v(4)) // 4 after 6, out of order
   t.add(1, 1, v(5)) // an offset already read: skipped
   assert.strictEqual(t.nextOffset(0), 5)
   assert.strictEqual(t.nextOffset(1), 4)

@@ -316,13 +316,14 @@ class Reports:
 class Tally:
     """Counts a read-back as the Java driver does: each partition's records in
     its order; a value not of the records sent is foreign, a record read again
-    a duplicate, a record read after a later one of its key on its partition
-    out of order."""
+    a duplicate, a record read after a later one on its partition out of
+    order (one producer's records keep their send order per partition,
+    whatever their keys)."""
 
     def __init__(self, key_of):
         self.key_of = key_of  # key index by record number, -1 without a key
         self.seen = [0] * len(key_of)
-        self.last = {}  # (partition, key index) -> highest record number read
+        self.last = {}  # partition -> highest record number read
         self.read_back = self.duplicated = self.out_of_order = self.foreign = 0
         self.lost = self.lost_acked = 0
 
@@ -336,7 +337,7 @@ class Tally:
             self.duplicated += 1
             return
         self.read_back += 1
-        k = (p, self.key_of[n])
+        k = p  # one producer's records keep their send order per partition, whatever their keys
         prev = self.last.get(k)
         if prev is not None and n < prev:
             self.out_of_order += 1

@@ -263,7 +263,8 @@ public final class Main {
             consumer.assign(tps);
             consumer.seekToBeginning(tps);
             Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
-            Map<TopicPartition, Map<Integer, Integer>> lastByKey = new HashMap<>();
+            // One producer's records keep their send order per partition, whatever their keys.
+            Map<TopicPartition, Integer> lastOf = new HashMap<>();
             long deadline = System.currentTimeMillis() + 120_000;
             while (true) {
                 boolean all = true;
@@ -277,11 +278,10 @@ public final class Main {
                     if (n < 0 || n >= records) { foreign++; continue; }
                     if (++seen[n] > 1) { duplicated++; continue; }
                     readBack++;
-                    Map<Integer, Integer> last = lastByKey.computeIfAbsent(
-                        new TopicPartition(r.topic(), r.partition()), x -> new HashMap<>());
-                    Integer prev = last.get(keyOf[n]);
+                    TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                    Integer prev = lastOf.get(tp);
                     if (prev != null && n < prev) outOfOrder++;
-                    if (prev == null || n > prev) last.put(keyOf[n], n);
+                    if (prev == null || n > prev) lastOf.put(tp, n);
                 }
             }
         }
