@@ -40,20 +40,31 @@ RACE_RUNS ?= 5
 race: build
 	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1 4.4.0
 
-# Every schedule in traces/scenarios (a TLC counterexample as faults) against
-# every client of make race, on each broker, one run each; their traces kept
-# in /tmp/kcheck-scenarios/NAME (traces/scenarios/README.md reads them).
+# Every scenario of spec/scenarios (a TLC counterexample as a fault schedule;
+# same schedules run once) and a Baseline without faults, against every client
+# (ours with the rule off and on, and the driver matrix's), each workload
+# shape, on Kafka 4.1.0, 4.3.1 and 4.4.0, through kcheck proxy: the matrix in
+# traces/scenarios/RESULTS.md and results.json, every cell's trace kept in
+# /tmp/kcheck-scenarios (kcheck scenarios run --help). SCENARIO_RUNS runs each.
 SCENARIO_RUNS ?= 1
 scenarios: build
-	@for s in traces/scenarios/*.schedule; do n=$$(basename $$s .schedule); echo "## $$n"; \
-		RACE_SCHEDULE=$$s RACE_KEEP=/tmp/kcheck-scenarios/$$n bench/race.sh $(SCENARIO_RUNS) 4.1.0 4.3.1 4.4.0 || exit $$?; done
+	$(KCHECK) scenarios run --runs $(SCENARIO_RUNS) --keep /tmp/kcheck-scenarios \
+		--results traces/scenarios/RESULTS.md --json traces/scenarios/results.json
 
-# Every TLC counterexample of spec/expect.tsv as a scenario file in
+# The quick subset make test runs: the seed's scenario on Kafka 4.1.0, our
+# producer with the rule on and off and librdkafka (whose implicit
+# acknowledgement the scenario can reach), one record a batch. Fails if
+# kcheck verify misses an anomaly the read-back shows, flags a clean run, or
+# finds anything wrong with our producer with the rule on.
+scenarios-quick: build
+	$(KCHECK) scenarios run --scenario SeedGap.NoGap --brokers 4.1.0 --clients ours-on,ours-off,librdkafka \
+		--shapes 1p-one --keep /tmp/kcheck-scenarios-quick --results /tmp/kcheck-scenarios-quick/RESULTS.md
+
 # spec/scenarios (kcheck scenarios derive: one invariant at a time, a fault
 # schedule and each client family's prediction per counterexample).
 # scenarios-check writes nothing and fails when a file is stale, missing or
 # extra; part of make test.
-.PHONY: scenarios-derive scenarios-check
+.PHONY: scenarios scenarios-quick scenarios-derive scenarios-check
 scenarios-derive: build
 	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar $(KCHECK) scenarios derive --spec-dir spec --out spec/scenarios
 
@@ -125,11 +136,12 @@ kafka-fetch: build
 # Starts real brokers: our producer against Kafka 4.1.0, 4.3.1 and 4.4.0
 # (one node, no faults), its trace verified; a cluster of three nodes; a
 # failed start; the kgo driver on a real broker; then one run of the seed's
-# experiment per client (race-quick) and one run of each fault on a
+# experiment per client (race-quick), the quick subset of the scenario
+# matrix (scenarios-quick) and one run of each fault on a
 # three-node cluster (faults-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
 	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
-	$(MAKE) race-quick faults-quick
+	$(MAKE) race-quick scenarios-quick faults-quick
 
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is
 # not clean, or if kcheck verify misses a loss or flags a clean run.

@@ -23,8 +23,11 @@ type Scenario struct {
 	Steps    []Step   // the same, for the reached check
 	// Expiry > 0: the broker runs with producer.id.expiration.ms Expiry,
 	// and every shape gets an idle phase longer than it.
-	Expiry      time.Duration
-	Predictions map[string]string // client family → TLC's outcome for its rules
+	Expiry, ExpiryCheck time.Duration
+	// Also names the scenarios with the same schedule, run as this one;
+	// Caveats say what the counterexample needs that the brokers here lack.
+	Also, Caveats []string
+	Predictions   map[string]string // client family → TLC's outcome for its rules
 	// Family maps a client to its family (scenario.FamilyOf).
 	Family func(client string) string
 }
@@ -54,6 +57,14 @@ type Results struct {
 	Clients  []string            `json:"clients"`
 	Shapes   []Shape             `json:"shapes"`
 	Schedule map[string][]string `json:"schedules"`
+	Notes    map[string][]string `json:"notes,omitempty"`
+}
+
+func (s *Scenario) also() []string {
+	if len(s.Also) == 0 {
+		return nil
+	}
+	return []string{"The same schedule as " + strings.Join(s.Also, ", ") + "."}
 }
 
 // Run runs every cell of cfg: each broker version is started once (once
@@ -74,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, err
 	}
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg(), Seconds: map[string]float64{},
-		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}}
+		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}, Notes: map[string][]string{}}
 	argvs := map[string][]string{}
 	for _, c := range cfg.Clients {
 		argv, err := c.Prepare(ctx, &cfg.Env)
@@ -93,6 +104,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		schedules[s.Name] = path
 		res.Schedule[s.Name] = s.Schedule
+		if len(s.Also) > 0 || len(s.Caveats) > 0 {
+			res.Notes[s.Name] = append(append([]string{}, s.Caveats...), s.also()...)
+		}
 	}
 	// Scenarios by the broker setting they need.
 	var expiries []time.Duration
@@ -108,7 +122,10 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		for _, exp := range expiries {
 			kc := kafka.Config{Version: v, Cache: cfg.Cache}
 			if exp > 0 {
-				kc.ProducerIDExpiration, kc.ProducerIDExpirationCheck = exp, max(exp/4, 100*time.Millisecond)
+				kc.ProducerIDExpiration, kc.ProducerIDExpirationCheck = exp, byExpiry[exp][0].ExpiryCheck
+				if kc.ProducerIDExpirationCheck <= 0 {
+					kc.ProducerIDExpirationCheck = max(exp/4, 100*time.Millisecond)
+				}
 			}
 			cl, err := kafka.Start(ctx, kc)
 			if err != nil {

@@ -93,6 +93,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		for _, l := range r.Schedule[n] {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
+		for _, l := range r.Notes[n] {
+			fmt.Fprintf(&b, "\n%s\n", l)
+		}
 		fmt.Fprintf(&b, "\nWall time %.0f s.\n\n", r.Seconds[n])
 		b.WriteString("| client | model predicts | shape |")
 		for _, v := range r.Brokers {

@@ -61,6 +61,7 @@ func scenariosCommand() *cli.Command {
 		Description: scenariosDescription,
 		Subcommands: []*cli.Command{
 			scenariosDeriveCommand(),
+			scenariosRunCommand(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

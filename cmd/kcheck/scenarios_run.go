@@ -1,0 +1,263 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kcheck/kcheck/matrix"
+	"github.com/kcheck/kcheck/scenario"
+)
+
+const scenariosRunDescription = `Takes every client through every scenario on every broker: each cell is one run
+of a real client, unchanged, through kcheck proxy with the scenario's fault
+schedule, on a real Kafka broker started here (fetched from Maven Central into
+the cache), then kcheck verify on its trace. Scenarios with the same schedule
+run once, as the first of them; a "Baseline" with no faults runs first, to
+show what each client does on its own.
+
+Each cell says:
+   - whether the client reached the scenario's dangerous state (every step of
+     the schedule acted, and every held answer's condition was met: the
+     client sent the later batch while the earlier one was unanswered), was
+     held back by its rules (a hold ran out), or never sent what a step
+     selects ("not reached");
+   - what happened to its records: its own read-back (lost, lost though
+     acknowledged, duplicated, reordered, failed) and what it told its
+     application (lost though acknowledged to the application), and stalls;
+   - what the model predicts for the client's family of rules (TLC on the
+     scenario's configuration with the family's constants; spec/scenarios);
+   - kcheck verify's verdict, and whether it agrees with the read-back: it
+     must flag every run that lost an acknowledged record, duplicated or
+     reordered, and no run in which nothing went wrong.
+A cell where the client did worse than the model predicts for its rules is
+listed: the spec lacks a rule the client has.
+
+Every cell's trace, stderr and output are kept in --keep. --results writes the
+matrix in Markdown, --json the cells as JSON.
+
+Shapes: 1p-one (1 partition, 200 records of 1 KiB, one record a batch) and
+16p-many (16 partitions, 1,600 records of 100 bytes, many a batch); a
+scenario that needs the broker to forget the producer runs on a broker with
+its producer.id.expiration.ms and an idle phase past it.
+
+Exit status: 0 if every cell ran, kcheck verify agreed with every read-back
+and our producer with the rule on (ours-on) was clean; 1 otherwise; 2 on bad
+usage, a scenario file that does not parse, or a client or broker that could
+not be set up.`
+
+func scenariosRunCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "run",
+		Usage:       "run every scenario against every client on real Kafka brokers, and tabulate",
+		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--keep DIR] [--results FILE] [--json FILE]",
+		Description: scenariosRunDescription,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Value: "spec/scenarios", Usage: "`DIR` of the scenario files", TakesFile: true},
+			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
+			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
+			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + ")"},
+			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS`"},
+			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default all: " + strings.Join(shapeNames(), ",") + ")"},
+			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` runs of each cell"},
+			&cli.StringFlag{Name: "keep", Value: filepath.Join(os.TempDir(), "kcheck-scenarios"), Usage: "`DIR` where every cell's trace, output and stderr are kept", TakesFile: true},
+			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
+			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
+			&cli.DurationFlag{Name: "cell-timeout", Value: 3 * time.Minute, Usage: "give up a cell after `DURATION` (recorded, not fatal)"},
+			&cli.StringFlag{Name: "root", Value: ".", Usage: "`DIR` of the kcheck repository, for drivers/", TakesFile: true},
+			&cli.StringFlag{Name: "cache", EnvVars: []string{"KCHECK_CACHE"}, Usage: "download cache `DIR` (default ~/.cache/kcheck)", TakesFile: true},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("scenarios run: unexpected argument %q (see kcheck scenarios run --help)", c.Args().First())
+			}
+			return runScenariosRun(c)
+		},
+	}
+}
+
+func shapeNames() []string {
+	var ns []string
+	for _, s := range matrix.Shapes() {
+		ns = append(ns, s.Name)
+	}
+	return ns
+}
+
+// splitList flattens repeated and comma-separated flag values.
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func runScenariosRun(c *cli.Context) error {
+	runs := c.Int("runs")
+	if runs < 1 {
+		return usageErrorf("scenarios run: --runs %d: want 1 or more", runs)
+	}
+	scs, err := scenario.ReadDir(c.String("dir"))
+	if err != nil {
+		return usageErrorf("scenarios run: %w", err)
+	}
+	groups, err := scenarioGroups(scs, c.Bool("baseline"))
+	if err != nil {
+		return usageErrorf("scenarios run: %w", err)
+	}
+	if want := splitList(c.StringSlice("scenario")); len(want) > 0 {
+		var picked []*matrix.Scenario
+		for _, n := range want {
+			g := findGroup(groups, n)
+			if g == nil {
+				return usageErrorf("scenarios run: --scenario %s: no such scenario in %s (Baseline, or a file's name without %s)", n, c.String("dir"), scenario.Ext)
+			}
+			if !slices.Contains(picked, g) {
+				picked = append(picked, g)
+			}
+		}
+		groups = picked
+	}
+	names := splitList(c.StringSlice("clients"))
+	if len(names) == 0 {
+		names = matrix.ClientNames()
+	}
+	clients, err := matrix.LookupClients(names)
+	if err != nil {
+		return usageErrorf("scenarios run: --clients: %w", err)
+	}
+	var shapes []matrix.Shape
+	if want := splitList(c.StringSlice("shapes")); len(want) > 0 {
+		for _, n := range want {
+			i := slices.IndexFunc(matrix.Shapes(), func(s matrix.Shape) bool { return s.Name == n })
+			if i < 0 {
+				return usageErrorf("scenarios run: --shapes: unknown shape %q (known: %s)", n, strings.Join(shapeNames(), ", "))
+			}
+			shapes = append(shapes, matrix.Shapes()[i])
+		}
+	} else {
+		shapes = matrix.Shapes()
+	}
+	brokers := splitList(c.StringSlice("brokers"))
+	if len(brokers) == 0 {
+		return usageErrorf("scenarios run: --brokers: no Kafka version given")
+	}
+	kcheck, err := os.Executable()
+	if err != nil {
+		return usageErrorf("scenarios run: finding kcheck's own executable: %w", err)
+	}
+	root, err := filepath.Abs(c.String("root"))
+	if err != nil {
+		return usageErrorf("scenarios run: --root: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "drivers")); err != nil {
+		return usageErrorf("scenarios run: --root %s: no drivers/ there (run from the kcheck repository, or give --root)", root)
+	}
+	bin, err := os.MkdirTemp("", "kcheck-scenarios-bin-")
+	if err != nil {
+		return usageErrorf("scenarios run: %w", err)
+	}
+	defer os.RemoveAll(bin)
+	res, err := matrix.Run(c.Context, matrix.Config{
+		Env:       matrix.Env{Root: root, Bin: bin, Kcheck: kcheck},
+		Scenarios: groups, Clients: clients, Brokers: brokers, Shapes: shapes, Runs: runs,
+		Dir: c.String("keep"), CellTimeout: c.Duration("cell-timeout"), Cache: c.String("cache"), Log: c.App.ErrWriter,
+	})
+	if err != nil {
+		return usageErrorf("scenarios run: %w", err)
+	}
+	if p := c.String("results"); p != "" {
+		if err := writeFileAtomic(p, res.WriteMarkdown); err != nil {
+			return usageErrorf("scenarios run: --results: %w", err)
+		}
+	}
+	if p := c.String("json"); p != "" {
+		if err := writeFileAtomic(p, res.WriteJSON); err != nil {
+			return usageErrorf("scenarios run: --json: %w", err)
+		}
+	}
+	if c.String("results") == "" {
+		if err := res.WriteMarkdown(c.App.Writer); err != nil {
+			return err
+		}
+	}
+	t := res.Tally()
+	fmt.Fprintf(c.App.ErrWriter, "kcheck scenarios run: %d cells in %.0f s: %d reached, %d held back, %d not reached, %d could not run; %d anomalies, %d worse than the model; verify missed %d, false alarms %d; ours-on flagged %d\n",
+		t.Cells, res.Total, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
+	if !t.OK() {
+		return &exitError{code: exitMismatch, err: fmt.Errorf("scenarios run: kcheck did not judge every cell right, a cell could not run, or our producer with the rule on was not clean (see the matrix; traces in %s)", c.String("keep"))}
+	}
+	return nil
+}
+
+func findGroup(groups []*matrix.Scenario, name string) *matrix.Scenario {
+	for _, g := range groups {
+		if g.Name == name || slices.Contains(g.Also, name) {
+			return g
+		}
+	}
+	return nil
+}
+
+// scenarioGroups makes one matrix scenario of every set of scenarios with
+// the same schedule (and broker settings), named for the first; with
+// baseline, the Baseline first.
+func scenarioGroups(scs []*scenario.Scenario, baseline bool) ([]*matrix.Scenario, error) {
+	var out []*matrix.Scenario
+	if baseline {
+		out = append(out, &matrix.Scenario{Name: matrix.Baseline, Family: scenario.FamilyOf, Predictions: map[string]string{}})
+	}
+	// A group is named for its first scenario whose counterexample the
+	// brokers here can give (no caveats), else its first.
+	scs = slices.Clone(scs)
+	slices.SortStableFunc(scs, func(a, b *scenario.Scenario) int { return min(len(caveats(a)), 1) - min(len(caveats(b)), 1) })
+	byKey := map[string]*matrix.Scenario{}
+	for _, s := range scs {
+		fs, err := s.Faults()
+		if err != nil {
+			return nil, err
+		}
+		key := fmt.Sprintf("%q %d %d", s.Schedule, s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs)
+		if g, ok := byKey[key]; ok {
+			g.Also = append(g.Also, s.Name)
+			continue
+		}
+		g := &matrix.Scenario{Name: s.Name, Schedule: s.Schedule, Steps: matrix.StepsOf(fs),
+			Expiry: time.Duration(s.Needs.ExpiryMs) * time.Millisecond, ExpiryCheck: time.Duration(s.Needs.ExpiryCheckMs) * time.Millisecond,
+			Caveats: caveats(s), Predictions: s.Predictions, Family: scenario.FamilyOf}
+		byKey[key] = g
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// caveats says what a scenario's counterexample needs that the brokers and
+// drivers here do not give it: the cells still run its schedule, and the
+// predictions are for the brokers here (NoStateRule v25to44).
+func caveats(s *scenario.Scenario) []string {
+	var cs []string
+	n := s.Needs
+	if n.NoStateRule != "" && n.NoStateRule != "v25to44" {
+		cs = append(cs, fmt.Sprintf("The counterexample needs a broker whose no-state rule is %s; Kafka 4.1.0-4.4.0 are v25to44.", n.NoStateRule))
+	}
+	if n.PreWritten {
+		cs = append(cs, "The counterexample needs a log that already holds a record; each run here starts on a new topic.")
+	}
+	if n.DedupWindow != 0 && n.DedupWindow != 5 {
+		cs = append(cs, fmt.Sprintf("The counterexample needs a broker retaining %d batches per producer; Kafka retains 5.", n.DedupWindow))
+	}
+	if n.AppResends {
+		cs = append(cs, "The counterexample needs the application to produce a failed batch again; the drivers do not.")
+	}
+	return cs
+}
