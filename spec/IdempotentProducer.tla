@@ -21,6 +21,9 @@
 (*     UnifiedLog.java, ProducerStateManager.java, ProducerStateEntry.java,*)
 (*     ProducerAppendInfo.java                                             *)
 (* The first-ack rule is KAFKA-14359 (apache/kafka PR #23853).             *)
+(* The constants HandBackOnError, ImplicitAck and PipelineAfterOk swap in  *)
+(* rules of other clients (kafkajs, librdkafka, kgo), each commented with  *)
+(* the client's file and function; README.md, "Client families".           *)
 (*                                                                         *)
 (* What is left out, and why the properties survive it, is in README.md.   *)
 (***************************************************************************)
@@ -50,7 +53,16 @@ CONSTANTS
     DeliveryTimeout,     \* TRUE: delivery.timeout.ms may fail a batch waiting to be retried
     StateExpiry,         \* TRUE: the broker may expire the producer's state (producer.id.expiration.ms)
     MaxExpiries,         \* bound on producer-state expiries
-    AppResends           \* TRUE: the application produces a batch failed by OUT_OF_ORDER_SEQUENCE_NUMBER again
+    AppResends,          \* TRUE: the application produces a batch failed by OUT_OF_ORDER_SEQUENCE_NUMBER again
+    AppSerial,           \* TRUE: the application produces a partition's next batch only once the
+                         \*   previous one was acknowledged or failed (it awaits each send)
+    \* Client families: rules of other clients, each FALSE for the Java client.
+    HandBackOnError,     \* TRUE: kafkajs 2.2.4: a request that fails hands its sequence back, and
+                         \*   its retry draws a sequence again, after whatever was sent meanwhile
+    ImplicitAck,         \* TRUE: librdkafka: a success for a later batch acknowledges the earlier
+                         \*   batches of the partition waiting to be retried, with no offset
+    PipelineAfterOk      \* TRUE: franz-go (kgo): a second batch of a partition goes out only while
+                         \*   the last answer to its oldest batch was a success (okOnSink)
 
 ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
@@ -62,13 +74,24 @@ ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in 
 \* Fatal are the errors a produce can get that the client does not retry.
 Fatal == {"INVALID_PRODUCER_EPOCH", "INVALID_RECORD", "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE",
           "INVALID_REQUIRED_ACKS", "TOPIC_AUTHORIZATION_FAILED", "UNKNOWN_SERVER_ERROR"}
+\* kafkajs does not retry these either (retriable: false in src/protocol/error.js): the
+\* sequence and producer-id errors fail the send() too, DUPLICATE_SEQUENCE_NUMBER included.
+NotRetriedByKafkajs == Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"}
+\* The answers a client takes as success: kafkajs fails a send on DUPLICATE_SEQUENCE_NUMBER.
+Success == IF HandBackOnError THEN {"NONE"} ELSE {"NONE", "DUPLICATE_SEQUENCE_NUMBER"}
 ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
+ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk} : k \in BOOLEAN
+\* kafkajs holds a lock per broker from drawing a request's sequences until its answer
+\* (eosManager acquireBrokerLock/releaseBrokerLock around sendMessages' produce call):
+\* one request per connection, whatever maxInFlightRequests says.
+ASSUME HandBackOnError => MaxInFlight = 1
 
 Batches == 1..NumBatches
 Conns   == {ConnOf[p] : p \in Partitions}
 \* Every partition led by one broker, over one connection: ConnOf <- OneConnection.
 OneConnection == [p \in Partitions |-> 0]
 NoSeq   == -1          \* a batch not yet drained; also "no acknowledged sequence"
+NoOffset == -1         \* acknowledged with no offset (librdkafka's RD_KAFKA_OFFSET_INVALID)
 Other   == 0           \* the batch id of another producer's record (PreWritten)
 NoState == [ep |-> -1, win |-> <<>>]   \* the broker holds nothing for our producer
 
@@ -80,13 +103,15 @@ VARIABLES
     lastAcked,   \* lastAcked[p]: highest acknowledged sequence in pEpoch[p], or NoSeq
     bumpReq,     \* bumpReq[p]: an epoch bump was requested for p (requestEpochBumpForPartition)
     unresolved,  \* unresolved[p]: a batch of p expired in retry (markSequenceUnresolved)
+    lastOk,      \* lastOk[p]: the last answer read for p's oldest unfinished batch was a
+                 \*   success (kgo's okOnSink; kept only when PipelineAfterOk)
     batch,       \* batch[p][b]: [st, seq, ep, reset, ooo, off]
                  \*   st: "unsent" | "sent" (in an outstanding request) | "retry" (reenqueued)
                  \*       | "acked" | "failed" (to the application)
                  \*   reset: its sequence was rewritten by an epoch bump (sequenceHasBeenReset)
                  \*   retried: an attempt of it failed (it has been reenqueued)
                  \*   ooo: it has been answered OUT_OF_ORDER_SEQUENCE_NUMBER
-                 \*   off: the offset it was acknowledged with
+                 \*   off: the offset it was acknowledged with (NoOffset: none, ImplicitAck)
     \* --- the connection ---
     reqs,        \* reqs[c]: requests sent on connection c, not yet handled by the broker, oldest first
     resps,       \* resps[c]: responses produced on c and not yet read by the client, oldest first
@@ -98,7 +123,7 @@ VARIABLES
     expiries,    \* producer-state expiries so far
     event        \* the step just taken, for counterexamples and trace validation
 
-client == <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, batch>>
+client == <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, batch>>
 broker == <<log, pstate>>
 vars   == <<client, reqs, resps, broker, faults, expiries, event>>
 
@@ -122,6 +147,19 @@ AwaitingFirstAck(p) == lastAcked[p] = NoSeq /\ InFlight(p) # {}
 \* kcheck's producer: a batch of p whose attempt failed is still unacknowledged.
 \* While it is, new batches could push it out of the broker's dedup window.
 Retrying(p) == \E b \in InFlight(p) : batch[p][b].retried
+
+\* kgo's gate (PipelineAfterOk): while the last answer to p's oldest unfinished batch was
+\* not a success, p has at most one request outstanding (sink.go, sink.createReq: a
+\* partition with a request in flight stages no other unless okOnSink).
+GateClosed(p) == PipelineAfterOk /\ ~lastOk[p] /\ Outstanding(p) # {}
+
+\* The oldest batch of p not yet done (acknowledged or failed): kgo's recBuf.batches[0].
+Unfinished(p) == {b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry"}}
+
+\* librdkafka's acked_msgid for p: the highest batch acknowledged so far (0: none).
+\* Batches are numbered in the order the application produced them, as msgids are.
+AckedMsg(p) == LET A == {b \in Batches : batch[p][b].st = "acked"} \cup {0}
+               IN CHOOSE m \in A : \A a \in A : a <= m
 
 \* Requests sent on connection c whose responses the client has not read yet.
 Pending(c) == Len(reqs[c]) + Len(resps[c])
@@ -175,6 +213,7 @@ Init ==
     /\ lastAcked = [p \in Partitions |-> NoSeq]
     /\ bumpReq = [p \in Partitions |-> FALSE]
     /\ unresolved = [p \in Partitions |-> FALSE]
+    /\ lastOk = [p \in Partitions |-> FALSE]
     /\ batch = [p \in Partitions |-> [b \in Batches |->
                   [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE, ooo |-> FALSE, off |-> -1]]]
     /\ reqs = [c \in Conns |-> <<>>]
@@ -200,12 +239,26 @@ Init ==
 \* With HoldWhileRetrying (kcheck's producer), neither does a partition with a
 \* retried batch unacknowledged, so that no more than MaxInFlight - 1 later batches
 \* are ever appended before the retry arrives (KAFKA-18905).
+\* With PipelineAfterOk (kgo), neither does a partition whose gate is closed
+\* (GateClosed: sink.go, sink.createReq).
+\* With HandBackOnError (kafkajs), a queued retry does not hold a new batch back:
+\* kafkajs has no accumulator; each send() call draws its sequences itself once it
+\* holds the broker's lock (sendMessages.js, createProducerRequests: getSequence and
+\* updateSequence inside acquireBrokerLock), and the lock goes to the first send()
+\* waiting for it (utils/lock.js, release), while a failed one waits out its retry
+\* backoff (retry/index.js, scheduleRetry) before it asks for the lock again.  The
+\* model's application already produces every batch at once (NumBatches concurrent
+\* send() calls, queued in order: Lowest(Unsent(p))), as the kcheck driver does.
+\* With AppSerial (the application, not a client rule), p's next batch is produced
+\* only once nothing of p is in flight.
 SendNew(p) ==
     /\ Pending(ConnOf[p]) < MaxInFlight
     /\ Unsent(p) # {}
-    /\ \A b \in Batches : batch[p][b].st # "retry"
+    /\ HandBackOnError \/ \A b \in Batches : batch[p][b].st # "retry"
     /\ ~bumpReq[p] /\ ~unresolved[p]
     /\ pEpoch[p] # epoch => InFlight(p) = {}
+    /\ ~GateClosed(p)
+    /\ ~(AppSerial /\ InFlight(p) # {})
     /\ LET stale == pEpoch[p] # epoch
            seq   == IF stale THEN 0 ELSE nextSeq[p]
            acked == IF stale THEN NoSeq ELSE lastAcked[p]
@@ -218,22 +271,35 @@ SendNew(p) ==
           /\ batch' = [batch EXCEPT ![p][b].st = "sent", ![p][b].seq = seq, ![p][b].ep = epoch]
           /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> epoch, seq |-> seq])]
           /\ event' = [act |-> "SendNew", p |-> p, b |-> b, ep |-> epoch, seq |-> seq]
-    /\ UNCHANGED <<epoch, bumpReq, unresolved, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, bumpReq, unresolved, lastOk, resps, broker, faults, expiries>>
 
 \* Send a reenqueued batch again with the sequence it already has.
 \* RecordAccumulator.reenqueue puts it back in sequence order; the drain sends a
 \* retry only when it is the lowest sequence in flight (one retry at a time).
 \* A partition waiting for an epoch bump sends nothing until the bump.
+\* With PipelineAfterOk (kgo), the retry too waits for p's gate: kgo rewinds p to its
+\* first pending batch (sink.go, recBuf.resetBatchDrainIdx) and createReq stages it only
+\* once nothing of p is outstanding.
+\* With HandBackOnError (kafkajs), the retry is the same send() asking for the lock again
+\* after its backoff (sendMessages.js: the retrier runs createProducerRequests again),
+\* and it draws its sequence again (getSequence, updateSequence): the next sequence of
+\* p, which is no longer its own if another send() drew it meanwhile.  Its epoch is
+\* the producer's (kafkajs never bumps it).
 Resend(p) ==
     /\ Pending(ConnOf[p]) < MaxInFlight
     /\ ~bumpReq[p]
+    /\ ~GateClosed(p)
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
-        /\ \A c \in InFlight(p) : batch[p][c].ep = batch[p][b].ep => batch[p][b].seq <= batch[p][c].seq
-        /\ batch' = [batch EXCEPT ![p][b].st = "sent"]
-        /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq])]
-        /\ event' = [act |-> "Resend", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, resps, broker, faults, expiries>>
+        /\ HandBackOnError \/
+             \A c \in InFlight(p) : batch[p][c].ep = batch[p][b].ep => batch[p][b].seq <= batch[p][c].seq
+        /\ LET seq == IF HandBackOnError THEN nextSeq[p] ELSE batch[p][b].seq
+               ep  == IF HandBackOnError THEN epoch ELSE batch[p][b].ep
+           IN /\ batch' = [batch EXCEPT ![p][b].st = "sent", ![p][b].seq = seq, ![p][b].ep = ep]
+              /\ nextSeq' = IF HandBackOnError THEN [nextSeq EXCEPT ![p] = seq + 1] ELSE nextSeq
+              /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> ep, seq |-> seq])]
+              /\ event' = [act |-> "Resend", p |-> p, b |-> b, ep |-> ep, seq |-> seq]
+    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, resps, broker, faults, expiries>>
 
 \* Read the oldest response (Sender.handleProduceResponse, Sender.completeBatch).
 \*  - success, or a duplicate answered with the original offset: the batch is done
@@ -248,6 +314,28 @@ Resend(p) ==
 \*    batch fails to the application and its sequence is unresolved (kcheck's
 \*    producer; TransactionManager.handleFailedBatch);
 \*  - every other error here is retriable: the batch is reenqueued, sequence kept.
+\* Client families:
+\*  - ImplicitAck (librdkafka): a success whose batch lies beyond the highest batch
+\*    acknowledged so far plus one (rdkafka_request.c,
+\*    rd_kafka_handle_idempotent_Produce_success: acked_msgid < first_msgid - 1) also
+\*    acknowledges every earlier batch of p waiting in the partition's queues to be
+\*    retried (rdkafka_broker.c, rd_kafka_dr_implicit_ack: delivery reports with
+\*    NO_ERROR and no offset).  librdkafka assumes those were written, since a later
+\*    sequence was accepted; a broker that accepted it with no state for the
+\*    producer proves nothing of the kind.  Batches still in an outstanding request
+\*    are not in those queues and are left to their own answers.
+\*  - HandBackOnError (kafkajs): any error, including a lost connection, hands the
+\*    request's sequences back (sendMessages.js, createProducerRequests: the catch
+\*    around broker.produce calls updateSequence with minus the record count; the
+\*    produce response's parse throws for a partition error, protocol/requests/
+\*    produce/v3/response.js).  Retriable errors retry the send (sendMessages.js, the
+\*    retrier's callback; retry/index.js), which draws a sequence again (Resend); the
+\*    others (NotRetriedByKafkajs) fail it (bail), with no epoch bump: kafkajs gets
+\*    its producer id and epoch once, at connect (eosManager, initProducerId).
+\*  - PipelineAfterOk (kgo): an answer to p's oldest unfinished batch opens p's gate
+\*    if it is a success and closes it otherwise (sink.go, handleReqRespBatch:
+\*    okOnSink cleared before the error is looked at, set on success; answers to
+\*    later batches are skipped there and do not touch it).
 Receive(c) ==
     /\ resps[c] # <<>>
     /\ LET r   == Head(resps[c])
@@ -255,17 +343,34 @@ Receive(c) ==
            bt  == batch[p][r.b]
            cur == r.ep = pEpoch[p]
            isNext == r.seq = lastAcked[p] + 1
+           live == bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq
+           implicit == IF ImplicitAck /\ AckedMsg(p) < r.b - 1
+                       THEN {b \in Batches : b < r.b /\ batch[p][b].st = "retry"}
+                       ELSE {}
        IN /\ resps' = [resps EXCEPT ![c] = Tail(@)]
           /\ event' = [act |-> "Receive", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err, off |-> r.off]
-          /\ unresolved' = IF bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq /\ r.err \in Fatal
+          /\ unresolved' = IF live /\ r.err \in Fatal /\ ~HandBackOnError
                            THEN [unresolved EXCEPT ![p] = TRUE] ELSE unresolved
-          /\ CASE bt.st # "sent" \/ bt.ep # r.ep \/ bt.seq # r.seq ->
+          /\ nextSeq' = IF HandBackOnError /\ live /\ r.err \notin Success
+                        THEN [nextSeq EXCEPT ![p] = @ - 1] ELSE nextSeq
+          /\ lastOk' = IF PipelineAfterOk /\ live /\ r.b = Lowest(Unfinished(p))
+                       THEN [lastOk EXCEPT ![p] = r.err \in Success] ELSE lastOk
+          /\ CASE ~live ->
                     \* A stale response for a batch that moved on: ignored.
                     UNCHANGED <<batch, lastAcked, bumpReq>>
-               [] r.err \in {"NONE", "DUPLICATE_SEQUENCE_NUMBER"} ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "acked", ![p][r.b].off = r.off]
+               [] r.err \in Success ->
+                    /\ batch' = [batch EXCEPT ![p] = [b \in Batches |->
+                                   IF b = r.b THEN [batch[p][b] EXCEPT !.st = "acked", !.off = r.off]
+                                   ELSE IF b \in implicit THEN [batch[p][b] EXCEPT !.st = "acked", !.off = NoOffset]
+                                   ELSE batch[p][b]]]
                     /\ lastAcked' = IF cur THEN [lastAcked EXCEPT ![p] = Max(@, r.seq)] ELSE lastAcked
                     /\ UNCHANGED bumpReq
+               [] HandBackOnError ->
+                    /\ batch' = IF r.err \in NotRetriedByKafkajs
+                                THEN [batch EXCEPT ![p][r.b].st = "failed",
+                                                   ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
+                                ELSE [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ bumpReq' = IF bt.reset THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
@@ -283,7 +388,7 @@ Receive(c) ==
                [] OTHER ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, reqs, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, reqs, broker, faults, expiries>>
 
 \* KIP-360 local epoch bump (TransactionManager.bumpIdempotentProducerEpoch, called
 \* from Sender.runOnce via bumpIdempotentEpochAndResetIdIfNeeded): epoch + 1 with no
@@ -306,21 +411,26 @@ Bump(p) ==
     /\ bumpReq' = [bumpReq EXCEPT ![p] = FALSE]
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
     /\ event' = [act |-> "Bump", p |-> p, ep |-> epoch + 1]
-    /\ UNCHANGED <<reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<lastOk, reqs, resps, broker, faults, expiries>>
 
 \* delivery.timeout.ms ends a batch waiting to be retried: the application gets a
 \* TimeoutException (Sender.getExpiredInflightBatches / failBatch) and the sequence
 \* is marked unresolved (TransactionManager.markSequenceUnresolved).  A batch in an
 \* outstanding request does not expire here: request.timeout.ms < delivery.timeout.ms,
 \* so its attempt ends first (as a response or a disconnect).
+\* With HandBackOnError (kafkajs, no delivery timeout) this is the retrier running out
+\* of retries (retry/index.js: KafkaJSNumberOfRetriesExceeded once retryCount reaches
+\* retries; the kcheck driver sets retries so that the backoffs add up to its delivery
+\* timeout): the send() fails, and its sequence was handed back already, so nothing
+\* is unresolved.
 ExpireBatch(p) ==
     /\ DeliveryTimeout
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
         /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
         /\ event' = [act |-> "ExpireBatch", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
-    /\ unresolved' = [unresolved EXCEPT ![p] = TRUE]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, reqs, resps, broker, faults, expiries>>
+    /\ unresolved' = IF HandBackOnError THEN unresolved ELSE [unresolved EXCEPT ![p] = TRUE]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, lastOk, reqs, resps, broker, faults, expiries>>
 
 \* TransactionManager.maybeResolveSequences: once p has nothing in flight, an
 \* unresolved sequence is resolved if nextSeq = lastAcked + 1 (later batches got
@@ -331,7 +441,7 @@ ResolveSequences(p) ==
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
     /\ bumpReq' = IF nextSeq[p] = lastAcked[p] + 1 THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
     /\ event' = [act |-> "ResolveSequences", p |-> p, bump |-> nextSeq[p] # lastAcked[p] + 1]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, batch, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, lastOk, batch, reqs, resps, broker, faults, expiries>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -406,6 +516,11 @@ AppendThenFail(c) ==
 \* broker has not handled are not written; responses not yet read are lost, so their
 \* batches may or may not be in the log.  NetworkClient fails every outstanding
 \* request and the Sender reenqueues their batches with their sequences.
+\* With HandBackOnError (kafkajs) the failed requests hand their sequences back, as
+\* for an error answer (sendMessages.js: a connection error is thrown by
+\* broker.produce too), and their send() calls retry (KafkaJSConnectionError).
+\* kgo's gate is not touched (sink.go, handleReqClientErr: the batches are retried
+\* with okOnSink as it was).
 Disconnect(c) ==
     /\ Disconnects
     /\ faults < MaxFaults
@@ -414,9 +529,12 @@ Disconnect(c) ==
     /\ resps' = [resps EXCEPT ![c] = <<>>]
     /\ batch' = [p \in Partitions |-> [b \in Batches |->
                    IF batch[p][b].st = "sent" /\ ConnOf[p] = c THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE] ELSE batch[p][b]]]
+    /\ nextSeq' = IF HandBackOnError
+                  THEN [p \in Partitions |-> IF ConnOf[p] = c THEN nextSeq[p] - Cardinality(Outstanding(p)) ELSE nextSeq[p]]
+                  ELSE nextSeq
     /\ faults' = faults + 1
     /\ event' = [act |-> "Disconnect", c |-> c]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, broker, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, broker, expiries>>
 
 \* The broker drops the producer's entry (ProducerStateManager.removeExpiredProducers)
 \* once producer.id.expiration.ms passed since its last batch.  That is far longer
@@ -445,7 +563,7 @@ ResendByApp(p) ==
         /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
                                              retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
         /\ event' = [act |-> "ResendByApp", p |-> p, b |-> b]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, reqs, resps, broker, faults, expiries>>
 
 -----------------------------------------------------------------------------
 Next ==
@@ -461,7 +579,9 @@ Next ==
 \* (weak fairness).  Faults, delivery timeouts and producer-state expiry are the
 \* environment's choices and get no fairness: a run is allowed to never have them.
 \* Weak fairness is enough: SendNew and Resend can be disabled only by Pending
-\* reaching MaxInFlight, which the fair HandleProduce and Receive undo; every other
+\* reaching MaxInFlight, or by a hold on the partition that lasts while some of its
+\* batches are unanswered (the first-ack rule, HoldWhileRetrying, kgo's gate,
+\* AppSerial), which the fair HandleProduce, Receive and Resend undo; every other
 \* fair action stays enabled until taken.
 Fairness ==
     /\ \A p \in Partitions :
@@ -477,7 +597,7 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 TypeOK ==
     /\ epoch \in Nat
     /\ \A p \in Partitions :
-        /\ nextSeq[p] \in Nat /\ lastAcked[p] \in Int /\ pEpoch[p] \in Nat
+        /\ nextSeq[p] \in Nat /\ lastAcked[p] \in Int /\ pEpoch[p] \in Nat /\ lastOk[p] \in BOOLEAN
         /\ \A b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry", "acked", "failed"}
     /\ \A c \in Conns : Pending(c) <= MaxInFlight
 
@@ -500,12 +620,15 @@ NoGap ==
             \E j \in Ours(p) : log[p][j].ep = log[p][i].ep /\ log[p][j].seq = k
 
 \* An acknowledged batch is in the log at the offset it was acknowledged with
-\* (Jepsen: lost-write and inconsistent-offsets).
+\* (Jepsen: lost-write and inconsistent-offsets); one acknowledged with no offset
+\* (ImplicitAck) is in the log somewhere.
 AckedInLog ==
     \A p \in Partitions : \A b \in Batches :
         batch[p][b].st = "acked" =>
-            /\ batch[p][b].off \in 0..(Len(log[p]) - 1)
-            /\ log[p][batch[p][b].off + 1].b = b
+            IF batch[p][b].off = NoOffset
+            THEN \E i \in Ours(p) : log[p][i].b = b
+            ELSE /\ batch[p][b].off \in 0..(Len(log[p]) - 1)
+                 /\ log[p][batch[p][b].off + 1].b = b
 
 \* The seed's symptom as the application sees it: no batch is failed after
 \* OUT_OF_ORDER_SEQUENCE_NUMBER retries while it is missing from the log and a later

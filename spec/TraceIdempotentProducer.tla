@@ -37,7 +37,7 @@ Abandon(p, b) ==
     /\ batch[p][b].st \in {"sent", "retry"}
     /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
     /\ event' = [act |-> "Abandon", p |-> p, b |-> b]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, reqs, resps, broker, faults, expiries>>
 
 \* A logged step: the spec action the line names, with its parameters.
 Logged ==

@@ -348,6 +348,10 @@ CONSTANTS
     StateExpiry = %s
     MaxExpiries = %d
     AppResends = FALSE
+    AppSerial = FALSE
+    HandBackOnError = FALSE
+    ImplicitAck = FALSE
+    PipelineAfterOk = FALSE
 CONSTRAINT TraceFurthest
 `, numBatches, maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
 		set(errsBefore), set(errsAfter), tf(disconnects > 0), faults+disconnects,
