@@ -100,7 +100,7 @@ func TestModuleConstants(t *testing.T) {
 
 func TestFamilies(t *testing.T) {
 	declared := []string{"FirstAckRule", "HoldWhileRetrying", "MaxInFlight", "NoStateRule", "PreWritten"}
-	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck")
+	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial")
 	show := func(cs []Constant) string {
 		var s []string
 		for _, c := range cs {
@@ -115,14 +115,15 @@ func TestFamilies(t *testing.T) {
 	}{
 		{"ours", declared, `FirstAckRule=TRUE HoldWhileRetrying=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
 		{"java", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kgo", declared, `FirstAckRule=TRUE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", declared, ""},
 		{"one-in-flight", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", declared, ""},
 		{"librdkafka", declared, ""},
 		// Once the spec declares the rules, every family sets them.
-		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kafkajs", withRules, `ImplicitAck=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"librdkafka", withRules, `HandBackOnError=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
 	}
 	for _, tt := range tests {
 		f, _ := family(tt.family)

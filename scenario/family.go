@@ -33,9 +33,9 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}},
 	},
 	{
-		Name: "kgo", Doc: "franz-go: its okOnSink gate is a first-ack rule; no hold while retrying",
+		Name: "kgo", Doc: "franz-go: its okOnSink gate (PipelineAfterOk): nothing more in flight behind a partition's oldest batch unless its last answer was a success",
 		Clients: []string{"kgo"},
-		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "FALSE"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}},
 	},
 	{
 		Name: "one-in-flight", Doc: "clients with one request (or batch) per partition in flight, Java's other rules",
@@ -57,7 +57,7 @@ var Families = []Family{
 // rulesOff are client-rule constants a family leaves off unless its Rules
 // set them; each is set only when the spec declares it, so that a spec
 // without the rule still models every family that does not need it.
-var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}}
+var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}, {"PipelineAfterOk", "FALSE"}, {"AppSerial", "FALSE"}}
 
 // predictionBroker is what a prediction sets for the broker: every real
 // broker kcheck runs (Kafka 4.1.0, 4.3.1, 4.4.0) is in 2.5-4.4, on a new log.

@@ -216,8 +216,12 @@ func TestVerifyMemoryBounded(t *testing.T) {
 		})
 	}
 	// The claim costs nothing: the same events under a header of 1,000,000
-	// partitions allocate what they do under one of 8, give or take 256 KiB.
-	if a, b := allocs["claims 1000000 partitions"], allocs["the same, claiming 8"]; a > b+256<<10 {
+	// partitions allocate what they do under one of 8, give or take 1 MiB.
+	// verify's pool of event batches (up to 8 of 256 events, about 0.6 MB)
+	// grows as far as its checks lag behind the reader, which differs from
+	// run to run (256 KiB failed now and then on a loaded machine); a cost
+	// per claimed partition, even 8 bytes, would be 8 MB.
+	if a, b := allocs["claims 1000000 partitions"], allocs["the same, claiming 8"]; a > b+1<<20 {
 		t.Errorf("claiming 1000000 partitions allocated %d bytes, claiming 8 %d", a, b)
 	}
 }
