@@ -69,6 +69,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
 			&cli.DurationFlag{Name: "cell-timeout", Value: 3 * time.Minute, Usage: "give up a cell after `DURATION` (recorded, not fatal)"},
+			&cli.BoolFlag{Name: "list", Usage: "print the scenarios it would run (same schedules as one), their schedules and caveats, and run nothing"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "`DIR` of the kcheck repository, for drivers/", TakesFile: true},
 			&cli.StringFlag{Name: "cache", EnvVars: []string{"KCHECK_CACHE"}, Usage: "download cache `DIR` (default ~/.cache/kcheck)", TakesFile: true},
 		},
@@ -127,6 +128,21 @@ func runScenariosRun(c *cli.Context) error {
 			}
 		}
 		groups = picked
+	}
+	if c.Bool("list") {
+		for _, g := range groups {
+			fmt.Fprintf(c.App.Writer, "%s\n", g.Name)
+			for _, l := range g.Schedule {
+				fmt.Fprintf(c.App.Writer, "    fault %s\n", l)
+			}
+			if len(g.Also) > 0 {
+				fmt.Fprintf(c.App.Writer, "    also %s\n", strings.Join(g.Also, ", "))
+			}
+			for _, l := range g.Caveats {
+				fmt.Fprintf(c.App.Writer, "    caveat %s\n", l)
+			}
+		}
+		return nil
 	}
 	names := splitList(c.StringSlice("clients"))
 	if len(names) == 0 {
