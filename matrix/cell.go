@@ -61,7 +61,10 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.Name),
 		Shape: c.shape.Name, Run: c.run}
 	cell.Predicted = c.scenario.Predictions[cell.Family]
-	if cell.Predicted == "" {
+	switch {
+	case len(c.scenario.Schedule) == 0:
+		cell.Predicted = "no faults"
+	case cell.Predicted == "":
 		cell.Predicted = "not modelled"
 	}
 	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.Name, c.shape.Name, c.run), "-")
