@@ -158,29 +158,11 @@ func TestShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	for i, tc := range []struct {
-		shape      string
-		partitions int
-		idleAfter  int // -1: none
-	}{
-		{loadgen.BatchOne, 16, -1},
-		{loadgen.BatchOne, 1, 100},
-		{loadgen.BatchMany, 1, -1},
-		{loadgen.BatchMany, 16, 100},
-		{loadgen.BatchDefault, 16, -1},
-	} {
-		name := fmt.Sprintf("%s-%dp-idle%d", tc.shape, tc.partitions, tc.idleAfter)
-		t.Run(name, func(t *testing.T) {
+	for i, tc := range logtest.ShapeCases() {
+		t.Run(tc.Name(), func(t *testing.T) {
 			topic := fmt.Sprintf("kgo-shape-%d", i)
 			addr, finish := logtest.TraceProxy(t, c.ListenAddrs()[0], topic)
-			argv := []string{"--bootstrap", addr, "--topic", topic, "--partitions", fmt.Sprint(tc.partitions),
-				"--records", "200", "--value-bytes", "100", "--batch-records", tc.shape, // gzip, the seed's
-				"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"}
-			const idle = time.Second
-			if tc.idleAfter >= 0 {
-				argv = append(argv, "--idle-after", fmt.Sprint(tc.idleAfter), "--idle-ms", fmt.Sprint(idle.Milliseconds()))
-			}
-			cfg, err := parseArgs(argv)
+			cfg, err := parseArgs(tc.Args(addr, topic))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,14 +174,11 @@ func TestShapes(t *testing.T) {
 			if res.Acked != 200 || res.ReadBack != 200 || !res.Clean() {
 				t.Errorf("result: %s", line)
 			}
-			if (tc.idleAfter >= 0) != (res.IdleResult != nil) ||
-				res.IdleResult != nil && (res.IdleEndMs-res.IdleStartMs < idle.Milliseconds() || res.IdleUnanswered != 0 || res.IdleAfter != tc.idleAfter) {
-				t.Errorf("idle phase in the result: %s", line)
-			}
-			if want := tc.shape; res.BatchRecords != want && (want != loadgen.BatchDefault || res.BatchRecords != "") {
+			tc.CheckIdleResult(t, res.IdleResult, string(line))
+			if want := tc.Shape; res.BatchRecords != want && (want != loadgen.BatchDefault || res.BatchRecords != "") {
 				t.Errorf("batch_records %q, want %q (none for the default)", res.BatchRecords, want)
 			}
-			sizes := logtest.CheckShape(t, finish(), tc.shape, tc.idleAfter, idle)
+			sizes := logtest.CheckShape(t, finish(), tc.Shape, tc.IdleAfter, logtest.ShapeIdle)
 			t.Logf("batches (records: batches) %v; %s", sizes, line)
 		})
 	}

@@ -216,3 +216,55 @@ func CheckShape(t testing.TB, att []Attempt, shape string, idleAfter int, idle t
 	}
 	return sizes
 }
+
+// ShapeCase is one workload shape a Go driver's shape test runs: a
+// --batch-records value, the partitions, and --idle-after (-1: no idle phase).
+type ShapeCase struct {
+	Shape      string
+	Partitions int
+	IdleAfter  int
+}
+
+// ShapeIdle is the idle phase of the shape cases that have one.
+const ShapeIdle = time.Second
+
+// ShapeCases are the shapes every Go driver's test runs: one and many
+// records a batch on 1 and 16 partitions, with and without an idle phase,
+// and the default.
+func ShapeCases() []ShapeCase {
+	return []ShapeCase{
+		{loadgen.BatchOne, 16, -1},
+		{loadgen.BatchOne, 1, 100},
+		{loadgen.BatchMany, 1, -1},
+		{loadgen.BatchMany, 16, 100},
+		{loadgen.BatchDefault, 16, -1},
+	}
+}
+
+// Name names the case for t.Run.
+func (c ShapeCase) Name() string {
+	return c.Shape + "-" + strconv.Itoa(c.Partitions) + "p-idle" + strconv.Itoa(c.IdleAfter)
+}
+
+// Args returns the driver flags that run the case, 200 records of 100
+// bytes, against addr.
+func (c ShapeCase) Args(addr, topic string) []string {
+	a := []string{"--bootstrap", addr, "--topic", topic, "--partitions", strconv.Itoa(c.Partitions),
+		"--records", "200", "--value-bytes", "100", "--batch-records", c.Shape, // gzip, the seed's
+		"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"}
+	if c.IdleAfter >= 0 {
+		a = append(a, "--idle-after", strconv.Itoa(c.IdleAfter), "--idle-ms", strconv.FormatInt(ShapeIdle.Milliseconds(), 10))
+	}
+	return a
+}
+
+// CheckIdleResult fails the test unless the JSON line's idle phase (idle,
+// nil without one) is the case's: there exactly when it has one, at least
+// ShapeIdle long, after IdleAfter records, with nothing left unanswered.
+func (c ShapeCase) CheckIdleResult(t testing.TB, idle *loadgen.IdleResult, line string) {
+	t.Helper()
+	if (c.IdleAfter >= 0) != (idle != nil) ||
+		idle != nil && (idle.IdleEndMs-idle.IdleStartMs < ShapeIdle.Milliseconds() || idle.IdleUnanswered != 0 || idle.IdleAfter != c.IdleAfter) {
+		t.Errorf("idle phase in the result: %s", line)
+	}
+}

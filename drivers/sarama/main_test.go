@@ -199,29 +199,12 @@ func TestShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	for i, tc := range []struct {
-		shape      string
-		partitions int
-		idleAfter  int // -1: none
-	}{
-		{"one", 16, -1},
-		{"one", 1, 100},
-		{"many", 1, -1},
-		{"many", 16, 100},
-		{"default", 16, -1},
-	} {
-		t.Run(fmt.Sprintf("%s-%dp-idle%d", tc.shape, tc.partitions, tc.idleAfter), func(t *testing.T) {
+	for i, tc := range logtest.ShapeCases() {
+		t.Run(tc.Name(), func(t *testing.T) {
 			topic := fmt.Sprintf("sarama-shape-%d", i)
 			addr, finish := logtest.TraceProxy(t, c.ListenAddrs()[0], topic)
-			argv := []string{"--bootstrap", addr, "--topic", topic, "--partitions", fmt.Sprint(tc.partitions),
-				"--records", "200", "--value-bytes", "100", "--batch-records", tc.shape, // gzip, the seed's
-				"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"}
-			const idle = time.Second
-			if tc.idleAfter >= 0 {
-				argv = append(argv, "--idle-after", fmt.Sprint(tc.idleAfter), "--idle-ms", fmt.Sprint(idle.Milliseconds()))
-			}
 			var stdout, stderr bytes.Buffer
-			if code := run(argv, &stdout, &stderr); code != 0 {
+			if code := run(tc.Args(addr, topic), &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
 			}
 			var res result
@@ -231,14 +214,11 @@ func TestShapes(t *testing.T) {
 			if res.Acked != 200 || res.ReadBack != 200 {
 				t.Errorf("result: %s", stdout.String())
 			}
-			if (tc.idleAfter >= 0) != (res.IdleResult != nil) ||
-				res.IdleResult != nil && (res.IdleEndMs-res.IdleStartMs < idle.Milliseconds() || res.IdleUnanswered != 0 || res.IdleAfter != tc.idleAfter) {
-				t.Errorf("idle phase in the result: %s", stdout.String())
-			}
-			if want := strings.TrimPrefix(tc.shape, "default"); res.BatchRecords != want {
+			tc.CheckIdleResult(t, res.IdleResult, stdout.String())
+			if want := strings.TrimPrefix(tc.Shape, "default"); res.BatchRecords != want {
 				t.Errorf("batch_records %q, want %q", res.BatchRecords, want)
 			}
-			sizes := logtest.CheckShape(t, finish(), tc.shape, tc.idleAfter, idle)
+			sizes := logtest.CheckShape(t, finish(), tc.Shape, tc.IdleAfter, logtest.ShapeIdle)
 			t.Logf("batches (records: batches) %v; %s", sizes, stdout.String())
 		})
 	}
