@@ -183,7 +183,7 @@ func (c *Config) validate() error {
 			errs = append(errs, err.Error())
 		}
 	} else if len(c.Faults) > 0 {
-		errs = append(errs, "--fault with --brokers: kcheck run injects faults only into the embedded kfake; for a real broker, run it through kcheck proxy (kcheck proxy --upstream HOST:PORT --fault F -- kcheck run --brokers {bootstrap} ...), or run without --brokers")
+		errs = append(errs, "--fault with --brokers: kcheck run injects faults only into the embedded kfake; a real broker needs kcheck proxy (kcheck proxy --upstream HOST:PORT --fault F -- kcheck run --brokers {bootstrap} ...), or run without --brokers")
 	}
 	if len(errs) > 0 {
 		return &UsageError{errors.New(strings.Join(errs, "; "))}
