@@ -19,9 +19,14 @@ func TestTallyAndMarkdown(t *testing.T) {
 			{Scenario: "SeedGap.NoGap", Broker: "4.1.0", Client: "kafkajs", Family: "one-in-flight", Shape: "1p-one", Predicted: "pass",
 				Reach: Reach{Status: Reached}, Happened: Happened{Reordered: 2}, What: "reordered 2", Verdict: "valid", Agreement: Missed, Worse: true},
 			{Scenario: "SeedGap.NoGap", Broker: "4.1.0", Client: "ours-on", Family: "ours", Shape: "1p-one", Err: "timed out"},
+			{Scenario: "Expiry.NoGap", Broker: "4.1.0", Client: "ours-on", Family: "ours", Shape: "1p-one", Predicted: "invariant:NoGap",
+				Reach: Reach{Status: Reached}, Happened: Happened{Reordered: 1}, Verdict: "violations", Agreement: Agrees},
+			{Scenario: "Expiry.NoGap", Broker: "4.1.0", Client: "ours-on", Family: "ours", Shape: "16p-many", Predicted: "pass",
+				Reach: Reach{Status: Reached}, Happened: Happened{Stalls: 1}, Verdict: "violations", Agreement: Agrees},
 		}}
 	tl := r.Tally()
-	want := Tally{Cells: 4, Errors: 1, Reached: 2, HeldBack: 1, Anomalies: 2, Worse: 1, Missed: 1}
+	// ours-on flagged where predicted to pass counts; where predicted to fail, not.
+	want := Tally{Cells: 6, Errors: 1, Reached: 4, HeldBack: 1, Anomalies: 3, Worse: 1, Missed: 1, OursOn: 1}
 	if tl != want {
 		t.Errorf("Tally: got %+v, want %+v", tl, want)
 	}
@@ -48,7 +53,7 @@ func TestTallyAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Results
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Cells) != 4 || back.Cells[0].Reach.Status != Reached {
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Cells) != 6 || back.Cells[0].Reach.Status != Reached {
 		t.Errorf("the JSON does not read back: %v %+v", err, back.Cells)
 	}
 }
