@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -66,6 +67,7 @@ type batch struct {
 	node    int32
 	req     int32 // the request of its outstanding attempt
 	line    int   // where it was last sent
+	sentAt int64 // the trace time of its last attempt
 }
 
 func (b *batch) last() int32 { return nextSeq(b.seq, b.n-1) }
@@ -122,6 +124,13 @@ type partition struct {
 	// (Fault DropConnection naming the partition): the Disconnect that
 	// follows loses them unhandled.
 	cuts []pending
+	// lastAppend is the send time of the latest attempt of the partition
+	// the broker answered as appended (NONE, DUPLICATE_SEQUENCE_NUMBER):
+	// the broker judges a producer idle by its last appended batch's
+	// timestamp, which its client set about when it sent it. appended:
+	// whether there was one.
+	lastAppend int64
+	appended   bool
 	// uncertain are batches whose last attempt was outstanding when its
 	// connection was lost: the broker may have handled it or not.
 	uncertain []*batch
@@ -145,6 +154,13 @@ type Machine struct {
 	maxSentEpoch int16
 	// wire: the trace shows the wire, not the client (see wire.go).
 	wire bool
+	// expiry is the header's state-expiry fault's delay: the broker (a
+	// real one, with producer.id.expiration.ms that low) may have forgotten
+	// the producer before an attempt sent that long after the partition's
+	// last appended batch (the spec's ExpireProducerState, which the wire
+	// does not show). 0: no expiry.
+	expiry int64
+	now    int64 // the trace time of the event being stepped
 }
 
 // DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
@@ -160,8 +176,14 @@ func New(h tracer.Header) (*Machine, error) {
 	if h.MaxInFlight < 1 {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
-	return &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{},
-		wire: h.Writer == tracer.ProxyWriter}, nil
+	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{},
+		wire: h.Writer == tracer.ProxyWriter}
+	for _, s := range h.Faults {
+		if f, err := fault.Parse(s); err == nil && f.Kind == fault.StateExpiry && f.Delay > 0 {
+			m.expiry = f.Delay.Nanoseconds()
+		}
+	}
+	return m, nil
 }
 
 func (m *Machine) part(p int32) *partition {
@@ -257,6 +279,7 @@ func (pt *partition) outstanding() bool {
 
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
+	m.now = e.T
 	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
@@ -465,7 +488,17 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 			next = append(next, out)
 		}
 	}
-	for _, br := range m.expand(pt) {
+	candidates := m.expand(pt)
+	if m.expiry > 0 && pt.appended && b.sentAt-pt.lastAppend >= m.expiry {
+		// The broker may have expired the producer's state while the
+		// partition was idle, or its check may not have run yet: both.
+		for _, br := range candidates[:len(candidates):len(candidates)] {
+			if gone := (broker{noState: true, logLen: br.logLen}); !slices.ContainsFunc(candidates, gone.equal) {
+				candidates = append(candidates, gone)
+			}
+		}
+	}
+	for _, br := range candidates {
 		out, ok, why := m.answer(br, b, fault, e)
 		if !ok {
 			reasons = append(reasons, why)
@@ -492,6 +525,9 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 			b.id, b.ep, b.seq, e.Err, e.Offset, strings.Join(reasons, "; or "))
 	}
 	pt.brokers, pt.spare = next, pt.brokers[:0]
+	if e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER" {
+		pt.lastAppend, pt.appended = max(pt.lastAppend, b.sentAt), true
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -266,5 +267,59 @@ func TestWireRules(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStateExpiryOnTheWire: with state-expiry:delay=D in the header's
+// faults, the broker may have forgotten the producer before an attempt sent
+// D or more after the partition's last appended batch (ExpireProducerState
+// is not on the wire), so a later sequence accepted after a refused one
+// conforms; sent sooner, or without the fault, it does not.
+func TestStateExpiryOnTheWire(t *testing.T) {
+	type ev = tracer.Event
+	at := func(e ev, d time.Duration) ev { e.T = d.Nanoseconds(); return e }
+	trace := func(gap time.Duration) []ev {
+		return []ev{
+			{Kind: tracer.InitProducerID, PID: 1000, Node: -1},
+			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 1, Seq: 0, N: 1, Req: 1, Node: 1, Records: []int64{1}}, 0),
+			at(ev{Kind: tracer.Receive, PID: 1000, Batch: 1, Seq: 0, Req: 1, Node: 1, Err: "NONE", Offset: 0, LogStart: -1}, time.Millisecond),
+			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 2, Seq: 1, N: 1, Req: 2, Node: 1, Records: []int64{2}}, gap),
+			at(ev{Kind: tracer.Fault, Fault: "RejectBeforeAppend", Seq: 1, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER"}, gap),
+			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 3, Seq: 2, N: 1, Req: 3, Node: 1, Records: []int64{3}}, gap),
+			at(ev{Kind: tracer.Receive, PID: 1000, Batch: 2, Seq: 1, Req: 2, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER", Offset: -1, LogStart: -1}, gap+time.Millisecond),
+			at(ev{Kind: tracer.Receive, PID: 1000, Batch: 3, Seq: 2, Req: 3, Node: 1, Err: "NONE", Offset: 1, LogStart: -1}, gap+time.Millisecond),
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		faults  []string
+		gap     time.Duration
+		conform bool
+	}{
+		{"idle past the expiry", []string{"state-expiry:delay=2s"}, 3 * time.Second, true},
+		{"idle short of the expiry", []string{"state-expiry:delay=2s"}, time.Second, false},
+		{"no expiry in the header", nil, 3 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tracer.Header{Writer: tracer.ProxyWriter, Partitions: 1, MaxInFlight: 5, Faults: tc.faults,
+				Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+			m, err := New(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := trace(tc.gap)
+			for i := range evs {
+				if err = m.Step(i+1, &evs[i]); err != nil {
+					break
+				}
+			}
+			var re *Error
+			switch {
+			case tc.conform && err != nil:
+				t.Fatalf("want the trace to conform: %v", err)
+			case !tc.conform && (!errors.As(err, &re) || re.Line != 8 || !strings.Contains(re.Reason, "OUT_OF_ORDER_SEQUENCE_NUMBER")):
+				t.Fatalf("got %v, want line 8 answered OUT_OF_ORDER_SEQUENCE_NUMBER by the spec", err)
+			}
+		})
 	}
 }
