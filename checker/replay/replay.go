@@ -67,7 +67,7 @@ type batch struct {
 	node    int32
 	req     int32 // the request of its outstanding attempt
 	line    int   // where it was last sent
-	sentAt int64 // the trace time of its last attempt
+	sentAt  int64 // the trace time of its last attempt
 }
 
 func (b *batch) last() int32 { return nextSeq(b.seq, b.n-1) }
