@@ -113,17 +113,17 @@ func TestFamilies(t *testing.T) {
 		declared []string
 		want     string // "" when not modelled
 	}{
-		{"ours", declared, `FirstAckRule=TRUE HoldWhileRetrying=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
-		{"java", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours", declared, `FirstAckRule=TRUE HoldWhileRetrying=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kgo", declared, ""},
 		{"one-in-flight", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", declared, ""},
 		{"librdkafka", declared, ""},
 		// Once the spec declares the rules, every family sets them.
-		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
-		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE NoStateRule="v25to44" PreWritten=FALSE`},
+		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 	}
 	for _, tt := range tests {
 		f, _ := family(tt.family)

@@ -20,22 +20,26 @@ type Constant struct {
 }
 
 // Families is every client family, in the order scenario files list their
-// predictions. Each family's Rules are set on top of rulesOff.
+// predictions. Each family's Rules are set on top of rulesOff. Each sets
+// MaxInFlight to its clients' own (5 for the pipelining ones: Java's,
+// librdkafka's and kgo's default with idempotence, and ours), not the
+// source configuration's: SeedGapKafkajs models kafkajs's one request in
+// flight, and predicted librdkafka safe there until its own 5 were set.
 var Families = []Family{
 	{
 		Name: "ours", Doc: "kcheck's producer with its rules on",
 		Clients: []string{"ours-on"},
-		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}},
+		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}, {"MaxInFlight", "5"}},
 	},
 	{
 		Name: "java", Doc: "the Java client 4.x (no first-ack rule), and kcheck's producer with its rules off",
 		Clients: []string{"java-4.3.1", "java-4.4.0", "ours-off"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "5"}},
 	},
 	{
 		Name: "kgo", Doc: "franz-go: its okOnSink gate (PipelineAfterOk): nothing more in flight behind a partition's oldest batch unless its last answer was a success",
 		Clients: []string{"kgo"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}, {"MaxInFlight", "5"}},
 	},
 	{
 		Name: "one-in-flight", Doc: "clients with one request (or batch) per partition in flight, Java's other rules",
@@ -50,7 +54,7 @@ var Families = []Family{
 	{
 		Name: "librdkafka", Doc: "librdkafka: a batch acknowledged implicitly by a later one's success (rd_kafka_dr_implicit_ack)",
 		Clients: []string{"librdkafka"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"ImplicitAck", "TRUE"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"ImplicitAck", "TRUE"}, {"MaxInFlight", "5"}},
 	},
 }
 
