@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -58,6 +59,42 @@ type Results struct {
 	Shapes   []Shape             `json:"shapes"`
 	Schedule map[string][]string `json:"schedules"`
 	Notes    map[string][]string `json:"notes,omitempty"`
+	// Repredicted, when set, says when the predictions were read again
+	// from the scenario files, after the cells ran (Repredict).
+	Repredicted string `json:"repredicted,omitempty"`
+}
+
+// Repredict sets every cell's prediction, and whether it did worse, anew
+// from predict (the scenario files as they are now: the model changes, the
+// runs stand). A cell of a scenario predict does not know is an error.
+func (r *Results) Repredict(predict func(scenario, family string) (string, bool), when string) error {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Scenario == Baseline {
+			continue
+		}
+		p, ok := predict(c.Scenario, c.Family)
+		if !ok {
+			return fmt.Errorf("cell %d: scenario %q is not in the scenario files", i+1, c.Scenario)
+		}
+		c.Predicted, c.Worse = p, c.Err == "" && Worse(p, c.Happened)
+	}
+	r.Repredicted = when
+	return nil
+}
+
+// ReadResults reads a matrix's JSON (WriteJSON), name naming it in errors.
+func ReadResults(rd io.Reader, name string) (*Results, error) {
+	var r Results
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(r.Cells) == 0 {
+		return nil, fmt.Errorf("%s: no cells", name)
+	}
+	return &r, nil
 }
 
 func (s *Scenario) also() []string {

@@ -76,6 +76,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s UTC, load average at the start %s, %.0f s in all (`kcheck scenarios run`).\n\n",
 		r.Started.Format("2006-01-02 15:04"), r.Load, r.Total)
+	if r.Repredicted != "" {
+		fmt.Fprintf(&b, "The model's predictions were read again from spec/scenarios %s, after the cells ran (`kcheck scenarios run --from`).\n\n", r.Repredicted)
+	}
 	fmt.Fprintf(&b, "%d cells: %d reached the scenario's state, %d held back by the client's rules, %d not reached, %d could not run. "+
 		"%d showed an anomaly (an acknowledged record lost, a duplicate or a reorder), %d of them worse than the model predicts for the client's rules. "+
 		"kcheck verify missed %d anomalies and flagged %d clean runs; our producer with the rule on was flagged or anomalous in %d cells where the model predicts its rules hold.\n\n",

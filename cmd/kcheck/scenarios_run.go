@@ -69,6 +69,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
 			&cli.DurationFlag{Name: "cell-timeout", Value: 3 * time.Minute, Usage: "give up a cell after `DURATION` (recorded, not fatal)"},
+			&cli.StringFlag{Name: "from", Usage: "run nothing: tabulate the cells of a previous run's --json `FILE` again, with the predictions of the scenario files as they are now", TakesFile: true},
 			&cli.BoolFlag{Name: "list", Usage: "print the scenarios it would run (same schedules as one), their schedules and caveats, and run nothing"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "`DIR` of the kcheck repository, for drivers/", TakesFile: true},
 			&cli.StringFlag{Name: "cache", EnvVars: []string{"KCHECK_CACHE"}, Usage: "download cache `DIR` (default ~/.cache/kcheck)", TakesFile: true},
@@ -144,6 +145,9 @@ func runScenariosRun(c *cli.Context) error {
 		}
 		return nil
 	}
+	if from := c.String("from"); from != "" {
+		return retabulate(c, from, groups)
+	}
 	names := splitList(c.StringSlice("clients"))
 	if len(names) == 0 {
 		names = matrix.ClientNames()
@@ -192,6 +196,41 @@ func runScenariosRun(c *cli.Context) error {
 	if err != nil {
 		return usageErrorf("scenarios run: %w", err)
 	}
+	return writeResults(c, res)
+}
+
+// retabulate writes a previous run's cells again, their predictions read
+// from the scenario files as they are now.
+func retabulate(c *cli.Context, from string, groups []*matrix.Scenario) error {
+	f, err := os.Open(from)
+	if err != nil {
+		return usageErrorf("scenarios run: --from: %w", err)
+	}
+	defer f.Close()
+	res, err := matrix.ReadResults(f, from)
+	if err != nil {
+		return usageErrorf("scenarios run: --from: %w", err)
+	}
+	predict := func(name, family string) (string, bool) {
+		g := findGroup(groups, name)
+		if g == nil {
+			return "", false
+		}
+		p := g.Predictions[family]
+		if p == "" {
+			p = scenario.NotModelled
+		}
+		return p, true
+	}
+	if err := res.Repredict(predict, time.Now().UTC().Format("2006-01-02 15:04 UTC")); err != nil {
+		return usageErrorf("scenarios run: --from: %w", err)
+	}
+	return writeResults(c, res)
+}
+
+// writeResults writes --results and --json (or the Markdown to standard
+// output) and the tally; exit 1 when kcheck did not judge every cell right.
+func writeResults(c *cli.Context, res *matrix.Results) error {
 	if p := c.String("results"); p != "" {
 		if err := writeFileAtomic(p, res.WriteMarkdown); err != nil {
 			return usageErrorf("scenarios run: --results: %w", err)
