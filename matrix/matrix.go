@@ -71,6 +71,7 @@ func (r *Results) Repredict(predict func(scenario, family string) (string, bool)
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Scenario == Baseline {
+			c.Predicted, c.Worse = "no faults", false
 			continue
 		}
 		p, ok := predict(c.Scenario, c.Family)
