@@ -79,11 +79,7 @@ func scenariosDeriveCommand() *cli.Command {
 		UsageText:   "kcheck scenarios derive [--spec-dir DIR] [--out DIR] [--check] [--jar PATH] [--timeout DURATION]",
 		Description: scenariosDeriveDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:  "spec-dir",
-				Usage: "`DIR` holding expect.tsv, the .tla modules and the .cfg files",
-				Value: "spec",
-			},
+			specDirFlag(),
 			&cli.StringFlag{
 				Name:  "out",
 				Usage: "`DIR` of the scenario files (default: <spec-dir>/scenarios)",
@@ -92,12 +88,7 @@ func scenariosDeriveCommand() *cli.Command {
 				Name:  "check",
 				Usage: "write nothing; exit 1 if a scenario file is stale, missing or extra",
 			},
-			&cli.StringFlag{
-				Name:      "jar",
-				Usage:     "`PATH` of the tla2tools jar, which holds TLC",
-				EnvVars:   []string{"KCHECK_TLA2TOOLS"},
-				TakesFile: true,
-			},
+			jarFlag(),
 			&cli.StringFlag{
 				Name:  "java",
 				Usage: "`PATH` or name of the java executable",

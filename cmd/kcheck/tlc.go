@@ -44,6 +44,25 @@ Exit status: 0 if every configuration concluded as expected, 1 if some did not
 (a TLC error or timeout counts as not), 2 on bad usage, a bad expect.tsv, or
 when TLC could not be run.`
 
+// jarFlag is --jar, the TLC jar, for every command that runs TLC.
+func jarFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:      "jar",
+		Usage:     "`PATH` of the tla2tools jar, which holds TLC",
+		EnvVars:   []string{"KCHECK_TLA2TOOLS"},
+		TakesFile: true,
+	}
+}
+
+// specDirFlag is --spec-dir, the spec's directory.
+func specDirFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:  "spec-dir",
+		Usage: "`DIR` holding expect.tsv, the .tla modules and the .cfg files",
+		Value: "spec",
+	}
+}
+
 // tlcCommand returns the "kcheck tlc" command.
 func tlcCommand() *cli.Command {
 	return &cli.Command{
@@ -52,17 +71,8 @@ func tlcCommand() *cli.Command {
 		UsageText:   "kcheck tlc [--jar PATH] [--spec-dir DIR] [--expect FILE] [--run NAME]... [--timeout DURATION] [--format text|json]",
 		Description: tlcDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{
-				Name:      "jar",
-				Usage:     "`PATH` of the tla2tools jar, which holds TLC",
-				EnvVars:   []string{"KCHECK_TLA2TOOLS"},
-				TakesFile: true,
-			},
-			&cli.StringFlag{
-				Name:  "spec-dir",
-				Usage: "`DIR` holding expect.tsv, the .tla modules and the .cfg files",
-				Value: "spec",
-			},
+			jarFlag(),
+			specDirFlag(),
 			&cli.StringFlag{
 				Name:      "expect",
 				Usage:     "the expectations `FILE` (default: <spec-dir>/expect.tsv)",
