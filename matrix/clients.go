@@ -16,10 +16,12 @@ import (
 // drivers/OUTCOMES.md's drivers on standard output.
 type Client struct {
 	Name string
-	// Ours: kcheck run with the first-ack and hold rules FirstAck; its
-	// summary is kcheck run's text, not JSON.
+	// Ours: kcheck run with the first-ack and hold rules FirstAck, and the
+	// idle re-arm rule with them unless NoRearm; its summary is kcheck
+	// run's text, not JSON.
 	Ours     bool
 	FirstAck bool
+	NoRearm  bool
 	// prepare builds or installs the driver under root and returns the
 	// command that runs it, before its flags.
 	prepare func(ctx context.Context, env *Env) ([]string, error)
@@ -38,6 +40,7 @@ func Clients() []Client {
 	return []Client{
 		{Name: "ours-off", Ours: true},
 		{Name: "ours-on", Ours: true, FirstAck: true},
+		{Name: "ours-norearm", Ours: true, FirstAck: true, NoRearm: true},
 		{Name: "java-4.3.1", prepare: javaDriver("4.3.1")},
 		{Name: "java-4.4.0", prepare: javaDriver("4.4.0")},
 		{Name: "kgo", prepare: goDriver("kgo")},
@@ -194,6 +197,9 @@ func (c Client) args(s Shape, topic, brokerVersion, own string) []string {
 			"--batch-records", s.BatchRecords,
 			"--first-ack", mode, "--hold-while-retrying", mode,
 			"--delivery-timeout", deliveryTimeout.String(), "--request-timeout", requestTimeout.String(), "--trace", own}
+		if c.NoRearm {
+			a = append(a, "--idle-rearm", "off")
+		}
 		if s.IdleAfter > 0 {
 			a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
 		}

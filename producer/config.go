@@ -33,6 +33,16 @@ type cfg struct {
 	recordIDs       bool
 	dialTimeout     time.Duration
 	maxEpoch        int16 // the highest epoch before a new producer id; tests lower it
+	rearm           rearmCfg
+}
+
+// rearmCfg is the idle re-arm rule's configuration; New turns it into
+// rules.rearmMs (rearm.go).
+type rearmCfg struct {
+	on         bool
+	onSet      bool          // IdleRearm was given
+	after      time.Duration // IdleRearmAfter; 0: derived
+	expiration time.Duration // ProducerIDExpiration; 0: read from the broker
 }
 
 func defaults() cfg {
@@ -49,6 +59,7 @@ func defaults() cfg {
 		maxBuffered:     10000,
 		dialTimeout:     10 * time.Second,
 		maxEpoch:        math.MaxInt16,
+		rearm:           rearmCfg{on: true},
 	}
 }
 
@@ -94,6 +105,34 @@ func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.rules.firstAck 
 // DedupWindowKafka). It costs nothing until a batch fails. Off, with
 // FirstAckRule off, the producer behaves as the Java client 4.3.1 does.
 func HoldWhileRetrying(on bool) Opt { return optFunc(func(c *cfg) { c.rules.hold = on }) }
+
+// IdleRearm turns on (the default) or off the idle re-arm rule: with the
+// first-ack rule on, a partition with no acknowledgement for the re-arm
+// bound (IdleRearmAfter) awaits its first acknowledgement again, so that no
+// sequence is pipelined behind its next batch until that batch is
+// acknowledged. A broker that has expired the producer's state
+// (producer.id.expiration.ms) accepts any sequence as the first; without the
+// rule the seed's gap comes back after a long idle (spec: RearmAfterIdle,
+// config ExpiryRuleOn). It costs one round trip per partition after each
+// idle longer than the bound. It has no effect with FirstAckRule off.
+func IdleRearm(on bool) Opt {
+	return optFunc(func(c *cfg) { c.rearm.on, c.rearm.onSet = on, true })
+}
+
+// IdleRearmAfter sets the idle re-arm bound (kcheck's idle.rearm.ms; Kafka
+// has no such setting). Zero, the default, derives it: half the broker's
+// producer.id.expiration.ms, from ProducerIDExpiration or else read from
+// the broker with DescribeConfigs, or 12h (half of Kafka's default of one
+// day) when neither is known. It must be below producer.id.expiration.ms by
+// more than the clock skew between the producer and the brokers.
+func IdleRearmAfter(d time.Duration) Opt { return optFunc(func(c *cfg) { c.rearm.after = d }) }
+
+// ProducerIDExpiration tells the producer the brokers'
+// producer.id.expiration.ms, for a cluster that does not let it read the
+// setting with DescribeConfigs. Zero, the default, reads it from the broker.
+func ProducerIDExpiration(d time.Duration) Opt {
+	return optFunc(func(c *cfg) { c.rearm.expiration = d })
+}
 
 // DeliveryTimeout bounds the time from Produce to the outcome
 // (delivery.timeout.ms), default 2m. A batch that reaches it while waiting to
@@ -149,6 +188,7 @@ func (c *cfg) validate() error {
 		errs = append(errs, fmt.Errorf("DeliveryTimeout: %v must be at least Linger + RequestTimeout (%v), as in the Java client",
 			c.deliveryTimeout, c.linger+c.requestTimeout))
 	}
+	errs = append(errs, c.rearm.validate(c.rules.firstAck)...)
 	if c.maxBuffered < 1 {
 		errs = append(errs, fmt.Errorf("MaxBufferedRecords: %d must be positive", c.maxBuffered))
 	}

@@ -115,6 +115,9 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 		return nil, err
 	}
 	p.startPID, p.startEpoch = p.pid, p.epoch
+	if _, err := p.resolveRearm(ctx); err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {

@@ -385,7 +385,7 @@ func (s *sender) partDeadlines(part *partition, now time.Time, flushing, full bo
 	if r != nil && !st.bumpReq && r.retryAt.After(now) {
 		s.scanBy(r.retryAt)
 	}
-	lingering := !hasRetry && !flushing && !s.renew && st.drainable(p.current(), p.cfg.rules)
+	lingering := !hasRetry && !flushing && !s.renew && st.drainable(p.current(), p.cfg.rules, now.UnixMilli())
 	part.mu.Lock()
 	defer part.mu.Unlock()
 	// Batches never sent that reached the delivery timeout fail here.
@@ -576,7 +576,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 		}
 		return r, false
 	}
-	if s.renew || !st.drainable(p.current(), p.cfg.rules) {
+	if s.renew || !st.drainable(p.current(), p.cfg.rules, now.UnixMilli()) {
 		return nil, false
 	}
 	part.mu.Lock()
@@ -600,7 +600,7 @@ func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batc
 			return nil, false
 		}
 	}
-	st.canDrainNew(p.current(), p.cfg.rules) // resets the sequence in a new epoch
+	st.canDrainNew(p.current(), p.cfg.rules, now.UnixMilli()) // resets the sequence in a new epoch
 	st.assign(b)
 	return b, true
 }

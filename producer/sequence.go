@@ -64,7 +64,17 @@ type seqState struct {
 	bumpReq    bool
 	unresolved bool
 	inflight   []*batch
+	// ackStamp is the idle re-arm rule's clock (ms): the stamp of the batch
+	// that raised lastAcked (see stamp).
+	ackStamp int64
 }
+
+// stamp is the earliest time (ms) the broker may date b by: the smaller of
+// its latest record timestamp (what the broker keeps with CreateTime) and
+// the time its first record was produced (at or before the append time,
+// what it keeps with LogAppendTime). An application that sets old
+// timestamps makes the partition idle sooner, never later.
+func (b *batch) stamp() int64 { return min(b.maxTs, b.created.UnixMilli()) }
 
 func newSeqState() seqState { return seqState{lastAcked: -1} }
 
@@ -116,8 +126,8 @@ func (s *seqState) current(id idEpoch) bool { return s.pid == id.pid && s.epoch 
 // producer's current id and epoch; it resets the partition to sequence 0 in
 // a new epoch or under a new producer id once the partition is idle
 // (maybeUpdateProducerIdAndEpoch, KAFKA-12152).
-func (s *seqState) canDrainNew(id idEpoch, r rules) bool {
-	if !s.drainable(id, r) {
+func (s *seqState) canDrainNew(id idEpoch, r rules, nowMs int64) bool {
+	if !s.drainable(id, r, nowMs) {
 		return false
 	}
 	if !s.current(id) {
@@ -128,22 +138,47 @@ func (s *seqState) canDrainNew(id idEpoch, r rules) bool {
 
 // rules are the producer's optional drain rules.
 type rules struct {
-	firstAck bool // KAFKA-14359
-	hold     bool // HoldWhileRetrying
+	firstAck bool  // KAFKA-14359
+	hold     bool  // HoldWhileRetrying
+	rearmMs  int64 // IdleRearm's bound in ms (0: off); only with firstAck
+}
+
+// awaitingFirstAck reports whether the partition waits for an
+// acknowledgement before it pipelines: none yet in the epoch (the first-ack
+// rule, KAFKA-14359), or, with the idle re-arm rule, none for rearmMs, so
+// that the broker may have expired the producer's state
+// (producer.id.expiration.ms) and would take any sequence as the first
+// (spec: RearmAfterIdle).
+func (s *seqState) awaitingFirstAck(r rules, nowMs int64) bool {
+	if !r.firstAck || len(s.inflight) == 0 {
+		return false
+	}
+	if s.lastAcked == -1 {
+		return true
+	}
+	if r.rearmMs <= 0 {
+		return false
+	}
+	oldest := s.ackStamp
+	for _, b := range s.inflight {
+		oldest = min(oldest, b.stamp())
+	}
+	return nowMs-oldest >= r.rearmMs
 }
 
 // drainable reports, without changing anything, whether a new batch may get
-// a sequence now.
-func (s *seqState) drainable(id idEpoch, r rules) bool {
+// a sequence now (nowMs: the time, for the idle re-arm rule).
+func (s *seqState) drainable(id idEpoch, r rules, nowMs int64) bool {
 	if s.bumpReq || s.unresolved {
 		return false
 	}
 	if !s.current(id) {
 		return len(s.inflight) == 0
 	}
-	// The first-ack rule (KAFKA-14359): the first batch of the epoch is in
-	// flight and unacknowledged, so no new sequence for this partition.
-	if r.firstAck && s.lastAcked == -1 && len(s.inflight) > 0 {
+	// The first-ack rule (KAFKA-14359): the first batch of the epoch (or
+	// the first after an idle longer than the re-arm bound) is in flight and
+	// unacknowledged, so no new sequence for this partition.
+	if s.awaitingFirstAck(r, nowMs) {
 		return false
 	}
 	// HoldWhileRetrying: a batch whose attempt failed is unacknowledged; new
@@ -182,7 +217,7 @@ func (s *seqState) acked(b *batch) {
 	b.st = stAcked
 	s.remove(b)
 	if b.epoch == s.epoch && (s.lastAcked == -1 || b.lastSeq() > s.lastAcked) {
-		s.lastAcked = b.lastSeq()
+		s.lastAcked, s.ackStamp = b.lastSeq(), b.stamp()
 	}
 }
 

@@ -93,6 +93,8 @@ type Header struct {
 	FirstAck          bool              `json:"first_ack"`           // the first-ack rule (KAFKA-14359) was on
 	HoldWhileRetrying bool              `json:"hold_while_retrying"` // no new sequence while a retried batch is unacknowledged
 	MaxInFlight       int               `json:"max_in_flight"`
+	IdleRearmMs       int64             `json:"idle_rearm_ms,omitempty"`   // the idle re-arm rule's bound (0: off)
+	IdleRearmFrom     string            `json:"idle_rearm_from,omitempty"` // where the bound came from (the broker's producer.id.expiration.ms, a default, ...)
 	DeliveryTimeoutMs int64             `json:"delivery_timeout_ms"`
 	Broker            Broker            `json:"broker"`
 	Faults            []string          `json:"faults,omitempty"` // the faults injected, as given to kcheck run

@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,6 +31,16 @@ type Writer struct {
 	next  int64
 	start time.Time
 	err   error
+	// header is the header line not yet written (NewDeferredWriter); nil
+	// once written.
+	header *Header
+}
+
+// Amender is a Sink whose header can still be completed: the producer
+// records there what it learns from the broker at start (the idle re-arm
+// bound). Writers made by NewDeferredWriter are Amenders.
+type Amender interface {
+	Amend(func(*Header)) error
 }
 
 // NewWriter writes h as the first line of w (at once, so a trace never exists
@@ -44,6 +55,31 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		return nil, fmt.Errorf("tracer: writing header: %w", err)
 	}
 	return &Writer{w: w, next: 1, start: time.Now(), buf: make([]byte, 0, flushAt+4096)}, nil
+}
+
+// NewDeferredWriter is NewWriter, except that it writes h with the first
+// flush (Flush, or a full buffer) rather than at once, so that Amend can
+// complete it until then. A run that ends before it flushes leaves an empty
+// file, never a header that misstates the run.
+func NewDeferredWriter(w io.Writer, h Header) (*Writer, error) {
+	h.Version = Version
+	if _, err := json.Marshal(h); err != nil {
+		return nil, fmt.Errorf("tracer: encoding header: %w", err)
+	}
+	return &Writer{w: w, next: 1, start: time.Now(), buf: make([]byte, 0, flushAt+4096), header: &h}, nil
+}
+
+// Amend changes the header that NewDeferredWriter holds; it fails once the
+// header is written, and for a Writer made by NewWriter.
+func (w *Writer) Amend(f func(*Header)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.header == nil {
+		return errors.New("tracer: the header is already written")
+	}
+	f(w.header)
+	w.header.Version = Version
+	return nil
 }
 
 // Emit numbers e, stamps it with the time since the trace started, and
@@ -77,6 +113,16 @@ func (w *Writer) Flush() error {
 }
 
 func (w *Writer) flushLocked() {
+	if w.header != nil && w.err == nil {
+		line, err := json.Marshal(w.header)
+		if err == nil {
+			_, err = w.w.Write(append(line, '\n'))
+		}
+		w.header = nil
+		if err != nil {
+			w.err = fmt.Errorf("tracer: writing header: %w", err)
+		}
+	}
 	if w.err == nil && len(w.buf) > 0 {
 		if _, err := w.w.Write(w.buf); err != nil {
 			w.err = fmt.Errorf("tracer: writing events: %w", err)

@@ -43,7 +43,9 @@ type Config struct {
 	Keys              int // distinct keys, spread with the Java client's partitioner
 	Codec             recordbatch.Codec
 	FirstAck          bool
-	HoldWhileRetrying bool // kcheck's rule: no new sequence while a retried batch is unacknowledged
+	HoldWhileRetrying bool          // kcheck's rule: no new sequence while a retried batch is unacknowledged
+	IdleRearm         bool          // kcheck's rule: a partition idle past IdleRearmAfter awaits its first ack again
+	IdleRearmAfter    time.Duration // its bound; 0: derived from the brokers' producer.id.expiration.ms
 	MaxInFlight       int
 	Linger            time.Duration
 	BatchBytes        int
@@ -299,7 +301,7 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		if cfg.Idle != nil {
 			conf["idle_after"], conf["idle"] = fmt.Sprint(cfg.Idle.After), cfg.Idle.For.String()
 		}
-		s.trace, err = tracer.NewWriter(f, tracer.Header{
+		s.trace, err = tracer.NewDeferredWriter(f, tracer.Header{
 			Writer: "kcheck-producer", Client: "kcheck/producer", Topic: cfg.Topic, Partitions: cfg.Partitions,
 			FirstAck: cfg.FirstAck, HoldWhileRetrying: cfg.HoldWhileRetrying, MaxInFlight: cfg.MaxInFlight, DeliveryTimeoutMs: cfg.DeliveryTimeout.Milliseconds(),
 			Broker: brokerInfo, Faults: names, Seed: int64(cfg.Seed), Config: conf,
@@ -320,6 +322,7 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 
 	opts := []producer.Opt{
 		producer.Brokers(s.brokers...), producer.FirstAckRule(cfg.FirstAck), producer.HoldWhileRetrying(cfg.HoldWhileRetrying), producer.MaxInFlight(cfg.MaxInFlight),
+		producer.IdleRearm(cfg.IdleRearm && cfg.FirstAck), producer.IdleRearmAfter(cfg.IdleRearmAfter),
 		producer.Compression(cfg.Codec), producer.Linger(cfg.Linger), producer.BatchBytes(cfg.BatchBytes),
 		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
 		producer.RetryBackoff(20 * time.Millisecond),

@@ -71,6 +71,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "compression", Value: "none", Usage: "`CODEC`: none, gzip, snappy, lz4 or zstd"},
 			&cli.StringFlag{Name: "first-ack", Value: "on", Usage: "the KAFKA-14359 first-ack rule: on or off"},
 			&cli.StringFlag{Name: "hold-while-retrying", Value: "on", Usage: "no new sequence while a retried batch is unacknowledged (KAFKA-18905): on or off"},
+			&cli.StringFlag{Name: "idle-rearm", Value: "on", Usage: "with --first-ack on: a partition with no acknowledgement for --idle-rearm-after awaits its first ack again, in case the broker expired the producer's state: on or off"},
+			&cli.DurationFlag{Name: "idle-rearm-after", Usage: "the idle re-arm bound; 0: half the brokers' producer.id.expiration.ms (read with DescribeConfigs; 12h if refused)"},
 			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
 			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
@@ -112,11 +114,21 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if err != nil {
 		return workload.Config{}, err
 	}
+	rearm, err := onOff(c, "idle-rearm")
+	if err != nil {
+		return workload.Config{}, err
+	}
+	if rearm && !firstAck && c.IsSet("idle-rearm") {
+		return workload.Config{}, usageErrorf("--idle-rearm on needs --first-ack on (it re-arms the first-ack rule)")
+	}
+	if c.IsSet("idle-rearm-after") && !(rearm && firstAck) {
+		return workload.Config{}, usageErrorf("--idle-rearm-after %v: the rule is off (--idle-rearm off or --first-ack off)", c.Duration("idle-rearm-after"))
+	}
 	faults, err := faultFlags(c)
 	if err != nil {
 		return workload.Config{}, err
 	}
-	for _, n := range []string{"linger", "delivery-timeout", "request-timeout"} {
+	for _, n := range []string{"linger", "delivery-timeout", "request-timeout", "idle-rearm-after"} {
 		if c.Duration(n) < 0 {
 			return workload.Config{}, usageErrorf("--%s %v: must not be negative", n, c.Duration(n))
 		}
@@ -166,6 +178,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
 		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
+		IdleRearm: rearm && firstAck, IdleRearmAfter: c.Duration("idle-rearm-after"),
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,

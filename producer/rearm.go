@@ -1,0 +1,150 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// kafkaExpirationDefault is Kafka's default producer.id.expiration.ms (one
+// day; ProducerStateManagerConfig).
+const kafkaExpirationDefault = 24 * time.Hour
+
+// expirationKey is the broker setting the idle re-arm bound is derived from.
+const expirationKey = "producer.id.expiration.ms"
+
+func (r rearmCfg) validate(firstAck bool) []error {
+	var errs []error
+	if r.after < 0 {
+		errs = append(errs, fmt.Errorf("IdleRearmAfter: %v is negative", r.after))
+	}
+	if r.expiration < 0 {
+		errs = append(errs, fmt.Errorf("ProducerIDExpiration: %v is negative", r.expiration))
+	}
+	if r.after > 0 && r.expiration > 0 && r.after >= r.expiration {
+		errs = append(errs, fmt.Errorf("IdleRearmAfter (%v) must be below ProducerIDExpiration (%v): the broker may expire the producer's state before the partition re-arms",
+			r.after, r.expiration))
+	}
+	if r.onSet && r.on && !firstAck {
+		errs = append(errs, errors.New("IdleRearm: on needs FirstAckRule on (the rule re-arms the first-ack rule)"))
+	}
+	if r.after > 0 && !r.on {
+		errs = append(errs, fmt.Errorf("IdleRearmAfter (%v) is set but IdleRearm is off", r.after))
+	}
+	return errs
+}
+
+// resolveRearm sets c.rules.rearmMs from the configuration and, when it
+// needs one, the brokers' producer.id.expiration.ms read with
+// DescribeConfigs, and returns where the bound came from. A broker that
+// refuses DescribeConfigs leaves the configured bound or the default, and
+// the returned text says so; a configured bound at or above the broker's
+// setting is an error naming both.
+func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
+	c := &p.cfg
+	if !c.rearm.on || !c.rules.firstAck {
+		return "off", nil
+	}
+	var from string
+	exp := c.rearm.expiration
+	if exp > 0 {
+		from = fmt.Sprintf("ProducerIDExpiration %v", exp)
+	} else {
+		read, node, err := p.readExpiration(ctx)
+		if err != nil {
+			from = "DescribeConfigs failed (" + err.Error() + ")"
+		} else {
+			exp = read
+			from = fmt.Sprintf("%s=%d from broker %d (DescribeConfigs)", expirationKey, read.Milliseconds(), node)
+		}
+	}
+	after := c.rearm.after
+	switch {
+	case after > 0 && exp > 0 && after >= exp:
+		return "", fmt.Errorf("producer: IdleRearmAfter (%v) must be below the brokers' %s (%v, %s)", after, expirationKey, exp, from)
+	case after > 0:
+		from = "IdleRearmAfter; " + from
+	case exp > 0:
+		after = exp / 2
+		from = "half of " + from
+	default:
+		after = kafkaExpirationDefault / 2
+		from = fmt.Sprintf("half of Kafka's default %s (%v); %s", expirationKey, kafkaExpirationDefault, from)
+	}
+	c.rules.rearmMs = max(after.Milliseconds(), 1)
+	if a, ok := p.trace.(tracer.Amender); ok {
+		ms := c.rules.rearmMs
+		if err := a.Amend(func(h *tracer.Header) { h.IdleRearmMs, h.IdleRearmFrom = ms, from }); err != nil {
+			return "", fmt.Errorf("producer: recording the idle re-arm bound in the trace header: %w", err)
+		}
+	}
+	return from, nil
+}
+
+// readExpiration asks a broker for its producer.id.expiration.ms: the
+// brokers from a Metadata request, then DescribeConfigs for each of them on
+// the one connection (a broker describes only its own configuration, and
+// answers the others with an error). It returns the value and the broker
+// that gave it.
+func (p *Producer) readExpiration(ctx context.Context) (time.Duration, int32, error) {
+	conn, err := p.dialAny(ctx)
+	if err != nil {
+		return 0, -1, err
+	}
+	defer conn.Close()
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
+	defer cancel()
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Topics = []kmsg.MetadataRequestTopic{}
+	kresp, err := conn.Request(rctx, meta)
+	if err != nil {
+		return 0, -1, fmt.Errorf("metadata: %w", err)
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, b := range kresp.(*kmsg.MetadataResponse).Brokers {
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b.NodeID))
+		res.ConfigNames = []string{expirationKey}
+		req.Resources = append(req.Resources, res)
+	}
+	if len(req.Resources) == 0 {
+		return 0, -1, errors.New("metadata listed no brokers")
+	}
+	kresp, err = conn.Request(rctx, req)
+	if err != nil {
+		return 0, -1, fmt.Errorf("DescribeConfigs: %w", err)
+	}
+	// A broker answers for itself and refuses the others: report its
+	// answer, or the first refusal when none answered.
+	var refused, missing error
+	for _, res := range kresp.(*kmsg.DescribeConfigsResponse).Resources {
+		if res.ErrorCode != 0 {
+			if refused == nil {
+				refused = fmt.Errorf("broker %s: %s", res.ResourceName, tracer.ErrorName(res.ErrorCode))
+			}
+			continue
+		}
+		for _, cf := range res.Configs {
+			if cf.Name != expirationKey || cf.Value == nil {
+				continue
+			}
+			ms, err := strconv.ParseInt(*cf.Value, 10, 64)
+			if err != nil || ms <= 0 {
+				return 0, -1, fmt.Errorf("broker %s: %s=%q is not a positive number", res.ResourceName, expirationKey, *cf.Value)
+			}
+			node, _ := strconv.Atoi(res.ResourceName)
+			return time.Duration(ms) * time.Millisecond, int32(node), nil
+		}
+		missing = fmt.Errorf("broker %s does not report %s", res.ResourceName, expirationKey)
+	}
+	if missing != nil {
+		return 0, -1, missing
+	}
+	return 0, -1, fmt.Errorf("DescribeConfigs: %w", refused)
+}

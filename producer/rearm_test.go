@@ -1,0 +1,128 @@
+package producer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// TestAwaitingFirstAck pins the idle re-arm rule's clock: a partition with
+// batches in flight waits for an acknowledgement when none came in the
+// epoch, or when the last one (or an in-flight batch's stamp) is older
+// than the bound.
+func TestAwaitingFirstAck(t *testing.T) {
+	const now = int64(100_000)
+	at := func(ms int64) *batch { return &batch{maxTs: ms, created: time.UnixMilli(ms)} }
+	cases := []struct {
+		name     string
+		r        rules
+		acked    int32
+		ackStamp int64
+		inflight []*batch
+		want     bool
+	}{
+		{"nothing in flight", rules{firstAck: true, rearmMs: 1000}, 4, 0, nil, false},
+		{"first of the epoch", rules{firstAck: true}, -1, 0, []*batch{at(now)}, true},
+		{"first-ack off", rules{rearmMs: 1000}, -1, 0, []*batch{at(now)}, false},
+		{"recent ack", rules{firstAck: true, rearmMs: 1000}, 4, now - 999, []*batch{at(now)}, false},
+		{"ack at the bound", rules{firstAck: true, rearmMs: 1000}, 4, now - 1000, []*batch{at(now)}, true},
+		{"old ack, re-arm off", rules{firstAck: true}, 4, now - 5000, []*batch{at(now)}, false},
+		{"old stamp in flight", rules{firstAck: true, rearmMs: 1000}, 4, now - 10, []*batch{at(now), at(now - 2000)}, true},
+		{"stamp set in the future", rules{firstAck: true, rearmMs: 1000}, 4, now - 10,
+			[]*batch{{maxTs: now + 1e6, created: time.UnixMilli(now)}}, false},
+		{"created before its timestamp", rules{firstAck: true, rearmMs: 1000}, 4, now - 10,
+			[]*batch{{maxTs: now + 1e6, created: time.UnixMilli(now - 1500)}}, true},
+	}
+	for _, c := range cases {
+		s := seqState{lastAcked: c.acked, ackStamp: c.ackStamp, inflight: c.inflight}
+		if got := s.awaitingFirstAck(c.r, now); got != c.want {
+			t.Errorf("%s: awaitingFirstAck = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAckedSetsStamp checks that the acknowledgement that raises lastAcked
+// restarts the partition's idle clock from the batch's stamp.
+func TestAckedSetsStamp(t *testing.T) {
+	s := newSeqState()
+	b := &batch{recs: make([]pendingRecord, 2), maxTs: 5000, created: time.UnixMilli(4000)}
+	s.assign(b)
+	s.acked(b)
+	if s.lastAcked != 1 || s.ackStamp != 4000 {
+		t.Fatalf("after the ack: lastAcked %d ackStamp %d, want 1 and 4000", s.lastAcked, s.ackStamp)
+	}
+}
+
+func TestRearmValidate(t *testing.T) {
+	cases := []struct {
+		opts []Opt
+		want string // "" for valid
+	}{
+		{nil, ""},
+		{[]Opt{IdleRearmAfter(time.Second), ProducerIDExpiration(2 * time.Second)}, ""},
+		{[]Opt{IdleRearmAfter(-time.Second)}, "IdleRearmAfter: -1s is negative"},
+		{[]Opt{ProducerIDExpiration(-time.Second)}, "ProducerIDExpiration: -1s is negative"},
+		{[]Opt{IdleRearmAfter(2 * time.Second), ProducerIDExpiration(2 * time.Second)}, "IdleRearmAfter (2s) must be below ProducerIDExpiration (2s)"},
+		{[]Opt{IdleRearm(true), FirstAckRule(false)}, "IdleRearm: on needs FirstAckRule on"},
+		{[]Opt{IdleRearm(false), IdleRearmAfter(time.Second)}, "IdleRearmAfter (1s) is set but IdleRearm is off"},
+		{[]Opt{FirstAckRule(false)}, ""}, // the default re-arm follows the first-ack rule
+	}
+	for _, c := range cases {
+		cf := defaults()
+		cf.brokers = []string{"x:1"}
+		for _, o := range c.opts {
+			o.apply(&cf)
+		}
+		err := cf.validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%d options: unexpected error %v", len(c.opts), err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("want an error containing %q, got %v", c.want, err)
+		}
+	}
+}
+
+// TestRearmBound checks where the bound comes from on kfake, which does not
+// report producer.id.expiration.ms: the default or the configured
+// expiration, recorded in the trace header.
+func TestRearmBound(t *testing.T) {
+	cases := []struct {
+		opts     []Opt
+		wantMs   int64
+		wantFrom string
+	}{
+		{nil, 12 * 3600 * 1000, "half of Kafka's default producer.id.expiration.ms (24h0m0s); DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
+		{[]Opt{ProducerIDExpiration(2 * time.Second)}, 1000, "half of ProducerIDExpiration 2s"},
+		{[]Opt{IdleRearmAfter(300 * time.Millisecond)}, 300, "IdleRearmAfter; DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
+		{[]Opt{IdleRearm(false)}, 0, ""},
+	}
+	for _, c := range cases {
+		cl := newCluster(t, 1)
+		var buf bytes.Buffer
+		w, err := tracer.NewDeferredWriter(&buf, tracer.Header{Writer: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newProducer(t, cl, append([]Opt{Trace(w)}, c.opts...)...)
+		if p.cfg.rules.rearmMs != c.wantMs {
+			t.Errorf("%v: bound %d ms, want %d", c.wantFrom, p.cfg.rules.rearmMs, c.wantMs)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var h tracer.Header
+		line, _ := bufio.NewReader(&buf).ReadBytes('\n')
+		if err := json.Unmarshal(line, &h); err != nil {
+			t.Fatalf("header %q: %v", line, err)
+		}
+		if h.IdleRearmMs != c.wantMs || h.IdleRearmFrom != c.wantFrom {
+			t.Errorf("header: idle_rearm_ms %d from %q, want %d from %q", h.IdleRearmMs, h.IdleRearmFrom, c.wantMs, c.wantFrom)
+		}
+	}
+}
