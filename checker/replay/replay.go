@@ -24,6 +24,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
@@ -114,6 +115,7 @@ type partition struct {
 	pEpoch     int16
 	nextSeq    int32
 	lastAcked  int32 // -1: none in pEpoch
+	lastAckT   int64 // the trace time (ns) of the answer that raised lastAcked
 	bumpReq    bool
 	unresolved bool
 	inflight   []*batch // sent or retry, the spec's InFlight(p)
@@ -356,6 +358,10 @@ func (m *Machine) sendNew(line int, e *tracer.Event) error {
 	if m.h.FirstAck && acked == -1 && len(pt.inflight) > 0 {
 		return m.fail(line, act, e.Partition, "first-ack rule: the partition awaits the first ack of epoch %d", m.epoch)
 	}
+	if idle := e.T - pt.lastAckT; m.rearmIdle(idle) && acked != -1 && len(pt.inflight) > 0 {
+		return m.fail(line, act, e.Partition, "idle re-arm rule: no acknowledgement for %d ms (bound %d ms), so the partition awaits one before it pipelines",
+			idle/1e6, m.h.IdleRearmMs)
+	}
 	if m.h.HoldWhileRetrying && pt.retrying() {
 		return m.fail(line, act, e.Partition, "HoldWhileRetrying: a retried batch of the partition is unacknowledged")
 	}
@@ -371,6 +377,23 @@ func (m *Machine) sendNew(line int, e *tracer.Event) error {
 	pt.inflight = append(pt.inflight, b)
 	m.send(b, e.Partition, e.Node, e.Req, line)
 	return nil
+}
+
+// rearmSlack is what the idle re-arm check allows for the producer's clock.
+// The producer dates a batch by its record timestamps (wall clock, ms),
+// never later than the trace time of its answer, so its idle is at least
+// the trace's but for the time between the step's clock reading and the
+// SendNew event (a descheduled sender goroutine on a loaded machine), a
+// wall-clock step, and rounding to a millisecond. The check still catches
+// a producer that ignores the rule, which pipelines as soon as it sends
+// after an idle far longer than the bound.
+const rearmSlack = 100 * time.Millisecond
+
+// rearmIdle reports whether a partition idle for the trace time idle (ns)
+// since its last acknowledgement must, under the header's idle re-arm rule
+// (spec: RearmAfterIdle), await one again before it pipelines.
+func (m *Machine) rearmIdle(idle int64) bool {
+	return m.h.FirstAck && m.h.IdleRearmMs > 0 && idle >= (time.Duration(m.h.IdleRearmMs)*time.Millisecond+rearmSlack).Nanoseconds()
 }
 
 // resend is the spec's Resend(p).
@@ -434,7 +457,7 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 		b.st = stAcked
 		pt.remove(b)
 		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
-			pt.lastAcked = b.last()
+			pt.lastAcked, pt.lastAckT = b.last(), e.T
 		}
 	case "UNKNOWN_PRODUCER_ID":
 		b.st, b.retried = stRetry, true

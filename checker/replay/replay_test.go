@@ -323,3 +323,55 @@ func TestStateExpiryOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// The idle re-arm rule in the header (idle_rearm_ms): a partition whose
+// last acknowledgement is older than the bound (and the slack) must not
+// pipeline a second batch behind its next; within the bound, or with the
+// rule off, it may.
+func TestIdleRearmRule(t *testing.T) {
+	ms := int64(time.Millisecond)
+	send := func(at int64, b int64, seq int32, req int32) tracer.Event {
+		return tracer.Event{Kind: tracer.SendNew, T: at * ms, PID: 1, Batch: b, Seq: seq, N: 1, Req: req, Node: 1, Records: []int64{b}}
+	}
+	recv := func(at int64, b int64, seq int32, req int32, off int64) tracer.Event {
+		return tracer.Event{Kind: tracer.Receive, T: at * ms, PID: 1, Batch: b, Seq: seq, Req: req, Node: 1, Err: "NONE", Offset: off, LogStart: -1}
+	}
+	// After the first batch's ack at 2 ms: batch 2 at `at`, batch 3 behind it.
+	trace := func(at int64) []tracer.Event {
+		return []tracer.Event{{Kind: tracer.InitProducerID, PID: 1, Node: -1},
+			send(1, 1, 0, 1), recv(2, 1, 0, 1, 0), send(at, 2, 1, 2), send(at+1, 3, 2, 3)}
+	}
+	for _, tc := range []struct {
+		name    string
+		rearmMs int64
+		at      int64
+		badLine int
+	}{
+		{"within the bound", 1000, 900, 0},
+		{"within the slack", 1000, 1050, 0},
+		{"past the bound", 1000, 1500, 5},
+		{"rule off", 0, 5000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tracer.Header{Writer: "kcheck-producer", Partitions: 1, FirstAck: true, HoldWhileRetrying: true, MaxInFlight: 5,
+				IdleRearmMs: tc.rearmMs, DeliveryTimeoutMs: 1000, Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+			m, err := New(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := trace(tc.at)
+			for i := range evs {
+				if err = m.Step(i+1, &evs[i]); err != nil {
+					break
+				}
+			}
+			var re *Error
+			switch {
+			case tc.badLine == 0 && err != nil:
+				t.Fatalf("want the trace to conform: %v", err)
+			case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine || !strings.Contains(err.Error(), "idle re-arm")):
+				t.Fatalf("got %v, want the idle re-arm rule at line %d", err, tc.badLine)
+			}
+		})
+	}
+}
