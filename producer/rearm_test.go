@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -94,16 +97,31 @@ func TestRearmValidate(t *testing.T) {
 func TestRearmBound(t *testing.T) {
 	cases := []struct {
 		opts     []Opt
+		refuse   bool // the broker answers DescribeConfigs with an authorization error
 		wantMs   int64
 		wantFrom string
 	}{
-		{nil, 12 * 3600 * 1000, "half of Kafka's default producer.id.expiration.ms (24h0m0s); DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
-		{[]Opt{ProducerIDExpiration(2 * time.Second)}, 1000, "half of ProducerIDExpiration 2s"},
-		{[]Opt{IdleRearmAfter(300 * time.Millisecond)}, 300, "IdleRearmAfter; DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
-		{[]Opt{IdleRearm(false)}, 0, ""},
+		{nil, false, 12 * 3600 * 1000, "half of Kafka's default producer.id.expiration.ms (24h0m0s); DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
+		{nil, true, 12 * 3600 * 1000, "half of Kafka's default producer.id.expiration.ms (24h0m0s); DescribeConfigs failed (DescribeConfigs: broker 0: CLUSTER_AUTHORIZATION_FAILED)"},
+		{[]Opt{ProducerIDExpiration(2 * time.Second)}, true, 1000, "half of ProducerIDExpiration 2s"},
+		{[]Opt{IdleRearmAfter(300 * time.Millisecond)}, false, 300, "IdleRearmAfter; DescribeConfigs failed (broker 0 does not report producer.id.expiration.ms)"},
+		{[]Opt{IdleRearm(false)}, false, 0, ""},
 	}
 	for _, c := range cases {
 		cl := newCluster(t, 1)
+		if c.refuse {
+			cl.ControlKey(int16(kmsg.DescribeConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+				cl.KeepControl()
+				req := kreq.(*kmsg.DescribeConfigsRequest)
+				resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+				for _, r := range req.Resources {
+					rr := kmsg.NewDescribeConfigsResponseResource()
+					rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, kerr.ClusterAuthorizationFailed.Code
+					resp.Resources = append(resp.Resources, rr)
+				}
+				return resp, nil, true
+			})
+		}
 		var buf bytes.Buffer
 		w, err := tracer.NewDeferredWriter(&buf, tracer.Header{Writer: "test"})
 		if err != nil {
