@@ -8,18 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kcheck/kcheck/workload"
 )
 
-// TestMain lets the test binary stand in for kcheck as a client command of
-// kcheck proxy.
+// TestMain lets the test binary stand in for kcheck: as a client command of
+// kcheck proxy (KCHECK_TEST_AS_KCHECK=1), and as the kcheck command of the
+// CLI scripts (testscript, script_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("KCHECK_TEST_AS_KCHECK") == "1" {
 		os.Exit(run(context.Background(), append([]string{"kcheck"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){
+		"kcheck": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+	})
 }
 
 // kfakeUpstream starts an embedded broker emulating Kafka 4.1 to proxy to.
