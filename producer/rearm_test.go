@@ -144,3 +144,18 @@ func TestRearmBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRearmWithWrittenHeader checks that a trace whose header is already
+// written (tracer.NewWriter) does not stop the producer: it goes without
+// the bound.
+func TestRearmWithWrittenHeader(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := tracer.NewWriter(&buf, tracer.Header{Writer: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProducer(t, newCluster(t, 1), Trace(w))
+	if p.cfg.rules.rearmMs != 12*3600*1000 {
+		t.Errorf("bound %d ms, want the default", p.cfg.rules.rearmMs)
+	}
+}

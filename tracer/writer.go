@@ -69,13 +69,18 @@ func NewDeferredWriter(w io.Writer, h Header) (*Writer, error) {
 	return &Writer{w: w, next: 1, start: time.Now(), buf: make([]byte, 0, flushAt+4096), header: &h}, nil
 }
 
-// Amend changes the header that NewDeferredWriter holds; it fails once the
-// header is written, and for a Writer made by NewWriter.
+// ErrHeaderWritten is Amend's error once the header is written (always, for
+// a Writer made by NewWriter).
+var ErrHeaderWritten = errors.New("tracer: the header is already written")
+
+// Amend changes the header that NewDeferredWriter holds; it fails with
+// ErrHeaderWritten once the header is written, and for a Writer made by
+// NewWriter.
 func (w *Writer) Amend(f func(*Header)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.header == nil {
-		return errors.New("tracer: the header is already written")
+		return ErrHeaderWritten
 	}
 	f(w.header)
 	w.header.Version = Version
