@@ -203,14 +203,6 @@ func (c *Core) node(id int32) *node {
 // Connected records that the connection to node is up.
 func (c *Core) Connected(node int32) { c.node(node).connected = true }
 
-// Outstanding returns how many requests to node await their answer.
-func (c *Core) Outstanding(node int32) int {
-	if nd := c.nodes[node]; nd != nil {
-		return len(nd.outstanding)
-	}
-	return 0
-}
-
 // Ready returns what the core wants done since the last call. Its slices
 // stay valid until the next call but one.
 func (c *Core) Ready() Ready {
@@ -245,16 +237,6 @@ func (c *Core) scanBy(t time.Time) {
 	if c.nextScan.IsZero() || t.Before(c.nextScan) {
 		c.nextScan = t
 	}
-}
-
-// Drainable reports whether p would give a new batch a sequence now (for
-// the loop's and tests' information; it changes nothing).
-func (c *Core) Drainable(p Part, now time.Time) bool {
-	st := &c.parts[p].seq
-	if _, hasRetry := st.nextRetry(); hasRetry || c.renew {
-		return false
-	}
-	return st.drainable(c.current(), c.cfg.Rules, now.UnixMilli())
 }
 
 // Tick does everything that can be done at now: expiries, resolutions,
