@@ -94,9 +94,9 @@ func benchKgo() benchClient {
 // benchClients are the clients BenchmarkProduce compares; kgo is last.
 func benchClients() []benchClient {
 	trace := func() Opt {
-		w, err := tracer.NewWriter(io.Discard, tracer.Header{Writer: "bench"})
+		w, err := tracer.NewDeferredWriter(io.Discard, tracer.Header{Writer: "bench"})
 		if err != nil {
-			panic(fmt.Sprintf("tracer.NewWriter: %v", err)) // io.Discard does not fail
+			panic(fmt.Sprintf("tracer.NewDeferredWriter: %v", err)) // io.Discard does not fail
 		}
 		return Trace(w)
 	}

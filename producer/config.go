@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kcheck/kcheck/producer/core"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -24,7 +25,7 @@ type cfg struct {
 	linger          time.Duration
 	batchBytes      int
 	codec           recordbatch.Codec
-	rules           rules
+	rules           core.Rules
 	deliveryTimeout time.Duration
 	requestTimeout  time.Duration
 	retryBackoff    time.Duration
@@ -37,7 +38,7 @@ type cfg struct {
 }
 
 // rearmCfg is the idle re-arm rule's configuration; New turns it into
-// rules.rearmMs (rearm.go).
+// rules.RearmMs (rearm.go).
 type rearmCfg struct {
 	on         bool
 	onSet      bool          // IdleRearm was given
@@ -52,7 +53,7 @@ func defaults() cfg {
 		linger:          5 * time.Millisecond,
 		batchBytes:      16 << 10,
 		codec:           recordbatch.CodecNone,
-		rules:           rules{firstAck: true, hold: true},
+		rules:           core.Rules{FirstAck: true, HoldWhileRetrying: true},
 		deliveryTimeout: 120 * time.Second,
 		requestTimeout:  30 * time.Second,
 		retryBackoff:    100 * time.Millisecond,
@@ -94,7 +95,7 @@ func Compression(codec recordbatch.Codec) Opt { return optFunc(func(c *cfg) { c.
 // with no state for the producer can never accept a later batch as the first.
 // It costs one round trip per partition per epoch. Off, the producer pipelines
 // from the first batch as the Java client 4.3.1 does.
-func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.rules.firstAck = on }) }
+func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.rules.FirstAck = on }) }
 
 // HoldWhileRetrying turns on (the default) or off kcheck's rule that a
 // partition gets no new sequence while one of its batches whose attempt failed
@@ -104,7 +105,7 @@ func FirstAckRule(on bool) Opt { return optFunc(func(c *cfg) { c.rules.firstAck 
 // OUT_OF_ORDER_SEQUENCE_NUMBER though written (KAFKA-18905; spec config
 // DedupWindowKafka). It costs nothing until a batch fails. Off, with
 // FirstAckRule off, the producer behaves as the Java client 4.3.1 does.
-func HoldWhileRetrying(on bool) Opt { return optFunc(func(c *cfg) { c.rules.hold = on }) }
+func HoldWhileRetrying(on bool) Opt { return optFunc(func(c *cfg) { c.rules.HoldWhileRetrying = on }) }
 
 // IdleRearm turns on (the default) or off the idle re-arm rule: with the
 // first-ack rule on, a partition with no acknowledgement for the re-arm
@@ -188,7 +189,7 @@ func (c *cfg) validate() error {
 		errs = append(errs, fmt.Errorf("DeliveryTimeout: %v must be at least Linger + RequestTimeout (%v), as in the Java client",
 			c.deliveryTimeout, c.linger+c.requestTimeout))
 	}
-	errs = append(errs, c.rearm.validate(c.rules.firstAck)...)
+	errs = append(errs, c.rearm.validate(c.rules.FirstAck)...)
 	if c.maxBuffered < 1 {
 		errs = append(errs, fmt.Errorf("MaxBufferedRecords: %d must be positive", c.maxBuffered))
 	}

@@ -20,7 +20,10 @@
 // encodes each batch straight into the connection's write buffer, and handles
 // responses, retries, delivery timeouts and epoch bumps. It looks only at the
 // partitions something happened to (a batch opened or sealed, an answer, a
-// deadline), not at every partition on every wake-up.
+// deadline), not at every partition on every wake-up. The protocol's
+// decisions (sequences, the first-ack rule, retries, bumps, expiries, the
+// new producer id) are a pure state machine in package core; the sender is
+// the loop around it that does the I/O (sender.go).
 //
 // Epoch bumps are producer-wide, as in Java: each bump takes the next epoch.
 // When a bump is needed at epoch 32767, the producer takes a new producer id

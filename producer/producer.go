@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/producer/core"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/wire"
@@ -79,13 +80,12 @@ type partition struct {
 	touched atomic.Bool // queued in Producer.touched
 
 	// Owned by the sender.
-	seq    seqState
-	leader int32 // the partition's leader in the sender's snapshot; -1 if none (yet)
-	cand   bool  // in the sender's candidates
+	cp     core.Part // the partition's name in the sender's core; -1 before the sender registers it
+	leader int32     // the partition's leader in the sender's snapshot; -1 if none (yet)
 }
 
 func newPartition(topic string, id int32) *partition {
-	return &partition{topic: topic, id: id, seq: newSeqState(), leader: -1}
+	return &partition{topic: topic, id: id, cp: -1, leader: -1}
 }
 
 // New connects to the bootstrap brokers, gets a producer id with
@@ -203,10 +203,6 @@ func (p *Producer) initProducerID(ctx context.Context) error {
 
 // ProducerID returns the producer id and the epoch it started with.
 func (p *Producer) ProducerID() (int64, int16) { return p.startPID, p.startEpoch }
-
-// current returns the producer id and epoch new sequences belong to; only
-// the sender may call it.
-func (p *Producer) current() idEpoch { return idEpoch{p.pid, p.epoch} }
 
 func (p *Producer) wakeSender() {
 	select {

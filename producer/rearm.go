@@ -40,7 +40,7 @@ func (r rearmCfg) validate(firstAck bool) []error {
 	return errs
 }
 
-// resolveRearm sets c.rules.rearmMs from the configuration and, when it
+// resolveRearm sets c.rules.RearmMs from the configuration and, when it
 // needs one, the brokers' producer.id.expiration.ms read with
 // DescribeConfigs, and returns where the bound came from. A broker that
 // refuses DescribeConfigs leaves the configured bound or the default, and
@@ -48,7 +48,7 @@ func (r rearmCfg) validate(firstAck bool) []error {
 // setting is an error naming both.
 func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
 	c := &p.cfg
-	if !c.rearm.on || !c.rules.firstAck {
+	if !c.rearm.on || !c.rules.FirstAck {
 		return "off", nil
 	}
 	var from string
@@ -77,11 +77,11 @@ func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
 		after = kafkaExpirationDefault / 2
 		from = fmt.Sprintf("half of Kafka's default %s (%v); %s", expirationKey, kafkaExpirationDefault, from)
 	}
-	c.rules.rearmMs = max(after.Milliseconds(), 1)
+	c.rules.RearmMs = max(after.Milliseconds(), 1)
 	// A trace whose header is written already (tracer.NewWriter) goes
 	// without the bound: kcheck verify then does not hold it to the rule.
 	if a, ok := p.trace.(tracer.Amender); ok {
-		ms := c.rules.rearmMs
+		ms := c.rules.RearmMs
 		err := a.Amend(func(h *tracer.Header) { h.IdleRearmMs, h.IdleRearmFrom = ms, from })
 		if err != nil && !errors.Is(err, tracer.ErrHeaderWritten) {
 			return "", fmt.Errorf("producer: recording the idle re-arm bound in the trace header: %w", err)

@@ -14,53 +14,6 @@ import (
 	"github.com/kcheck/kcheck/tracer"
 )
 
-// TestAwaitingFirstAck pins the idle re-arm rule's clock: a partition with
-// batches in flight waits for an acknowledgement when none came in the
-// epoch, or when the last one (or an in-flight batch's stamp) is older
-// than the bound.
-func TestAwaitingFirstAck(t *testing.T) {
-	const now = int64(100_000)
-	at := func(ms int64) *batch { return &batch{maxTs: ms, created: time.UnixMilli(ms)} }
-	cases := []struct {
-		name     string
-		r        rules
-		acked    int32
-		ackStamp int64
-		inflight []*batch
-		want     bool
-	}{
-		{"nothing in flight", rules{firstAck: true, rearmMs: 1000}, 4, 0, nil, false},
-		{"first of the epoch", rules{firstAck: true}, -1, 0, []*batch{at(now)}, true},
-		{"first-ack off", rules{rearmMs: 1000}, -1, 0, []*batch{at(now)}, false},
-		{"recent ack", rules{firstAck: true, rearmMs: 1000}, 4, now - 999, []*batch{at(now)}, false},
-		{"ack at the bound", rules{firstAck: true, rearmMs: 1000}, 4, now - 1000, []*batch{at(now)}, true},
-		{"old ack, re-arm off", rules{firstAck: true}, 4, now - 5000, []*batch{at(now)}, false},
-		{"old stamp in flight", rules{firstAck: true, rearmMs: 1000}, 4, now - 10, []*batch{at(now), at(now - 2000)}, true},
-		{"stamp set in the future", rules{firstAck: true, rearmMs: 1000}, 4, now - 10,
-			[]*batch{{maxTs: now + 1e6, created: time.UnixMilli(now)}}, false},
-		{"created before its timestamp", rules{firstAck: true, rearmMs: 1000}, 4, now - 10,
-			[]*batch{{maxTs: now + 1e6, created: time.UnixMilli(now - 1500)}}, true},
-	}
-	for _, c := range cases {
-		s := seqState{lastAcked: c.acked, ackStamp: c.ackStamp, inflight: c.inflight}
-		if got := s.awaitingFirstAck(c.r, now); got != c.want {
-			t.Errorf("%s: awaitingFirstAck = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// TestAckedSetsStamp checks that the acknowledgement that raises lastAcked
-// restarts the partition's idle clock from the batch's stamp.
-func TestAckedSetsStamp(t *testing.T) {
-	s := newSeqState()
-	b := &batch{recs: make([]pendingRecord, 2), maxTs: 5000, created: time.UnixMilli(4000)}
-	s.assign(b)
-	s.acked(b)
-	if s.lastAcked != 1 || s.ackStamp != 4000 {
-		t.Fatalf("after the ack: lastAcked %d ackStamp %d, want 1 and 4000", s.lastAcked, s.ackStamp)
-	}
-}
-
 func TestRearmValidate(t *testing.T) {
 	cases := []struct {
 		opts []Opt
@@ -128,8 +81,8 @@ func TestRearmBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newProducer(t, cl, append([]Opt{Trace(w)}, c.opts...)...)
-		if p.cfg.rules.rearmMs != c.wantMs {
-			t.Errorf("%v: bound %d ms, want %d", c.wantFrom, p.cfg.rules.rearmMs, c.wantMs)
+		if p.cfg.rules.RearmMs != c.wantMs {
+			t.Errorf("%v: bound %d ms, want %d", c.wantFrom, p.cfg.rules.RearmMs, c.wantMs)
 		}
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
@@ -155,7 +108,7 @@ func TestRearmWithWrittenHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProducer(t, newCluster(t, 1), Trace(w))
-	if p.cfg.rules.rearmMs != 12*3600*1000 {
-		t.Errorf("bound %d ms, want the default", p.cfg.rules.rearmMs)
+	if p.cfg.rules.RearmMs != 12*3600*1000 {
+		t.Errorf("bound %d ms, want the default", p.cfg.rules.RearmMs)
 	}
 }

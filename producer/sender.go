@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -12,17 +11,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/producer/core"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/wire"
 )
 
+// The sender is the loop around the protocol's core (package core): the
+// core decides sequences, retries, bumps, expiries and what to send; the
+// sender does the I/O it asks for (connections and dials, request timeouts,
+// encoding and compression, the application's callbacks, the trace) and
+// feeds it what happened (answers, lost connections, the time, a new
+// producer id). The partition buffers Produce fills are the core's Buffer:
+// it reads them when it drains.
+
 // request is one produce request outstanding on a connection.
 type request struct {
-	corr    int32
-	conn    *wire.Conn
-	batches []*batch
-	sent    time.Time
+	cr   *core.Request
+	conn *wire.Conn
+	sent time.Time
+	corr int32
 }
 
 // brokerConn is the sender's connection to one broker.
@@ -31,7 +39,7 @@ type brokerConn struct {
 	conn        *wire.Conn // nil while not connected
 	dialing     bool
 	dialAfter   time.Time
-	outstanding []*request // oldest first; len is the requests in flight
+	outstanding []*request // oldest first; the core holds the same requests
 }
 
 // inboxItem is something that happened off the sender goroutine.
@@ -65,39 +73,37 @@ func (in *inbox) take(buf []inboxItem) []inboxItem {
 	return buf
 }
 
-// sender is the one goroutine that owns sequences: it drains batches into
-// requests, handles responses, retries, delivery timeouts and epoch bumps.
+// sender is the one goroutine that drives the core.
 type sender struct {
 	p     *Producer
+	core  *core.Core
 	conns map[int32]*brokerConn
 
-	snap  *snapshot
-	parts []*partition // every partition of snap, topic then id order
-	rot   int
-	items []inboxItem
-	dials sync.WaitGroup // dials in progress
-	enc   encoder
-	freed int // buffer slots of done batches not yet given back (freeSlots)
+	snap   *snapshot
+	parts  []*partition // every partition of snap, topic then id order
+	byPart []*partition // by core.Part
+	items  []inboxItem
+	dials  sync.WaitGroup // dials in progress
+	enc    encoder
+	freed  int // buffer slots of done batches not yet given back (freeSlots)
 
-	// A step looks at the candidates only: the partitions that may have
-	// something to do (see step). A full scan of every partition happens
-	// when nextScan is reached, the metadata changes or a flush begins.
-	cands     []*partition
-	nextScan  time.Time // the earliest deadline (linger, retry backoff, delivery timeout) known; zero if none
-	flushSeen bool      // the previous step saw a flush in progress
-	spare     []*partition
-	nodes     []int32
-	nodeParts []*partition
+	spare    []*partition
+	results  []core.Result
+	failed   []int32  // nodes whose Send failed while a Ready's requests were sent
+	unenc    []*batch // batches the core took that could not be encoded
+	unencErr []error
 
-	// renew: a partition needs an epoch bump but the epoch is at its
-	// maximum, so the producer needs a new id (renewID); no new batch is
-	// drained meanwhile. renewAfter is when to try again after a failure.
-	renew      bool
+	// needID: the core needs a new producer id (Ready.NeedID); renewAfter
+	// is when to try again after a failure.
+	needID     bool
 	renewAfter time.Time
 }
 
 func newSender(p *Producer) *sender {
-	return &sender{p: p, conns: make(map[int32]*brokerConn),
+	c := &p.cfg
+	cc := core.New(core.Config{MaxInFlight: c.maxInFlight, Linger: c.linger, DeliveryTimeout: c.deliveryTimeout,
+		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, Rules: c.rules, Trace: p.trace != nil}, p.pid, p.epoch)
+	return &sender{p: p, core: cc, conns: make(map[int32]*brokerConn),
 		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids}}
 }
 
@@ -108,9 +114,10 @@ func (s *sender) run(ctx context.Context) {
 	for {
 		now := time.Now()
 		s.processInbox(now)
+		s.apply(now)  // deliver the answers' outcomes before the step
 		s.freeSlots() // before the step: producers refill while it sends
 		next := s.step(now)
-		if s.renew && s.quiet() {
+		if s.needID {
 			if !now.Before(s.renewAfter) {
 				s.renewID(ctx, now)
 				next = now // step again at once, under the new id
@@ -165,12 +172,9 @@ func (s *sender) tell(b *batch, err error) {
 	}
 }
 
-func (s *sender) batchEvent(kind tracer.Kind, b *batch) *tracer.Event {
-	return &tracer.Event{Kind: kind, Partition: b.part.id, Batch: b.id, PID: s.p.pid, Epoch: b.epoch, Seq: b.seq}
-}
-
-// refreshPartitions rebuilds the partition list and the partitions' leaders
-// when the snapshot changed, and reports whether it did.
+// refreshPartitions registers new partitions with the core and gives it
+// the partitions' leaders when the snapshot changed, and reports whether
+// it did.
 func (s *sender) refreshPartitions() bool {
 	snap := s.p.meta.Load()
 	if snap == s.snap {
@@ -187,21 +191,20 @@ func (s *sender) refreshPartitions() bool {
 		for _, part := range snap.topics[name].parts {
 			s.parts = append(s.parts, part)
 			part.leader = snap.leader(part)
+			if part.cp < 0 {
+				part.cp = s.core.AddPartition(part.id, part.leader)
+				s.byPart = append(s.byPart, part)
+			} else {
+				s.core.SetLeader(part.cp, part.leader)
+			}
 		}
 	}
+	s.core.ScanAll()
 	return true
 }
 
-// addCand makes part a candidate for the next step.
-func (s *sender) addCand(part *partition) {
-	if !part.cand {
-		part.cand = true
-		s.cands = append(s.cands, part)
-	}
-}
-
-// takeTouched makes the partitions Produce changed since the last step
-// candidates.
+// takeTouched makes the partitions Produce changed since the last step the
+// core's candidates.
 func (s *sender) takeTouched() {
 	p := s.p
 	p.touchMu.Lock()
@@ -210,129 +213,100 @@ func (s *sender) takeTouched() {
 	p.touchMu.Unlock()
 	for i, part := range list {
 		part.touched.Store(false) // from here on, Produce queues it again
-		s.addCand(part)
+		if part.cp >= 0 {
+			s.core.Touch(part.cp)
+		}
 		list[i] = nil
 	}
 	s.spare = list[:0]
 }
 
-// scanBy lowers nextScan to t.
-func (s *sender) scanBy(t time.Time) {
-	if s.nextScan.IsZero() || t.Before(s.nextScan) {
-		s.nextScan = t
+// Head, Take and Drop are the core's view of the partition buffers
+// (core.Buffer): the sealed batches, oldest first, then the open one.
+
+// Head describes partition cp's next unsent batch.
+func (s *sender) Head(cp core.Part) (time.Time, bool, bool) {
+	part := s.byPart[cp]
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	switch {
+	case len(part.sealed) > 0:
+		return part.sealed[0].created, true, true
+	case part.open != nil:
+		return part.open.created, false, true
 	}
+	return time.Time{}, false, false
 }
 
-// step does everything that can be done now and returns when to look again.
-// It never schedules a wake-up for a batch that is ready but blocked (a full
-// connection, a dial, no leader): the event that unblocks it wakes the sender.
-//
-// A step looks only at the candidates: the partitions Produce opened or
-// sealed a batch of (Producer.touched), the partitions of the batches that
-// were answered, retried or lost since the last step, and the partitions
-// that still had something to send when their connection was full. Every
-// deadline of a partition it looks at (a linger, a retry backoff, a
-// delivery timeout) lowers nextScan; at nextScan, when a flush begins and
-// when the metadata changes, every partition is a candidate (a full scan).
-// A partition that is not a candidate has nothing to send until one of
-// those events: blocked by the first-ack rule, HoldWhileRetrying, a bump or
-// an unresolved sequence until an answer comes; lingering or backing off
-// until a deadline it registered.
+// pop removes part's next unsent batch.
+func (s *sender) pop(part *partition) *batch {
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	var b *batch
+	switch {
+	case len(part.sealed) > 0:
+		b = part.sealed[0]
+		part.sealed[0] = nil
+		part.sealed = part.sealed[1:]
+	case part.open != nil:
+		b = part.open
+		part.open = nil
+	}
+	return b
+}
+
+// Take removes cp's next unsent batch for sending, compressing it for a
+// compressed codec; a batch that cannot be encoded is failed after the
+// step (failUnencoded) and not given to the core.
+func (s *sender) Take(cp core.Part) *core.Batch {
+	b := s.pop(s.byPart[cp])
+	if b == nil {
+		return nil
+	}
+	if s.enc.codec != recordbatch.CodecNone {
+		if err := s.enc.compress(b, s.p.bufs); err != nil {
+			s.unenc = append(s.unenc, b)
+			s.unencErr = append(s.unencErr, fmt.Errorf("encode record batch: %w", err))
+			return nil
+		}
+	}
+	return b.coreBatch()
+}
+
+// Drop removes cp's next unsent batch, to be failed.
+func (s *sender) Drop(cp core.Part) *core.Batch {
+	if b := s.pop(s.byPart[cp]); b != nil {
+		return b.coreBatch()
+	}
+	return nil
+}
+
+// failUnencoded fails the batches Take could not encode (a Fail event
+// each: they never had a sequence).
+func (s *sender) failUnencoded() {
+	for i, b := range s.unenc {
+		err := s.unencErr[i]
+		pid, _ := s.core.ID()
+		s.emit(&tracer.Event{Kind: tracer.Fail, Partition: b.part.id, Batch: b.id, PID: pid, Epoch: -1, Seq: -1, Reason: "encoding: " + err.Error()})
+		s.failRecords(b, err)
+		s.unenc[i], s.unencErr[i] = nil, nil
+	}
+	s.unenc, s.unencErr = s.unenc[:0], s.unencErr[:0]
+}
+
+// step feeds the core the time and does what it asks, and returns when to
+// look again. The core looks only at its candidates (core.Tick): the
+// partitions touched, answered or blocked since the last step, and every
+// partition at its deadlines, on a metadata change and when a flush begins.
 func (s *sender) step(now time.Time) time.Time {
 	p := s.p
 	p.stats.steps.Add(1)
 	p.nextWake.Store(0) // busy: Produce wakes us for any new batch meanwhile
-	full := s.refreshPartitions()
-	flushing := p.flushing.Load() > 0
-	if flushing && !s.flushSeen {
-		full = true // open batches are all ready now
-	}
-	s.flushSeen = flushing
-	if !s.nextScan.IsZero() && !now.Before(s.nextScan) {
-		full = true
-	}
-	if s.renew {
-		full = true // quiet looks at every partition
-	}
+	s.refreshPartitions()
 	s.takeTouched()
-	if full {
-		s.nextScan = time.Time{}
-		for _, part := range s.parts {
-			s.addCand(part)
-		}
-	}
-	cands := s.cands
-	for _, part := range cands {
-		if full {
-			// A batch waiting for a retry registered its delivery timeout
-			// (retry, partDeadlines), so none expires before nextScan.
-			s.expireRetries(part, now)
-		}
-		st := &part.seq
-		if st.unresolved && len(st.inflight) == 0 {
-			bumped := st.resolve()
-			s.emit(&tracer.Event{Kind: tracer.ResolveSequences, Partition: part.id, Bumped: bumped})
-		}
-		if st.bumpReq && !st.outstanding() {
-			if p.epoch == p.cfg.maxEpoch {
-				s.renew = true // no higher epoch: a new producer id first
-				continue
-			}
-			p.epoch++
-			p.stats.bumps.Add(1)
-			st.bump(idEpoch{p.pid, p.epoch})
-			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
-		}
-	}
-	// Drain each leader's candidates.
-	nodes := s.nodes[:0]
-	for _, part := range cands {
-		if !slices.Contains(nodes, part.leader) {
-			nodes = append(nodes, part.leader)
-		}
-	}
-	blocked := 0 // nodes blocked from sending what they have: nodes[:blocked]
-	for i, node := range nodes {
-		parts := s.nodeParts[:0]
-		for _, part := range cands {
-			if part.leader == node {
-				parts = append(parts, part)
-			}
-		}
-		if s.drainNode(node, parts, now, flushing) {
-			nodes[blocked], nodes[i] = nodes[i], nodes[blocked]
-			blocked++
-		}
-		clear(parts)
-		s.nodeParts = parts[:0]
-	}
-	// Deadlines: retry backoffs, lingers, delivery timeouts.
-	var dead []*batch
-	for _, part := range cands {
-		dead = s.partDeadlines(part, now, flushing, full, dead)
-	}
-	for _, b := range dead {
-		s.failBatch(b, ErrDeliveryTimeout, "delivery timeout before the batch was sent")
-	}
-	if len(dead) > 0 {
-		s.scanBy(now)
-	}
-	// The candidates of blocked nodes stay candidates, and so do those a
-	// lost connection made candidates during the step; the others have
-	// nothing to send until an event makes them candidates again.
-	all := s.cands
-	kept := all[:0]
-	for i, part := range all {
-		if i >= len(cands) || slices.Contains(nodes[:blocked], part.leader) {
-			kept = append(kept, part)
-		} else {
-			part.cand = false
-		}
-	}
-	clear(all[len(kept):])
-	s.cands = kept
-	s.nodes = nodes[:0]
-	next := s.nextScan
+	s.core.Tick(now, p.flushing.Load() > 0, s)
+	s.failUnencoded()
+	next := s.apply(now)
 	later := func(t time.Time) {
 		if next.IsZero() || t.Before(next) {
 			next = t
@@ -360,123 +334,66 @@ func (s *sender) step(now time.Time) time.Time {
 	return next
 }
 
-// partDeadlines registers part's deadlines with scanBy (when a batch waiting
-// for a retry expires, when the next retry's backoff ends, when the open
-// batch's linger ends if it could then be sent, when an unsent batch
-// expires) and takes the unsent batches that reached the delivery timeout
-// out of part, appending them to dead. Outside a full scan the deadlines of
-// the batches waiting for a retry are known already (retry registered
-// them, and nextScan only goes back to zero for a full scan).
-func (s *sender) partDeadlines(part *partition, now time.Time, flushing, full bool, dead []*batch) []*batch {
-	p := s.p
-	st := &part.seq
-	r, hasRetry := st.nextRetry()
-	if full {
-		for _, b := range st.inflight {
-			if b.st == stRetry {
-				s.scanBy(b.created.Add(p.cfg.deliveryTimeout))
+// apply does what the core asks until it asks nothing more, and returns
+// the core's next deadline.
+func (s *sender) apply(now time.Time) time.Time {
+	for {
+		rd := s.core.Ready()
+		s.p.stats.bumps.Add(int64(rd.Bumps))
+		s.p.stats.ooo.Add(int64(rd.OutOfOrder))
+		for i := range rd.Events {
+			s.emit(&rd.Events[i])
+		}
+		for _, o := range rd.Outcomes {
+			s.deliver(o)
+		}
+		for _, r := range rd.Requests {
+			s.send(r, now)
+		}
+		for _, node := range rd.Dial {
+			s.dial(s.conn(node), now)
+		}
+		if rd.Refresh {
+			s.p.mloop.refresh("")
+		}
+		s.needID = rd.NeedID
+		if len(s.failed) == 0 {
+			return rd.Wake
+		}
+		for _, node := range s.failed {
+			if bc := s.conns[node]; bc.conn != nil {
+				s.disconnect(bc, bc.conn, now)
+			} else {
+				s.core.Disconnect(node, now)
 			}
 		}
+		s.failed = s.failed[:0]
 	}
-	// The next retry's backoff, on every step that looks at the partition:
-	// a retry that became the lowest after a full scan (the ones before it
-	// were acknowledged) registered its backoff only when it was answered,
-	// and that registration is gone once a full scan has passed.
-	if r != nil && !st.bumpReq && r.retryAt.After(now) {
-		s.scanBy(r.retryAt)
-	}
-	lingering := !hasRetry && !flushing && !s.renew && st.drainable(p.current(), p.cfg.rules, now.UnixMilli())
-	part.mu.Lock()
-	defer part.mu.Unlock()
-	// Batches never sent that reached the delivery timeout fail here.
-	for len(part.sealed) > 0 && now.Sub(part.sealed[0].created) >= p.cfg.deliveryTimeout {
-		dead = append(dead, part.sealed[0])
-		part.sealed = part.sealed[1:]
-	}
-	if len(part.sealed) == 0 && part.open != nil && now.Sub(part.open.created) >= p.cfg.deliveryTimeout {
-		dead = append(dead, part.open)
-		part.open = nil
-	}
-	switch {
-	case len(part.sealed) > 0:
-		s.scanBy(part.sealed[0].created.Add(p.cfg.deliveryTimeout))
-	case part.open != nil:
-		s.scanBy(part.open.created.Add(p.cfg.deliveryTimeout))
-		if d := part.open.created.Add(p.cfg.linger); lingering && d.After(now) {
-			s.scanBy(d)
-		}
-	}
-	return dead
 }
 
-// expireRetries fails batches waiting for a retry that reached
-// delivery.timeout.ms (ExpireBatch): their sequences become unresolved.
-func (s *sender) expireRetries(part *partition, now time.Time) {
-	st := &part.seq
-	for i := 0; i < len(st.inflight); i++ {
-		b := st.inflight[i]
-		if b.st != stRetry || now.Sub(b.created) < s.p.cfg.deliveryTimeout {
-			continue
+// deliver tells the application a batch's outcome.
+func (s *sender) deliver(o core.Outcome) {
+	b := of(o.Batch)
+	switch o.Cause {
+	case core.Acked:
+		for i, r := range b.recs {
+			r.msg.Offset = -1
+			if o.Offset >= 0 {
+				r.msg.Offset = o.Offset + int64(i)
+			}
 		}
-		s.emit(s.batchEvent(tracer.ExpireBatch, b))
-		b.st = stFailed
-		st.remove(b)
-		i--
-		st.unresolved = true
+		s.tell(b, nil)
+		for _, r := range b.recs {
+			r.done(r.msg, nil)
+		}
+		s.release(b)
+	case core.BrokerError:
+		s.failRecords(b, &BrokerError{Topic: b.part.topic, Partition: b.part.id, Err: kerr.ErrorForCode(o.Code)})
+	case core.DeliveryTimeout:
 		s.failRecords(b, ErrDeliveryTimeout)
+	case core.Closed:
+		s.failRecords(b, ErrClosed)
 	}
-}
-
-// quiet reports whether the producer may take a new id: no request is
-// outstanding, and only the partitions waiting for an epoch bump hold
-// batches (the others finished theirs under the old id).
-func (s *sender) quiet() bool {
-	for _, part := range s.parts {
-		st := &part.seq
-		if st.outstanding() || (!st.bumpReq && (st.unresolved || len(st.inflight) > 0)) {
-			return false
-		}
-	}
-	return true
-}
-
-// renewID gets a new producer id when a partition needs an epoch bump and
-// the epoch is at its maximum (TransactionManager.bumpIdempotentProducerEpoch
-// at Short.MAX_VALUE calls resetIdempotentProducerId). The partitions waiting
-// for the bump are renumbered from 0 under the new id; the others move to it
-// at their next batch, as after a bump. If InitProducerId fails, it is tried
-// again after the retry backoff; the waiting batches meanwhile meet their
-// delivery timeout as usual.
-func (s *sender) renewID(ctx context.Context, now time.Time) {
-	p := s.p
-	ictx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
-	err := p.initProducerID(ictx)
-	cancel()
-	if err != nil {
-		s.renewAfter = now.Add(p.cfg.retryBackoff)
-		return
-	}
-	s.renew, s.renewAfter = false, time.Time{}
-	p.stats.renewals.Add(1)
-	s.enc.pid = p.pid
-	id := p.current()
-	for _, part := range s.parts {
-		if st := &part.seq; st.bumpReq {
-			p.stats.bumps.Add(1)
-			st.bump(id)
-			s.emit(&tracer.Event{Kind: tracer.Bump, Partition: part.id, PID: p.pid, Epoch: p.epoch})
-		}
-	}
-}
-
-// failBatch fails b to the application for a reason the spec has no action
-// for (a Fail event); a batch never sent has sequence and epoch -1.
-func (s *sender) failBatch(b *batch, err error, reason string) {
-	b.st = stFailed
-	e := s.batchEvent(tracer.Fail, b)
-	e.Reason = reason
-	s.emit(e)
-	s.failRecords(b, err)
 }
 
 func (s *sender) failRecords(b *batch, err error) {
@@ -498,134 +415,48 @@ func (s *sender) release(b *batch) {
 	}
 }
 
-// drainNode sends produce requests to node while it has room: each request
-// takes at most one batch per partition of parts, as RecordAccumulator.drain
-// does. It reports whether it stopped with something left to send that the
-// node cannot take now (no leader, no connection, a full connection).
-func (s *sender) drainNode(node int32, parts []*partition, now time.Time, flushing bool) bool {
-	p := s.p
-	if node < 0 {
-		return true // no leader known; a metadata refresh is pending
-	}
+func (s *sender) conn(node int32) *brokerConn {
 	bc := s.conns[node]
 	if bc == nil {
 		bc = &brokerConn{node: node}
 		s.conns[node] = bc
 	}
-	for {
-		if len(bc.outstanding) >= p.cfg.maxInFlight {
-			return true
-		}
-		if bc.conn == nil {
-			if s.anyReady(parts, now, flushing) {
-				s.dial(bc, now)
-				return true
-			}
-			return false
-		}
-		var batches []*batch
-		var fresh []bool
-		n := len(parts)
-		for i := 0; i < n; i++ {
-			part := parts[(s.rot+i)%n]
-			b, isNew := s.nextBatch(part, now, flushing)
-			if b != nil {
-				if batches == nil {
-					batches, fresh = make([]*batch, 0, n-i), make([]bool, 0, n-i)
-				}
-				batches = append(batches, b)
-				fresh = append(fresh, isNew)
-			}
-		}
-		s.rot++
-		if len(batches) == 0 {
-			return false
-		}
-		s.send(bc, batches, fresh, now)
-	}
+	return bc
 }
 
-// anyReady reports whether some partition has something to send.
-func (s *sender) anyReady(parts []*partition, now time.Time, flushing bool) bool {
-	for _, part := range parts {
-		if r, hasRetry := part.seq.nextRetry(); hasRetry {
-			if r != nil {
-				return true
-			}
-			continue
-		}
-		part.mu.Lock()
-		ready := len(part.sealed) > 0 || (part.open != nil && (flushing || now.Sub(part.open.created) >= s.p.cfg.linger))
-		part.mu.Unlock()
-		if ready {
-			return true
-		}
-	}
-	return false
-}
-
-// nextBatch returns the partition's next batch to send, if any: a retry (the
-// lowest sequence in flight, after its backoff) or, when no retry waits and
-// the rules allow, a new batch that gets its sequence now.
-func (s *sender) nextBatch(part *partition, now time.Time, flushing bool) (*batch, bool) {
+// send writes the core's request cr to its node's connection. A request to
+// a node whose Send failed in this Ready is lost with that connection (its
+// events are traced with correlation id -1, then the Disconnect).
+func (s *sender) send(cr *core.Request, now time.Time) {
 	p := s.p
-	st := &part.seq
-	if r, hasRetry := st.nextRetry(); hasRetry {
-		if r == nil || st.bumpReq || now.Before(r.retryAt) {
-			return nil, false
-		}
-		return r, false
+	bc := s.conn(cr.Node)
+	batches := make([]*batch, len(cr.Batches))
+	for i, cb := range cr.Batches {
+		b := of(cb)
+		b.seq, b.epoch = cb.Seq(), cb.Epoch()
+		batches[i] = b
 	}
-	if s.renew || !st.drainable(p.current(), p.cfg.rules, now.UnixMilli()) {
-		return nil, false
-	}
-	part.mu.Lock()
-	var b *batch
-	switch {
-	case len(part.sealed) > 0:
-		b = part.sealed[0]
-		part.sealed = part.sealed[1:]
-	case part.open != nil && (flushing || now.Sub(part.open.created) >= p.cfg.linger):
-		b = part.open
-		part.open = nil
-	}
-	part.mu.Unlock()
-	if b == nil {
-		return nil, false
-	}
-	if s.enc.codec != recordbatch.CodecNone {
-		if err := s.enc.compress(b, p.bufs); err != nil {
-			err = fmt.Errorf("encode record batch: %w", err)
-			s.failBatch(b, err, "encoding: "+err.Error())
-			return nil, false
-		}
-	}
-	st.canDrainNew(p.current(), p.cfg.rules, now.UnixMilli()) // resets the sequence in a new epoch
-	st.assign(b)
-	return b, true
-}
-
-func (s *sender) send(bc *brokerConn, batches []*batch, fresh []bool, now time.Time) {
-	p := s.p
-	req := &produceRequest{timeout: int32(p.cfg.requestTimeout / time.Millisecond), batches: batches, enc: &s.enc}
-	for _, b := range batches {
-		b.st = stSent
-	}
-	r := &request{conn: bc.conn, batches: batches, sent: now}
+	r := &request{cr: cr, conn: bc.conn, sent: now, corr: -1}
+	bc.outstanding = append(bc.outstanding, r)
 	p.stats.requests.Add(1)
 	p.stats.batches.Add(int64(len(batches)))
-	for _, isNew := range fresh {
+	for _, isNew := range cr.New {
 		if !isNew {
 			p.stats.retries.Add(1)
 		}
 	}
+	if bc.conn == nil || s.lost(cr.Node) {
+		s.emitSends(cr, -1)
+		s.fail(cr.Node)
+		return
+	}
+	req := &produceRequest{timeout: int32(p.cfg.requestTimeout / time.Millisecond), batches: batches, enc: &s.enc}
 	emitted := false
 	onWrite := func(corr int32) {
 		r.corr, emitted = corr, true
-		s.emitSends(bc.node, corr, batches, fresh)
+		s.emitSends(cr, corr)
 	}
-	conn := bc.conn
-	_, err := conn.Send(req, onWrite, func(resp kmsg.Response, err error) {
+	_, err := bc.conn.Send(req, onWrite, func(resp kmsg.Response, err error) {
 		it := inboxItem{bc: bc, req: r, err: err}
 		if err == nil {
 			it.resp = resp.(*kmsg.ProduceResponse)
@@ -633,31 +464,39 @@ func (s *sender) send(bc *brokerConn, batches []*batch, fresh []bool, now time.T
 		p.inbox.push(it)
 		p.wakeSender()
 	})
-	bc.outstanding = append(bc.outstanding, r)
 	if err != nil {
 		if !emitted {
-			s.emitSends(bc.node, -1, batches, fresh)
+			s.emitSends(cr, -1)
 		}
-		s.disconnect(bc, conn, now)
+		s.fail(cr.Node)
 	}
 }
 
-func (s *sender) emitSends(node, corr int32, batches []*batch, fresh []bool) {
+func (s *sender) lost(node int32) bool {
+	for _, n := range s.failed {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sender) fail(node int32) {
+	if !s.lost(node) {
+		s.failed = append(s.failed, node)
+	}
+}
+
+func (s *sender) emitSends(cr *core.Request, corr int32) {
 	if s.p.trace == nil {
 		return
 	}
-	for i, b := range batches {
-		kind := tracer.Resend
-		if fresh[i] {
-			kind = tracer.SendNew
+	for i, cb := range cr.Batches {
+		e := cr.Event(i, corr)
+		if cr.New[i] {
+			of(cb).traced = true
 		}
-		e := s.batchEvent(kind, b)
-		e.N, e.Req, e.Node = b.n(), corr, node
-		if fresh[i] {
-			e.Records = b.ids
-			b.traced = true
-		}
-		s.p.trace.Emit(e)
+		s.p.trace.Emit(&e)
 	}
 }
 
@@ -683,8 +522,8 @@ func (s *sender) dial(bc *brokerConn, now time.Time) {
 	}()
 }
 
-// disconnect handles a lost connection: every batch in one of its outstanding
-// requests goes back to be retried (the spec's Disconnect).
+// disconnect handles a lost connection: the core sends every batch of its
+// outstanding requests again (the spec's Disconnect).
 func (s *sender) disconnect(bc *brokerConn, conn *wire.Conn, now time.Time) {
 	if bc.conn != conn || conn == nil {
 		return // already handled
@@ -693,25 +532,9 @@ func (s *sender) disconnect(bc *brokerConn, conn *wire.Conn, now time.Time) {
 	bc.conn = nil
 	bc.dialAfter = now.Add(s.p.cfg.retryBackoff)
 	s.p.stats.disconnects.Add(1)
-	s.emit(&tracer.Event{Kind: tracer.Disconnect, Node: bc.node})
-	for _, r := range bc.outstanding {
-		for _, b := range r.batches {
-			if b.st == stSent {
-				s.retry(b, now)
-				s.addCand(b.part)
-			}
-		}
-	}
-	bc.outstanding = nil
-	s.p.mloop.refresh("")
-}
-
-func (s *sender) retry(b *batch, now time.Time) {
-	b.st = stRetry
-	b.attempts++
-	b.retryAt = now.Add(s.p.cfg.retryBackoff)
-	s.scanBy(b.retryAt)
-	s.scanBy(b.created.Add(s.p.cfg.deliveryTimeout))
+	clear(bc.outstanding)
+	bc.outstanding = bc.outstanding[:0]
+	s.core.Disconnect(bc.node, now)
 }
 
 // freeSlots gives back the buffer slots of the batches done since it last
@@ -741,43 +564,35 @@ func (s *sender) processInbox(now time.Time) {
 				continue
 			}
 			bc.conn, bc.dialAfter = it.dialed, time.Time{}
+			s.core.Connected(bc.node)
 		case it.err != nil:
 			s.disconnect(bc, it.req.conn, now)
 		default:
 			if len(bc.outstanding) == 0 || bc.outstanding[0] != it.req {
 				continue // from a connection we already gave up on
 			}
+			bc.outstanding[0] = nil
 			bc.outstanding = bc.outstanding[1:]
-			s.handleResponse(bc, it.req, it.resp, now)
+			s.handleResponse(it.req, it.resp, now)
 		}
 		*it = inboxItem{}
 	}
 }
 
-func (s *sender) handleResponse(bc *brokerConn, r *request, resp *kmsg.ProduceResponse, now time.Time) {
+// handleResponse gives the core each batch's answer in resp.
+func (s *sender) handleResponse(r *request, resp *kmsg.ProduceResponse, now time.Time) {
 	var at respCursor
-	refresh := false
-	for _, b := range r.batches {
-		s.addCand(b.part) // an answer may unblock the partition
-		code, off, lso := kerr.UnknownServerError.Code, int64(-1), int64(-1)
+	res := s.results[:0]
+	for _, cb := range r.cr.Batches {
+		b := of(cb)
+		rs := core.Result{Code: kerr.UnknownServerError.Code, Offset: -1, LogStart: -1}
 		if pr := at.find(resp, b.part.topic, b.part.id); pr != nil {
-			code, off, lso = pr.ErrorCode, pr.BaseOffset, pr.LogStartOffset
+			rs = core.Result{Code: pr.ErrorCode, Offset: pr.BaseOffset, LogStart: pr.LogStartOffset}
 		}
-		if s.p.trace != nil {
-			e := s.batchEvent(tracer.Receive, b)
-			e.Req, e.Node, e.Err, e.Offset, e.LogStart = r.corr, bc.node, tracer.ErrorName(code), off, lso
-			s.p.trace.Emit(e)
-		}
-		if b.st != stSent {
-			continue
-		}
-		if s.handleBatch(b, code, off, lso, now) {
-			refresh = true
-		}
+		res = append(res, rs)
 	}
-	if refresh {
-		s.p.mloop.refresh("")
-	}
+	s.core.Respond(r.cr, r.corr, res, now)
+	s.results = res[:0]
 }
 
 // respCursor finds a batch's partition in a produce response. Brokers answer
@@ -811,51 +626,25 @@ func (c *respCursor) find(resp *kmsg.ProduceResponse, topic string, part int32) 
 	return nil
 }
 
-// handleBatch applies one partition's answer to its batch (Sender.completeBatch)
-// and reports whether metadata should be refreshed.
-func (s *sender) handleBatch(b *batch, code int16, off, lso int64, now time.Time) bool {
-	st := &b.part.seq
-	if code == 0 || code == kerr.DuplicateSequenceNumber.Code {
-		// DUPLICATE_SEQUENCE_NUMBER comes without an offset; it acknowledges
-		// this batch only, never an earlier one.
-		if code != 0 {
-			off = -1
-		}
-		st.acked(b)
-		for i, r := range b.recs {
-			r.msg.Offset = -1
-			if off >= 0 {
-				r.msg.Offset = off + int64(i)
-			}
-		}
-		s.tell(b, nil)
-		for _, r := range b.recs {
-			r.done(r.msg, nil)
-		}
-		s.release(b)
-		return false
+// renewID gets a new producer id when the core needs one (an epoch bump is
+// due and the epoch is at its maximum: TransactionManager's
+// resetIdempotentProducerId). If InitProducerId fails, it is tried again
+// after the retry backoff; the waiting batches meanwhile meet their
+// delivery timeout as usual.
+func (s *sender) renewID(ctx context.Context, now time.Time) {
+	p := s.p
+	ictx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
+	err := p.initProducerID(ictx)
+	cancel()
+	if err != nil {
+		s.renewAfter = now.Add(p.cfg.retryBackoff)
+		return
 	}
-	if code == kerr.OutOfOrderSequenceNumber.Code {
-		s.p.stats.ooo.Add(1)
-	}
-	kerrv := kerr.ErrorForCode(code)
-	switch st.onError(b, code, lso, kerr.IsRetriable(kerrv)) {
-	case vRetryBump:
-		st.bumpReq = true
-		s.retry(b, now)
-	case vRetry:
-		s.retry(b, now)
-	case vFail:
-		st.remove(b)
-		st.unresolved = true
-		s.failBatch(b, &BrokerError{Topic: b.part.topic, Partition: b.part.id, Err: kerrv}, tracer.ErrorName(code))
-	}
-	switch code {
-	case kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.LeaderNotAvailable.Code,
-		kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code:
-		return true
-	}
-	return false
+	s.needID, s.renewAfter = false, time.Time{}
+	p.stats.renewals.Add(1)
+	s.enc.pid = p.pid
+	s.core.NewProducerID(p.pid, p.epoch)
+	s.apply(now)
 }
 
 // abort fails everything still buffered or in flight with ErrClosed and
@@ -867,23 +656,8 @@ func (s *sender) abort() {
 			bc.conn.Close()
 		}
 	}
-	for _, part := range s.parts {
-		st := &part.seq
-		for _, b := range st.inflight {
-			s.failBatch(b, ErrClosed, "producer closed")
-		}
-		st.inflight = nil
-		part.mu.Lock()
-		rest := part.sealed
-		if part.open != nil {
-			rest = append(rest, part.open)
-		}
-		part.sealed, part.open = nil, nil
-		part.mu.Unlock()
-		for _, b := range rest {
-			s.failBatch(b, ErrClosed, "producer closed")
-		}
-	}
+	s.core.Abort(s)
+	s.apply(time.Now())
 	s.freeSlots()
 	// Dials still running deliver to the inbox; close what they opened.
 	s.dials.Wait()
