@@ -100,7 +100,7 @@ func TestModuleConstants(t *testing.T) {
 
 func TestFamilies(t *testing.T) {
 	declared := []string{"FirstAckRule", "HoldWhileRetrying", "MaxInFlight", "NoStateRule", "PreWritten"}
-	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial")
+	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial", "RearmAfterIdle")
 	show := func(cs []Constant) string {
 		var s []string
 		for _, c := range cs {
@@ -113,17 +113,20 @@ func TestFamilies(t *testing.T) {
 		declared []string
 		want     string // "" when not modelled
 	}{
-		{"ours", declared, `FirstAckRule=TRUE HoldWhileRetrying=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours", declared, ""}, // RearmAfterIdle
+		{"ours-norearm", declared, ""},
 		{"java", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kgo", declared, ""},
 		{"one-in-flight", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", declared, ""},
 		{"librdkafka", declared, ""},
 		// Once the spec declares the rules, every family sets them.
-		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours-norearm", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 	}
 	for _, tt := range tests {
 		f, _ := family(tt.family)
@@ -133,7 +136,7 @@ func TestFamilies(t *testing.T) {
 		}
 	}
 	for client, want := range map[string]string{
-		"ours-on": "ours", "ours-off": "java", "java-4.3.1": "java", "java-4.4.0": "java", "kgo": "kgo",
+		"ours-on": "ours", "ours-norearm": "ours-norearm", "ours-off": "java", "java-4.3.1": "java", "java-4.4.0": "java", "kgo": "kgo",
 		"sarama": "one-in-flight", "aiokafka": "one-in-flight", "kafka-python": "one-in-flight",
 		"kafkajs": "kafkajs", "librdkafka": "librdkafka", "java-9": "",
 	} {

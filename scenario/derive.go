@@ -184,6 +184,15 @@ func (d *deriver) run() error {
 			s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs = ExpiryDelay.Milliseconds(), ExpiryCheck.Milliseconds()
 			s.Needs.Idle = true
 
+		// BoundPasses(p): time passes, the client's re-arm bound since the
+		// partition's last acknowledged batch (what ExpireProducerState
+		// needs, and RearmAfterIdle reads). Nothing forces it but the idle
+		// gap the expiry's fault already selects: a note, for a client with
+		// a re-arm rule, whose bound must be below the expiry's.
+		case "BoundPasses":
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d BoundPasses: time passes on partition %d (the client's re-arm bound since its last acknowledged batch): not a fault; a client with a re-arm rule needs its bound below the broker's producer.id.expiration.ms (%v)",
+				st.State, d.partition(p), ExpiryDelay))
+
 		// ExpireBatch(p): the client's delivery.timeout.ms fails a batch
 		// waiting to be retried. Nothing outside the client forces it: a need.
 		case "ExpireBatch":

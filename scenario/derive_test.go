@@ -195,11 +195,13 @@ func TestDerive(t *testing.T) {
 			notes:    []string{"state 4 Disconnect: 1 more request(s) outstanding on the connection are lost with it (2 unhandled, 0 answers unread)"},
 		},
 		{
-			// ExpiryRuleOn's: the broker forgets the producer while the
-			// partition is idle; the first attempt after is refused.
+			// ExpiryRuleOn's: the client's re-arm bound passes, the broker
+			// forgets the producer while the partition is idle; the first
+			// attempt after is refused. The bound passing is a note.
 			name: "ExpiryRuleOn",
 			steps: trace(p1,
 				send("p1", 1, 0, 0), broker("HandleProduce", "p1", 1, 0, 0, "NONE"), receive("p1", 1, 0, 0, "NONE", 0),
+				other("BoundPasses", "p1", ""),
 				other("ExpireProducerState", "p1", ""),
 				send("p1", 2, 0, 1), send("p1", 3, 0, 2),
 				broker("RejectBeforeAppend", "p1", 2, 0, 1, nl),
@@ -209,6 +211,7 @@ func TestDerive(t *testing.T) {
 				"reject:err=NOT_LEADER_OR_FOLLOWER,epoch=0,idle=3s,until=next,delay=1500ms,partitions=0",
 			},
 			needs: Needs{Partitions: 1, ExpiryMs: 2000, ExpiryCheckMs: 500, Idle: true},
+			notes: []string{"state 5 BoundPasses: time passes on partition 0 (the client's re-arm bound since its last acknowledged batch): not a fault; a client with a re-arm rule needs its bound below the broker's producer.id.expiration.ms (2s)"},
 		},
 		{
 			// After the expiry the fault is on the second attempt: it keeps

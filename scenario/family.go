@@ -29,7 +29,12 @@ var Families = []Family{
 	{
 		Name: "ours", Doc: "kcheck's producer with its rules on",
 		Clients: []string{"ours-on"},
-		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}, {"MaxInFlight", "5"}},
+		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}, {"RearmAfterIdle", "TRUE"}, {"MaxInFlight", "5"}},
+	},
+	{
+		Name: "ours-norearm", Doc: "kcheck's producer with the first-ack rule and HoldWhileRetrying on but the idle re-arm off",
+		Clients: []string{"ours-norearm"},
+		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}, {"RearmAfterIdle", "FALSE"}, {"MaxInFlight", "5"}},
 	},
 	{
 		Name: "java", Doc: "the Java client 4.x (no first-ack rule), and kcheck's producer with its rules off",
@@ -61,7 +66,7 @@ var Families = []Family{
 // rulesOff are client-rule constants a family leaves off unless its Rules
 // set them; each is set only when the spec declares it, so that a spec
 // without the rule still models every family that does not need it.
-var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}, {"PipelineAfterOk", "FALSE"}, {"AppSerial", "FALSE"}}
+var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}, {"PipelineAfterOk", "FALSE"}, {"AppSerial", "FALSE"}, {"RearmAfterIdle", "FALSE"}}
 
 // predictionBroker is what a prediction sets for the broker: every real
 // broker kcheck runs (Kafka 4.1.0, 4.3.1, 4.4.0) is in 2.5-4.4, on a new log.

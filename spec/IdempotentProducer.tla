@@ -21,6 +21,9 @@
 (*     UnifiedLog.java, ProducerStateManager.java, ProducerStateEntry.java,*)
 (*     ProducerAppendInfo.java                                             *)
 (* The first-ack rule is KAFKA-14359 (apache/kafka PR #23853).             *)
+(* HoldWhileRetrying and RearmAfterIdle are rules of kcheck's own producer *)
+(* (README.md, "The re-arm rule and time", for the clock RearmAfterIdle    *)
+(* and producer-state expiry share).                                       *)
 (* The constants HandBackOnError, ImplicitAck and PipelineAfterOk swap in  *)
 (* rules of other clients (kafkajs, librdkafka, kgo), each commented with  *)
 (* the client's file and function; README.md, "Client families".           *)
@@ -38,6 +41,8 @@ CONSTANTS
     FirstAckRule,        \* TRUE: the KAFKA-14359 first-ack rule is on
     HoldWhileRetrying,   \* TRUE: no new sequence while a retried batch of the partition is
                          \*   unacknowledged (kcheck's producer; not in the Java client)
+    RearmAfterIdle,      \* TRUE: with FirstAckRule, a partition idle for the client's re-arm bound
+                         \*   (aged) awaits a first ack again (kcheck's producer; not in the Java client)
     NoStateRule,         \* the broker's answer to a producer it has no state for:
                          \*   "pre25"      before 2.5: seq # 0 gets UNKNOWN_PRODUCER_ID
                          \*   "v25to44"    2.5 to 4.4: any seq is accepted
@@ -80,7 +85,7 @@ NotRetriedByKafkajs == Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SE
 \* The answers a client takes as success: kafkajs fails a send on DUPLICATE_SEQUENCE_NUMBER.
 Success == IF HandBackOnError THEN {"NONE"} ELSE {"NONE", "DUPLICATE_SEQUENCE_NUMBER"}
 ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
-ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk} : k \in BOOLEAN
+ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk, RearmAfterIdle} : k \in BOOLEAN
 \* kafkajs holds a lock per broker from drawing a request's sequences until its answer
 \* (eosManager acquireBrokerLock/releaseBrokerLock around sendMessages' produce call):
 \* one request per connection, whatever maxInFlightRequests says.
@@ -105,6 +110,9 @@ VARIABLES
     unresolved,  \* unresolved[p]: a batch of p expired in retry (markSequenceUnresolved)
     lastOk,      \* lastOk[p]: the last answer read for p's oldest unfinished batch was a
                  \*   success (kgo's okOnSink; kept only when PipelineAfterOk)
+    aged,        \* aged[p]: on the client's clock, the re-arm bound has passed since the max
+                 \*   record timestamp of p's last acknowledged batch (BoundPasses; cleared by
+                 \*   an acknowledgement of p); only set when StateExpiry
     batch,       \* batch[p][b]: [st, seq, ep, reset, ooo, off]
                  \*   st: "unsent" | "sent" (in an outstanding request) | "retry" (reenqueued)
                  \*       | "acked" | "failed" (to the application)
@@ -123,7 +131,7 @@ VARIABLES
     expiries,    \* producer-state expiries so far
     event        \* the step just taken, for counterexamples and trace validation
 
-client == <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, batch>>
+client == <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, batch, aged>>
 broker == <<log, pstate>>
 vars   == <<client, reqs, resps, broker, faults, expiries, event>>
 
@@ -140,9 +148,16 @@ Outstanding(p) == {b \in Batches : batch[p][b].st = "sent"}
 Unsent(p) == {b \in Batches : batch[p][b].st = "unsent"}
 Lowest(S) == CHOOSE b \in S : \A c \in S : b <= c
 
+\* kcheck's producer (RearmAfterIdle): p has been idle for the client's re-arm bound, so
+\* the broker may have expired its producer state; p is treated as awaiting its first
+\* ack again until a batch of it is acknowledged.
+Rearmed(p) == RearmAfterIdle /\ aged[p]
+
 \* The first-ack rule: p's first batch of its current epoch is in flight and unacknowledged.
-\* (TransactionManager.isAwaitingFirstAck in PR #23853.)
-AwaitingFirstAck(p) == lastAcked[p] = NoSeq /\ InFlight(p) # {}
+\* (TransactionManager.isAwaitingFirstAck in PR #23853.)  With RearmAfterIdle, also a
+\* batch of p in flight while p is Rearmed.  SendNew writes the same test with the
+\* lastAcked the drain is about to use (NoSeq for a partition moving to a new epoch).
+AwaitingFirstAck(p) == InFlight(p) # {} /\ (lastAcked[p] = NoSeq \/ Rearmed(p))
 
 \* kcheck's producer: a batch of p whose attempt failed is still unacknowledged.
 \* While it is, new batches could push it out of the broker's dedup window.
@@ -214,6 +229,7 @@ Init ==
     /\ bumpReq = [p \in Partitions |-> FALSE]
     /\ unresolved = [p \in Partitions |-> FALSE]
     /\ lastOk = [p \in Partitions |-> FALSE]
+    /\ aged = [p \in Partitions |-> FALSE]
     /\ batch = [p \in Partitions |-> [b \in Batches |->
                   [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE, ooo |-> FALSE, off |-> -1]]]
     /\ reqs = [c \in Conns |-> <<>>]
@@ -239,6 +255,15 @@ Init ==
 \* With HoldWhileRetrying (kcheck's producer), neither does a partition with a
 \* retried batch unacknowledged, so that no more than MaxInFlight - 1 later batches
 \* are ever appended before the retry arrives (KAFKA-18905).
+\* With RearmAfterIdle (kcheck's producer, on top of FirstAckRule), a partition idle
+\* for the client's re-arm bound (aged: no acknowledgement for that long, measured
+\* from the acknowledged batch's record timestamp) awaits its first ack again: the
+\* broker may have expired its producer state (ExpireProducerState), and then the
+\* next batch is as exposed as the first of an epoch.  kcheck's drain: blocked if
+\* firstAck and p has batches in flight and (nothing acknowledged, or now - stamp(p)
+\* >= the bound), stamp(p) the least of the last acknowledged batch's and every
+\* in-flight batch's max record timestamp.  The in-flight part only blocks more
+\* often than aged does (README.md, "The re-arm rule and time").
 \* With PipelineAfterOk (kgo), neither does a partition whose gate is closed
 \* (GateClosed: sink.go, sink.createReq).
 \* With HandBackOnError (kafkajs), a queued retry does not hold a new batch back:
@@ -263,7 +288,7 @@ SendNew(p) ==
            seq   == IF stale THEN 0 ELSE nextSeq[p]
            acked == IF stale THEN NoSeq ELSE lastAcked[p]
            b     == Lowest(Unsent(p))
-       IN /\ ~(FirstAckRule /\ acked = NoSeq /\ InFlight(p) # {})
+       IN /\ ~(FirstAckRule /\ InFlight(p) # {} /\ (acked = NoSeq \/ Rearmed(p)))
           /\ ~(HoldWhileRetrying /\ Retrying(p))
           /\ pEpoch' = [pEpoch EXCEPT ![p] = epoch]
           /\ lastAcked' = [lastAcked EXCEPT ![p] = acked]
@@ -271,7 +296,7 @@ SendNew(p) ==
           /\ batch' = [batch EXCEPT ![p][b].st = "sent", ![p][b].seq = seq, ![p][b].ep = epoch]
           /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> epoch, seq |-> seq])]
           /\ event' = [act |-> "SendNew", p |-> p, b |-> b, ep |-> epoch, seq |-> seq]
-    /\ UNCHANGED <<epoch, bumpReq, unresolved, lastOk, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, bumpReq, unresolved, lastOk, aged, resps, broker, faults, expiries>>
 
 \* Send a reenqueued batch again with the sequence it already has.
 \* RecordAccumulator.reenqueue puts it back in sequence order; the drain sends a
@@ -299,7 +324,7 @@ Resend(p) ==
               /\ nextSeq' = IF HandBackOnError THEN [nextSeq EXCEPT ![p] = seq + 1] ELSE nextSeq
               /\ reqs' = [reqs EXCEPT ![ConnOf[p]] = Append(@, [p |-> p, b |-> b, ep |-> ep, seq |-> seq])]
               /\ event' = [act |-> "Resend", p |-> p, b |-> b, ep |-> ep, seq |-> seq]
-    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, aged, resps, broker, faults, expiries>>
 
 \* Read the oldest response (Sender.handleProduceResponse, Sender.completeBatch).
 \*  - success, or a duplicate answered with the original offset: the batch is done
@@ -336,6 +361,10 @@ Resend(p) ==
 \*    if it is a success and closes it otherwise (sink.go, handleReqRespBatch:
 \*    okOnSink cleared before the error is looked at, set on success; answers to
 \*    later batches are skipped there and do not touch it).
+\* An acknowledgement of p (a success for a live batch) clears aged[p]: the client's
+\* idle clock for p restarts from the acknowledged batch (kcheck's producer keeps
+\* its max record timestamp; BoundPasses may follow at once if that is old).  Kept
+\* whatever RearmAfterIdle says: it is the clock ExpireProducerState reads too.
 Receive(c) ==
     /\ resps[c] # <<>>
     /\ LET r   == Head(resps[c])
@@ -355,6 +384,7 @@ Receive(c) ==
                         THEN [nextSeq EXCEPT ![p] = @ - 1] ELSE nextSeq
           /\ lastOk' = IF PipelineAfterOk /\ live /\ r.b = Lowest(Unfinished(p))
                        THEN [lastOk EXCEPT ![p] = r.err \in Success] ELSE lastOk
+          /\ aged' = IF live /\ r.err \in Success THEN [aged EXCEPT ![p] = FALSE] ELSE aged
           /\ CASE ~live ->
                     \* A stale response for a batch that moved on: ignored.
                     UNCHANGED <<batch, lastAcked, bumpReq>>
@@ -411,7 +441,7 @@ Bump(p) ==
     /\ bumpReq' = [bumpReq EXCEPT ![p] = FALSE]
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
     /\ event' = [act |-> "Bump", p |-> p, ep |-> epoch + 1]
-    /\ UNCHANGED <<lastOk, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 \* delivery.timeout.ms ends a batch waiting to be retried: the application gets a
 \* TimeoutException (Sender.getExpiredInflightBatches / failBatch) and the sequence
@@ -430,7 +460,7 @@ ExpireBatch(p) ==
         /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
         /\ event' = [act |-> "ExpireBatch", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
     /\ unresolved' = IF HandBackOnError THEN unresolved ELSE [unresolved EXCEPT ![p] = TRUE]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, lastOk, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 \* TransactionManager.maybeResolveSequences: once p has nothing in flight, an
 \* unresolved sequence is resolved if nextSeq = lastAcked + 1 (later batches got
@@ -441,7 +471,7 @@ ResolveSequences(p) ==
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
     /\ bumpReq' = IF nextSeq[p] = lastAcked[p] + 1 THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
     /\ event' = [act |-> "ResolveSequences", p |-> p, bump |-> nextSeq[p] # lastAcked[p] + 1]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, lastOk, batch, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, lastOk, aged, batch, reqs, resps, broker, faults, expiries>>
 
 -----------------------------------------------------------------------------
 (* Broker actions *)
@@ -534,20 +564,46 @@ Disconnect(c) ==
                   ELSE nextSeq
     /\ faults' = faults + 1
     /\ event' = [act |-> "Disconnect", c |-> c]
-    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, broker, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, lastAcked, bumpReq, unresolved, lastOk, aged, broker, expiries>>
 
-\* The broker drops the producer's entry (ProducerStateManager.removeExpiredProducers)
-\* once producer.id.expiration.ms passed since its last batch.  That is far longer
-\* than delivery.timeout.ms, so p has nothing in flight when it happens.
+\* The broker drops the producer's entry (ProducerStateManager.removeExpiredProducers,
+\* run every producer.id.expiration.check.interval.ms) once isProducerExpired holds:
+\* producer.id.expiration.ms has passed, on the broker's clock, since the entry's
+\* lastTimestamp, which ProducerStateEntry.addBatch sets to the max timestamp of the
+\* last batch appended (ProducerAppendInfo.appendDataBatch: batch.maxTimestamp; with
+\* CreateTime the record timestamps the producer, or the application, set).  That is
+\* far longer than delivery.timeout.ms, so p has nothing in flight when it happens.
+\* It is also longer than the client's re-arm bound, so the bound has passed on the
+\* client's clock since p's last acknowledged batch: aged[p].  That takes the
+\* assumptions of README.md ("The re-arm rule and time"): the client's clock is at
+\* most d behind the broker's; p's last acknowledged batch has a max timestamp at
+\* most e above that of the last batch appended (so: timestamps that do not run
+\* backwards in drain order, beyond what the stamp rule covers); and d + e <
+\* producer.id.expiration.ms - the re-arm bound.
 ExpireProducerState(p) ==
     /\ StateExpiry
     /\ expiries < MaxExpiries
     /\ pstate[p] # NoState
     /\ InFlight(p) = {}
+    /\ aged[p]
     /\ pstate' = [pstate EXCEPT ![p] = NoState]
     /\ expiries' = expiries + 1
     /\ event' = [act |-> "ExpireProducerState", p |-> p]
     /\ UNCHANGED <<client, reqs, resps, log, faults>>
+
+\* Time passes: on the client's clock, the re-arm bound has passed since the max
+\* record timestamp of p's last acknowledged batch (or since p started, if none is).
+\* Not a Kafka rule but the clock both sides read: kcheck's producer with
+\* RearmAfterIdle compares now - stamp(p) with its bound in the drain, and
+\* ExpireProducerState, whose producer.id.expiration.ms is longer, needs it.  The
+\* environment's choice, with no fairness; only with StateExpiry, since nothing else
+\* reads it, so that configurations without expiry have no more states.
+BoundPasses(p) ==
+    /\ StateExpiry
+    /\ ~aged[p]
+    /\ aged' = [aged EXCEPT ![p] = TRUE]
+    /\ event' = [act |-> "BoundPasses", p |-> p]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, batch, reqs, resps, broker, faults, expiries>>
 
 \* Not a Kafka rule but the application's answer to a failed send: told that a
 \* batch failed after OUT_OF_ORDER_SEQUENCE_NUMBER answers, it produces the same
@@ -563,26 +619,26 @@ ResendByApp(p) ==
         /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
                                              retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
         /\ event' = [act |-> "ResendByApp", p |-> p, b |-> b]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 -----------------------------------------------------------------------------
 Next ==
     \/ \E p \in Partitions :
         \/ SendNew(p) \/ Resend(p) \/ Bump(p) \/ ExpireBatch(p) \/ ResolveSequences(p)
-        \/ ExpireProducerState(p) \/ ResendByApp(p)
+        \/ ExpireProducerState(p) \/ BoundPasses(p) \/ ResendByApp(p)
     \/ \E c \in Conns :
         \/ Receive(c) \/ HandleProduce(c)
         \/ RejectBeforeAppend(c) \/ AppendThenFail(c) \/ Disconnect(c)
 
 \* Fairness: the Sender thread, the broker's request handlers and the network keep
 \* working, so every step they can take is eventually taken while it stays possible
-\* (weak fairness).  Faults, delivery timeouts and producer-state expiry are the
-\* environment's choices and get no fairness: a run is allowed to never have them.
-\* Weak fairness is enough: SendNew and Resend can be disabled only by Pending
-\* reaching MaxInFlight, or by a hold on the partition that lasts while some of its
-\* batches are unanswered (the first-ack rule, HoldWhileRetrying, kgo's gate,
-\* AppSerial), which the fair HandleProduce, Receive and Resend undo; every other
-\* fair action stays enabled until taken.
+\* (weak fairness).  Faults, delivery timeouts, producer-state expiry and the re-arm
+\* bound passing are the environment's choices and get no fairness: a run is allowed
+\* to never have them.  Weak fairness is enough: SendNew and Resend can be disabled
+\* only by Pending reaching MaxInFlight, or by a hold on the partition that lasts
+\* while some of its batches are unanswered (the first-ack rule, re-armed or not,
+\* HoldWhileRetrying, kgo's gate, AppSerial), which the fair HandleProduce, Receive
+\* and Resend undo; every other fair action stays enabled until taken.
 Fairness ==
     /\ \A p \in Partitions :
         /\ WF_vars(SendNew(p)) /\ WF_vars(Resend(p))
@@ -598,6 +654,7 @@ TypeOK ==
     /\ epoch \in Nat
     /\ \A p \in Partitions :
         /\ nextSeq[p] \in Nat /\ lastAcked[p] \in Int /\ pEpoch[p] \in Nat /\ lastOk[p] \in BOOLEAN
+        /\ aged[p] \in BOOLEAN
         /\ \A b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry", "acked", "failed"}
     /\ \A c \in Conns : Pending(c) <= MaxInFlight
 

@@ -13,7 +13,8 @@
 (* Each line must be explained by the spec action of the same name with    *)
 (* the same parameters (l moves on by one).  What the broker does without  *)
 (* a fault is not in the trace: HandleProduce may happen at any time, as a *)
-(* silent step, and TLC tries every place it could go.                     *)
+(* silent step, and TLC tries every place it could go; so is the client's  *)
+(* re-arm bound passing (BoundPasses), just before an expiry needs it.     *)
 (*                                                                         *)
 (* TLC 2.18 has no POSTCONDITION, so the state constraint TraceFurthest   *)
 (* prints "kcheck-accepted" when some behaviour of the spec explains the   *)
@@ -37,7 +38,7 @@ Abandon(p, b) ==
     /\ batch[p][b].st \in {"sent", "retry"}
     /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
     /\ event' = [act |-> "Abandon", p |-> p, b |-> b]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, reqs, resps, broker, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 \* A logged step: the spec action the line names, with its parameters.
 Logged ==
@@ -88,7 +89,20 @@ NeedsHandling(c) ==
          [] OTHER -> reqs[c] # <<>> /\ (Head(reqs[c]).p # Ev.p \/ Head(reqs[c]).ep # Ev.ep
                                             \/ Head(reqs[c]).seq # Ev.seq)
 
-Silent == \E c \in Conns : NeedsHandling(c) /\ HandleProduce(c) /\ UNCHANGED l
+\* The re-arm bound passing (BoundPasses) is not in a trace either: the client's
+\* clock is not logged.  ExpireProducerState needs it, so it is a silent step too,
+\* taken only when the next line is p's expiry and p is not aged yet: as late as it
+\* can be.  That loses no behaviour while the configuration has RearmAfterIdle =
+\* FALSE (checker/tv writes it so): then aged is read only by ExpireProducerState,
+\* and an earlier BoundPasses could only be undone by an acknowledgement.
+NeedsBound(p) ==
+    /\ l <= Len(TraceLog)
+    /\ Ev.ev = "ExpireProducerState"
+    /\ Ev.p = p
+    /\ ~aged[p]
+
+Silent == \/ \E c \in Conns : NeedsHandling(c) /\ HandleProduce(c) /\ UNCHANGED l
+          \/ \E p \in Partitions : NeedsBound(p) /\ BoundPasses(p) /\ UNCHANGED l
 
 TraceNext == Logged \/ Silent
 
