@@ -11,11 +11,14 @@ import (
 // Step is one line of a schedule as the reached check reads it: which Fault
 // events are its own, and what its hold waits for.
 type Step struct {
-	Line       string  // the schedule line, for messages
-	Action     string  // the Fault events it emits (fault.Effect.Action)
+	Line   string // the schedule line, for messages
+	Action string // the Fault events it emits (fault.Effect.Action)
+	// Fault selects the attempts the step acts on (fault.Fault.Selects,
+	// with the attempts numbered from the trace as the proxy numbers
+	// them), so that two steps that differ only by try= or epoch= each
+	// claim their own Fault event.
+	Fault      fault.Fault
 	Partitions []int32 // nil: any
-	BySeq      bool
-	Seq        int32
 	// Wait is what the step's held answer waits for: "" nothing, "next"
 	// (a later batch of the partition sent), "seq" (the attempt with base
 	// sequence WaitSeq of the same epoch sent).
@@ -73,12 +76,29 @@ type Reacher struct {
 	sent    map[sentKey]bool // every attempt's partition, epoch and sequence, for until=seq:K
 	last    map[int32]int64  // a partition's last attempt, trace time
 	gap     map[int32]int64  // its longest gap between attempts
+	// att numbers the trace's attempts as kcheck proxy did when it chose
+	// which to fault; latest is each attempt's numbers, by partition,
+	// epoch and sequence (the Fault event names no more), and first each
+	// batch's first record id (a Resend does not list its records).
+	att    *fault.Attempts
+	latest map[sentKey]fault.Attempt
+	first  map[batchKey]int64
+}
+
+type batchKey struct {
+	p int32
+	b int64
 }
 
 // NewReacher returns a Reacher for the steps of a schedule.
 func NewReacher(steps []Step) *Reacher {
+	fs := make([]fault.Fault, len(steps))
+	for i := range steps {
+		fs[i] = steps[i].Fault
+	}
 	return &Reacher{steps: steps, fired: make([]int, len(steps)), met: make([]int, len(steps)),
-		sent: map[sentKey]bool{}, last: map[int32]int64{}, gap: map[int32]int64{}}
+		sent: map[sentKey]bool{}, last: map[int32]int64{}, gap: map[int32]int64{},
+		att: fault.NewAttempts(fs), latest: map[sentKey]fault.Attempt{}, first: map[batchKey]int64{}}
 }
 
 type sentKey struct {
@@ -91,9 +111,10 @@ type sentKey struct {
 func (r *Reacher) Add(e *tracer.Event) {
 	switch e.Kind {
 	case tracer.Fault:
+		at, ok := r.latest[sentKey{e.Partition, e.Epoch, e.Seq}]
 		for i := range r.steps {
 			s := &r.steps[i]
-			if s.Idle > 0 || e.Fault != s.Action || !s.hits(e.Partition) || s.BySeq && e.Seq != s.Seq {
+			if !ok || s.Idle > 0 || e.Fault != s.Action || !s.hits(e.Partition) || !s.Fault.Selects(at) {
 				continue
 			}
 			r.fired[i]++
@@ -110,7 +131,16 @@ func (r *Reacher) Add(e *tracer.Event) {
 			r.gap[e.Partition] = max(r.gap[e.Partition], e.T-t)
 		}
 		r.last[e.Partition] = e.T
-		r.sent[sentKey{e.Partition, e.Epoch, e.Seq}] = true
+		k := sentKey{e.Partition, e.Epoch, e.Seq}
+		r.sent[k] = true
+		bk := batchKey{e.Partition, e.Batch}
+		if _, ok := r.first[bk]; !ok {
+			r.first[bk] = -1
+			if len(e.Records) > 0 {
+				r.first[bk] = e.Records[0]
+			}
+		}
+		r.latest[k] = r.att.Next(e.Partition, fault.BatchOf(r.first[bk], e.PID, e.Epoch, e.Seq), e.PID, e.Epoch, e.Seq, time.Unix(0, e.T))
 		for _, h := range r.pending {
 			if h.settled || h.p != e.Partition {
 				continue
@@ -122,6 +152,7 @@ func (r *Reacher) Add(e *tracer.Event) {
 			}
 		}
 	case tracer.Receive:
+		r.att.Answered(e.Partition)
 		for _, h := range r.pending {
 			if !h.settled && h.p == e.Partition && h.ep == e.Epoch && h.seq == e.Seq {
 				h.settled = true // answered before its condition: the hold ran out
@@ -175,7 +206,7 @@ func StepsOf(fs []fault.Fault) []Step {
 	var steps []Step
 	for _, f := range fs {
 		eff := f.Effect()
-		s := Step{Line: f.String(), Action: eff.Action, Partitions: f.Partitions, BySeq: f.BySeq, Seq: f.Seq}
+		s := Step{Line: f.String(), Action: eff.Action, Fault: f, Partitions: f.Partitions}
 		switch {
 		case f.Kind == fault.StateExpiry:
 			s.Idle = f.Delay

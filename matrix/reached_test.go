@@ -15,12 +15,22 @@ func ev(kind tracer.Kind, p int32, seq int32, fault string) tracer.Event {
 	return tracer.Event{Kind: kind, Partition: p, Seq: seq, Fault: fault}
 }
 
+// step is the reached check's step for one schedule line.
+func step(t *testing.T, line string) Step {
+	t.Helper()
+	f, err := fault.Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StepsOf([]fault.Fault{f})[0]
+}
+
 func TestReacher(t *testing.T) {
-	hold := Step{Line: "reject:seq=0,until=next", Action: "RejectBeforeAppend", Partitions: []int32{0}, BySeq: true, Seq: 0, Wait: "next"}
-	holdSeq := hold
-	holdSeq.Wait, holdSeq.WaitSeq = "seq", 2
-	plain := Step{Line: "append-then-error:seq=1", Action: "AppendThenFail", BySeq: true, Seq: 1}
-	idle := Step{Line: "state-expiry:delay=2s", Idle: 2 * time.Second}
+	hold := step(t, "reject:err=NOT_LEADER_OR_FOLLOWER,seq=0,until=next,delay=1s,partitions=0")
+	holdSeq := step(t, "reject:err=NOT_LEADER_OR_FOLLOWER,seq=0,until=seq:2,delay=1s,partitions=0")
+	plain := step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1")
+	try1, try2 := step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1,try=1"), step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1,try=2")
+	idle := step(t, "state-expiry:delay=2s")
 	cases := []struct {
 		name   string
 		steps  []Step
@@ -41,26 +51,37 @@ func TestReacher(t *testing.T) {
 			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 1, 0, ""), ev(tracer.Receive, 0, 0, ""),
 		}, HeldBack, ""},
 		{"a fault on another partition is not the step's", []Step{hold}, []tracer.Event{
-			ev(tracer.Fault, 1, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 1, 1, ""),
+			ev(tracer.SendNew, 1, 0, ""), ev(tracer.Fault, 1, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 1, 1, ""),
 		}, NotReached, "never acted"},
 		{"until seq 2: seq 1 is not enough", []Step{holdSeq}, []tracer.Event{
-			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""), ev(tracer.SendNew, 0, 2, ""),
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""), ev(tracer.SendNew, 0, 2, ""),
 		}, HeldBack, "base sequence 2"},
 		{"until seq 2 met", []Step{holdSeq}, []tracer.Event{
-			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.SendNew, 0, 2, ""), ev(tracer.Receive, 0, 0, ""),
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.SendNew, 0, 2, ""), ev(tracer.Receive, 0, 0, ""),
 		}, Reached, ""},
 		{"until seq 2, sent before the held attempt", []Step{holdSeq}, []tracer.Event{
 			ev(tracer.SendNew, 0, 2, ""), ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.Receive, 0, 0, ""),
 		}, Reached, ""},
 		{"a lost connection ends the hold", []Step{hold}, []tracer.Event{
-			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), {Kind: tracer.Disconnect}, ev(tracer.SendNew, 0, 1, ""),
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), {Kind: tracer.Disconnect}, ev(tracer.SendNew, 0, 1, ""),
 		}, HeldBack, ""},
 		{"every step must act", []Step{hold, plain}, []tracer.Event{
-			ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""),
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "RejectBeforeAppend"), ev(tracer.SendNew, 0, 1, ""), ev(tracer.Receive, 0, 0, ""),
 		}, NotReached, "append-then-error:seq=1"},
 		{"a step without a hold acts once", []Step{plain}, []tracer.Event{
 			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"),
 		}, Reached, ""},
+		{"a fault with no attempt before it is no step's", []Step{plain}, []tracer.Event{
+			ev(tracer.Fault, 0, 1, "AppendThenFail"),
+		}, NotReached, "never acted"},
+		{"two steps told apart by try: each claims its own attempt", []Step{try1, try2}, []tracer.Event{
+			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"), ev(tracer.Receive, 0, 1, ""),
+			ev(tracer.Resend, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"),
+		}, Reached, ""},
+		{"two steps told apart by try: the second try never faulted", []Step{try1, try2}, []tracer.Event{
+			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"), ev(tracer.Receive, 0, 1, ""),
+			ev(tracer.Resend, 0, 1, ""), ev(tracer.Receive, 0, 1, ""),
+		}, NotReached, "try=2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,8 +126,8 @@ func TestStepsOf(t *testing.T) {
 		fs = append(fs, f)
 	}
 	got := StepsOf(fs)
-	if len(got) != 3 || got[0].Action != "RejectBeforeAppend" || got[0].Wait != "seq" || got[0].WaitSeq != 2 || !got[0].BySeq ||
-		got[1].Action != "DropResponse" || got[1].Seq != 1 || got[2].Idle != 2*time.Second {
+	if len(got) != 3 || got[0].Action != "RejectBeforeAppend" || got[0].Wait != "seq" || got[0].WaitSeq != 2 || !got[0].Fault.BySeq ||
+		got[1].Action != "DropResponse" || got[1].Fault.Seq != 1 || got[2].Idle != 2*time.Second {
 		t.Errorf("StepsOf: %+v", got)
 	}
 }
