@@ -42,6 +42,8 @@ type params struct {
 
 	TPRepeats, TPRecords, TPWarmup int
 	TPPartitions                   []int
+	TPWindowMs                     int // acknowledgements counted per window of this many ms
+	SteadyRecords                  int // the steady phase's timed records
 
 	DelayClients                      []string
 	DelayRepeats, DelayRecords        int
@@ -61,7 +63,7 @@ type params struct {
 var modes = map[string]params{
 	"quick": {
 		Mode:      "quick",
-		TPRepeats: 3, TPRecords: 20000, TPWarmup: 1000, TPPartitions: []int{1, 64},
+		TPRepeats: 3, TPRecords: 50000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 100000,
 		DelayClients: []string{"ours-on"}, DelayRepeats: 3, DelayRecords: 100,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 3, EnqRecords: 100000, EnqGoroutines: []int{1, 5, 8},
@@ -73,7 +75,7 @@ var modes = map[string]params{
 	// repeat, tiny sizes; suite --smoke), not a measurement.
 	"smoke": {
 		Mode:      "smoke",
-		TPRepeats: 1, TPRecords: 2000, TPWarmup: 100, TPPartitions: []int{1, 64},
+		TPRepeats: 1, TPRecords: 2000, TPWarmup: 1024, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 5000,
 		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 1, DelayRecords: 30,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 1, EnqRecords: 20000, EnqGoroutines: []int{1, 5, 8},
@@ -83,7 +85,7 @@ var modes = map[string]params{
 	},
 	"full": {
 		Mode:      "full",
-		TPRepeats: 5, TPRecords: 100000, TPWarmup: 2000, TPPartitions: []int{1, 64},
+		TPRepeats: 5, TPRecords: 100000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 150000,
 		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 3, DelayRecords: 300,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 5, EnqRecords: 400000, EnqGoroutines: []int{1, 5, 8},
@@ -103,14 +105,15 @@ type paths struct {
 
 // suite is one run.
 type suite struct {
-	p     params
-	path  paths
-	res   *results
-	b     *broker   // the real broker of the throughput and delay phases
-	goals []goalRow // filled while the report is written
+	p      params
+	path   paths
+	res    *results
+	b      *broker   // the real broker of the throughput and delay phases
+	goals  []goalRow // filled while the report is written
+	warmed bool      // the broker's warm-up (warmBroker) has run
 }
 
-var phaseNames = []string{"throughput", "delay", "enqueue", "checker", "tlc"}
+var phaseNames = []string{"steady", "throughput", "delay", "enqueue", "checker", "tlc"}
 
 func main() {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
@@ -167,7 +170,7 @@ func main() {
 		os.Exit(2)
 	}
 	pa.Root = root
-	if pa.JavaJar == "" && (phases["throughput"] || phases["delay"]) && *from == "" {
+	if pa.JavaJar == "" && (phases["steady"] || phases["throughput"] || phases["delay"]) && *from == "" {
 		fmt.Fprintln(os.Stderr, "suite: --java-jar is required for the throughput and delay phases: the jar drivers/java/build.sh 4.3.1 prints")
 		os.Exit(2)
 	}
@@ -204,17 +207,20 @@ func main() {
 		}
 	}
 
-	if phases["throughput"] || phases["delay"] {
+	if phases["steady"] || phases["throughput"] || phases["delay"] {
 		s.mark("start Kafka " + pa.KafkaVersion)
 		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
 		if err != nil {
-			for _, ph := range []string{"throughput", "delay"} {
+			for _, ph := range []string{"steady", "throughput", "delay"} {
 				if phases[ph] {
 					s.fail(ph, err)
 				}
 			}
 		} else {
 			s.b = b
+			if phases["steady"] {
+				s.phase(ctx, "steady", func() { s.steady(ctx) })
+			}
 			if phases["throughput"] {
 				s.phase(ctx, "throughput", func() { s.throughput(ctx) })
 			}
@@ -295,6 +301,7 @@ type results struct {
 	Pin          *pinned  // --pin: the CPUs of the broker and of the clients
 	BrokerWarmup []string // the untimed runs before the first throughput measurement
 
+	Steady     []tpRun // one run per client and partition count, from a fresh topic
 	Throughput []tpRun
 	Delay      []delayRun
 	Enqueue    []enqRun
