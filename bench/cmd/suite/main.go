@@ -63,7 +63,7 @@ type params struct {
 var modes = map[string]params{
 	"quick": {
 		Mode:      "quick",
-		TPRepeats: 3, TPRecords: 50000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 100000,
+		TPRepeats: 3, TPRecords: 100000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 100000,
 		DelayClients: []string{"ours-on"}, DelayRepeats: 3, DelayRecords: 100,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 3, EnqRecords: 100000, EnqGoroutines: []int{1, 5, 8},
@@ -85,7 +85,7 @@ var modes = map[string]params{
 	},
 	"full": {
 		Mode:      "full",
-		TPRepeats: 5, TPRecords: 100000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 150000,
+		TPRepeats: 5, TPRecords: 200000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 150000,
 		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 3, DelayRecords: 300,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 5, EnqRecords: 400000, EnqGoroutines: []int{1, 5, 8},
@@ -122,6 +122,7 @@ func main() {
 	only := fs.String("only", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ","))
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
+	clientsFlag := fs.String("clients", strings.Join(clients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(clients, ","))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
@@ -157,6 +158,15 @@ func main() {
 		}
 		phases[ph] = true
 	}
+	var cs []string
+	for _, c := range strings.Split(*clientsFlag, ",") {
+		if !slices.Contains(clients, c) {
+			fmt.Fprintf(os.Stderr, "suite: --clients %q: no client %q (want %s)\n", *clientsFlag, c, strings.Join(clients, ","))
+			os.Exit(2)
+		}
+		cs = append(cs, c)
+	}
+	clients = cs
 	mode := "full"
 	if *quick {
 		mode = "quick"
@@ -200,6 +210,7 @@ func main() {
 		s.res.Pin = cpus
 	}
 	s.res.Params = s.p
+	s.res.Clients = clients
 	s.res.Machine = machineInfo(pa)
 	for _, ph := range phaseNames {
 		if phases[ph] {
@@ -294,6 +305,7 @@ type results struct {
 	Started      time.Time
 	Finished     time.Time
 	Phases       []string
+	Clients      []string // the steady and throughput phases' clients
 	PhaseSeconds []phaseTime
 	Loads        []loadMark
 	Errors       map[string][]string
@@ -390,6 +402,9 @@ func rewrite(from string, pa paths) error {
 		return fmt.Errorf("%s: %w", from, err)
 	}
 	s := &suite{p: res.Params, path: pa, res: res}
+	if len(res.Clients) > 0 {
+		clients = res.Clients
+	}
 	md, err := s.report()
 	if err != nil {
 		return err
