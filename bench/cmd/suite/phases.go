@@ -21,6 +21,10 @@ import (
 	"github.com/kcheck/kcheck/bench/loadgen"
 )
 
+// profileDir is --profile: where our producer's throughput runs write CPU
+// profiles ("" for none).
+var profileDir string
+
 // clients are the producers of the real-broker measurements.
 var clients = []string{"ours-on", "ours-off", "java", "kgo", "librdkafka"}
 
@@ -78,7 +82,11 @@ func (s *suite) throughput(ctx context.Context) {
 				}
 				run := tpRun{Client: c, Partitions: parts, Repeat: r}
 				var err error
-				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts, s.p.TPRecords, s.p.TPWarmup)
+				var extra []string
+				if profileDir != "" && c == "ours-on" {
+					extra = []string{"--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("ours-on-p%d-r%d.pprof", parts, r))}
+				}
+				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts, s.p.TPRecords, s.p.TPWarmup, extra...)
 				if err != nil {
 					run.Err = err.Error()
 					s.fail("throughput", fmt.Errorf("%s, %d partitions, repeat %d: %w", c, parts, r+1, err))
@@ -123,7 +131,7 @@ func (s *suite) warmBroker(ctx context.Context) {
 // as the timed records that follow; acknowledgements are counted per
 // TPWindowMs window (Result.Windows) to show whether the timed part was
 // steady.
-func (s *suite) measureOnce(ctx context.Context, client, topic string, parts, records, warmup int) (*loadgen.Result, error) {
+func (s *suite) measureOnce(ctx context.Context, client, topic string, parts, records, warmup int, extra ...string) (*loadgen.Result, error) {
 	defer func() {
 		if err := s.b.deleteTopics(ctx, topic); err != nil {
 			s.logf("throughput: deleting %s: %v", topic, err)
@@ -134,6 +142,7 @@ func (s *suite) measureOnce(ctx context.Context, client, topic string, parts, re
 	}
 	argv := append(s.clientArgv(client, s.b.addr), "--topic", topic, "--warmup-keys", "cycle",
 		"--records", strconv.Itoa(records), "--warmup", strconv.Itoa(warmup), "--window-ms", strconv.Itoa(s.p.TPWindowMs))
+	argv = append(argv, extra...)
 	return s.runClient(ctx, taskset(s.res.clientCPUs(), argv))
 }
 

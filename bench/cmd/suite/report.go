@@ -345,7 +345,7 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 	if pin := s.res.Pin; pin != nil {
 		w("Pinned (`--pin`, taskset): the broker ran on CPU %s for the whole run, each client on CPU %s: they did not take turns on a core, and a client had that much CPU and no more.\n\nRatios, per repeat", pin.Broker, pin.Clients)
 	} else {
-		w("The broker ran on the same cores (not pinned; `bench/run.sh --pin` puts it on a core of its own).\n\nRatios, per repeat")
+		w("The broker ran on the same cores (not pinned; `bench/run.sh --pin` puts it on a core of its own: measured both ways in session 4, 6 repeats each, pinning raised every client's records/s but did not narrow their spread, so it is not the default; bench/README.md).\n\nRatios, per repeat")
 	}
 	w(" (ours ÷ peer; records/s above 1: ours is faster; latency and CPU below 1: ours is lower):\n\n")
 	w("| partitions | measure | ours (rule on) ÷ Java | ÷ kgo | ÷ librdkafka | rule on ÷ rule off |\n|---|---|---|---|---|---|\n")
