@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kcheck's benchmark suite against its peers, in one run (make bench; with
 # --quick, make bench-quick: fewer repeats and smaller sizes, the same code):
+#   0. steady: how long each client takes from a fresh topic to a steady rate;
 #   1. producer throughput and produce-to-ack latency on one real Kafka broker:
 #      kcheck's producer (rule on and off), the stock Java client 4.3.1, kgo and
 #      librdkafka, 1 and 64 partitions;
@@ -14,9 +15,12 @@
 # drivers/java/build.sh); starts
 # and stops its own broker; never part of make test.
 #
-#   bench/run.sh [--quick] [--only PHASE,...] [--pin] [--note TEXT]
+#   bench/run.sh [--quick] [--only PHASE,...] [--clients LIST] [--pin] [--profile DIR] [--note TEXT]
 #
-# PHASE: throughput, delay, enqueue, checker, tlc (default: all). --pin runs
+# PHASE: steady, throughput, delay, enqueue, checker, tlc (default: all).
+# --clients limits steady and throughput to some of ours-on, ours-off, java,
+# kgo, librdkafka. --profile writes a CPU profile of each of our producer's
+# throughput runs into DIR (go tool pprof -top). --pin runs
 # the broker on the last CPU and the throughput clients on the others
 # (taskset), so that they do not take turns on a core. --note adds a line
 # about the machine to RESULTS.md (e.g. that it was shared).
@@ -30,7 +34,9 @@ cd "$(dirname "$0")/.."
 usage() {
   sed -n 's/^#   bench/bench/p' "$0"
   echo "  --quick      fewer repeats, smaller sizes, the same code (make bench-quick)"
-  echo "  --only LIST  only these phases: throughput,delay,enqueue,checker,tlc"
+  echo "  --only LIST  only these phases: steady,throughput,delay,enqueue,checker,tlc"
+  echo "  --clients LIST  the steady and throughput phases' clients: ours-on,ours-off,java,kgo,librdkafka"
+  echo "  --profile DIR  a CPU profile of each of our producer's throughput runs, into DIR"
   echo "  --pin        the broker on a CPU of its own, the throughput clients on the others"
   echo "  --note TEXT  a note on the machine for RESULTS.md"
 }
@@ -41,12 +47,12 @@ while [ $# -gt 0 ]; do
   case $1 in
   --quick) args+=(--quick) ;;
   --pin) args+=(--pin) ;;
-  --only | --note)
+  --only | --note | --clients | --profile)
     [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
     args+=("$1" "$2")
     shift
     ;;
-  --only=* | --note=*) args+=("${1%%=*}" "${1#*=}") ;;
+  --only=* | --note=* | --clients=* | --profile=*) args+=("${1%%=*}" "${1#*=}") ;;
   -h | --help) usage; exit 0 ;;
   *) echo "bench: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac

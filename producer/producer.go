@@ -263,9 +263,13 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	if b == nil {
 		body := messageBodySize(m, 0, 0, traced, id)
 		size = recordbatch.VarintLen(int64(body)) + body
-		b = &batch{
+		// Room for as many records as batch.size holds of this one's size.
+		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
+		b = newBatch(est)
+		*b = batch{
 			id:      p.nextB.Add(1),
 			part:    part,
+			recs:    b.recs,
 			created: time.Now(),
 			baseTs:  ms,
 			maxTs:   ms,
@@ -273,9 +277,6 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 			seq:     -1,
 			epoch:   -1,
 		}
-		// Room for as many records as batch.size holds of this one's size.
-		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
-		b.recs = make([]pendingRecord, 0, est)
 		if traced {
 			b.ids = make([]int64, 0, est)
 		}
@@ -307,6 +308,52 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	if wake {
 		p.wakeSender()
 	}
+}
+
+// A batch and the array behind its records' slice in one allocation, for
+// the common sizes (newBatch).
+type (
+	batch8 struct {
+		b batch
+		r [8]pendingRecord
+	}
+	batch16 struct {
+		b batch
+		r [16]pendingRecord
+	}
+	batch32 struct {
+		b batch
+		r [32]pendingRecord
+	}
+	batch64 struct {
+		b batch
+		r [64]pendingRecord
+	}
+)
+
+// newBatch returns an empty batch with room for est records, allocated
+// with its records' array in one object when est is 64 or less: one
+// allocation per batch instead of two.
+func newBatch(est int) *batch {
+	switch {
+	case est <= 8:
+		x := new(batch8)
+		x.b.recs = x.r[:0:est]
+		return &x.b
+	case est <= 16:
+		x := new(batch16)
+		x.b.recs = x.r[:0:est]
+		return &x.b
+	case est <= 32:
+		x := new(batch32)
+		x.b.recs = x.r[:0:est]
+		return &x.b
+	case est <= 64:
+		x := new(batch64)
+		x.b.recs = x.r[:0:est]
+		return &x.b
+	}
+	return &batch{recs: make([]pendingRecord, 0, est)}
 }
 
 // partitionFor picks m's partition from the metadata snapshot, fetching

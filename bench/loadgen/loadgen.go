@@ -45,11 +45,13 @@ const Flag = "--bench"
 // Config is the throughput mode's command line.
 type Config struct {
 	Bootstrap, Topic, WarmupTopic, Compression string
+	WarmupKeys                                 string // "random" (drawn like the timed records') or "cycle" (key i % keys)
 
 	Records, ValueBytes, Keys     int
 	LingerMs, BatchBytes          int
 	MaxInFlight, MaxBuffered      int
 	Rate, Warmup                  int
+	WindowMs                      int // >0: count acknowledgements per window of this many ms (Result.Windows)
 	DeliveryTimeoutMs, RequestTMs int
 
 	// Extra holds the client's own flags (without "--"), e.g. first-ack.
@@ -60,15 +62,15 @@ type Config struct {
 var Defaults = map[string]string{
 	"records": "100000", "value-bytes": "1024", "keys": "1024", "compression": "none",
 	"linger-ms": "5", "batch-bytes": "16384", "max-in-flight": "5", "max-buffered": "10000",
-	"rate": "0", "warmup": "1000", "warmup-topic": "",
+	"rate": "0", "warmup": "1000", "warmup-topic": "", "warmup-keys": "random", "window-ms": "0",
 	"delivery-timeout-ms": "120000", "request-timeout-ms": "30000",
 }
 
 // Usage lists the mode's flags.
 const Usage = "usage: --bench --bootstrap HOST:PORT --topic T [--records N] [--value-bytes N] [--keys N] " +
 	"[--compression C] [--linger-ms N] [--batch-bytes N] [--max-in-flight N] [--max-buffered N] " +
-	"[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] " +
-	"[--delivery-timeout-ms N] [--request-timeout-ms N]"
+	"[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] [--warmup-keys random|cycle] " +
+	"[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N]"
 
 // UsageError is bad input: exit 2 with its message.
 type UsageError struct{ Msg string }
@@ -111,7 +113,10 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 		a[k[2:]] = argv[i]
 	}
 	c := &Config{Bootstrap: a["bootstrap"], Topic: a["topic"], WarmupTopic: a["warmup-topic"],
-		Compression: a["compression"], Extra: map[string]string{}}
+		Compression: a["compression"], WarmupKeys: a["warmup-keys"], Extra: map[string]string{}}
+	if c.WarmupKeys != "random" && c.WarmupKeys != "cycle" {
+		return nil, &UsageError{prefix + "--warmup-keys wants random or cycle, not " + strconv.Quote(c.WarmupKeys) + "\n" + usage}
+	}
 	if c.Bootstrap == "" || c.Topic == "" {
 		return nil, &UsageError{prefix + "--bootstrap and --topic are required\n" + usage}
 	}
@@ -129,6 +134,7 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 	c.MaxBuffered = num("max-buffered", 1)
 	c.Rate = num("rate", 0)
 	c.Warmup = num("warmup", 0)
+	c.WindowMs = num("window-ms", 0)
 	c.DeliveryTimeoutMs = num("delivery-timeout-ms", 1)
 	c.RequestTMs = num("request-timeout-ms", 1)
 	if err != nil {
@@ -189,6 +195,10 @@ type Result struct {
 	MaxBuffered  int            `json:"max_buffered"`
 	Rate         int            `json:"rate"`
 	Ms           int64          `json:"ms"`
+	// With --window-ms: acknowledgements of timed records per window of
+	// WindowMs from the first timed produce call (the last window partial).
+	WindowMs int     `json:"window_ms,omitempty"`
+	Windows  []int64 `json:"windows,omitempty"`
 }
 
 // Write prints r as one line of JSON.
@@ -269,6 +279,16 @@ func (w *Workload) NextKey() []byte {
 	return nil
 }
 
+// NextKeyCycle is key i % keys (nil with no keys), drawing nothing: the
+// warm-up's keys with --warmup-keys cycle, so that a warm-up of at least
+// keys records writes every partition some key maps to.
+func (w *Workload) NextKeyCycle(i int) []byte {
+	if w.nkeys == 0 {
+		return nil
+	}
+	return w.Keys[i%w.nkeys]
+}
+
 // NextKeyIndex is the next record's key as its index in Keys, -1 with no
 // keys (no draw); NextKey and NextKeyIndex draw from the same sequence.
 func (w *Workload) NextKeyIndex() int32 {
@@ -290,7 +310,14 @@ type Recorder struct {
 	errs   map[string]int
 	first  string
 	name   func(error) string
+
+	win      time.Duration // >0: count acks per window of win since winStart
+	winStart time.Time
+	wins     []atomic.Int64 // the last one also counts every later ack
 }
+
+// maxWindows bounds Result.Windows.
+const maxWindows = 3600
 
 // NewRecorder makes a recorder; name names an error for failed_errors.
 func NewRecorder(name func(error) string) *Recorder {
@@ -326,8 +353,12 @@ func (r *Recorder) Callback(start time.Time, err error) {
 		}
 		r.mu.Unlock()
 	} else if r.lat != nil {
+		now := time.Now()
 		if i := r.n.Add(1) - 1; int(i) < len(r.lat) {
-			r.lat[i] = time.Since(start)
+			r.lat[i] = now.Sub(start)
+		}
+		if r.win > 0 {
+			r.wins[min(int(now.Sub(r.winStart)/r.win), len(r.wins)-1)].Add(1)
 		}
 	}
 	if r.open.Add(-1) == 0 {
@@ -367,7 +398,11 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 
 	rec.expect(cfg.Warmup, false)
 	for i := 0; i < cfg.Warmup; i++ {
-		s.Send(ctx, cfg.WarmupTopic, w.NextKey(), w.Value, time.Now())
+		key := w.NextKeyCycle(i) // every key in turn: every partition a key maps to gets a record
+		if cfg.WarmupKeys == "random" {
+			key = w.NextKey()
+		}
+		s.Send(ctx, cfg.WarmupTopic, key, w.Value, time.Now())
 	}
 	if !rec.wait(grace) {
 		return nil, &UsageError{fmt.Sprintf("the warm-up's %d records were not all done within the delivery timeout + 30 s", cfg.Warmup)}
@@ -385,6 +420,11 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 	rec.expect(cfg.Records, true)
 	cpu0 := processCPU()
 	start := time.Now()
+	if cfg.WindowMs > 0 {
+		rec.win, rec.winStart = time.Duration(cfg.WindowMs)*time.Millisecond, start
+		rec.wins = make([]atomic.Int64, maxWindows)
+		res.WindowMs = cfg.WindowMs
+	}
 	for i := 0; i < cfg.Records; i++ {
 		if cfg.Rate > 0 {
 			due := start.Add(time.Duration(float64(i) / float64(cfg.Rate) * float64(time.Second)))
@@ -415,5 +455,11 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 	res.LatencyMs = Latency{P50: ms(Percentile(lat, 0.50)), P95: ms(Percentile(lat, 0.95)),
 		P99: ms(Percentile(lat, 0.99)), P999: ms(Percentile(lat, 0.999)), Max: ms(Percentile(lat, 1))}
 	res.Ms = time.Since(t0).Milliseconds()
+	if rec.win > 0 {
+		n := min(int(elapsed/rec.win)+1, len(rec.wins))
+		for i := range n {
+			res.Windows = append(res.Windows, rec.wins[i].Load())
+		}
+	}
 	return res, nil
 }

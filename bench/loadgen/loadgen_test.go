@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kcheck/kcheck/producer"
 )
 
 func TestParse(t *testing.T) {
@@ -125,5 +127,52 @@ func TestRun(t *testing.T) {
 	}
 	if res.LatencyMs.P50 < 1 || res.LatencyMs.Max < res.LatencyMs.P99 || res.RecordsPerS <= 0 || res.Seconds < 0.04 {
 		t.Errorf("latency %+v, %v records/s in %v s (100 records at 2000/s take at least 0.05 s)", res.LatencyMs, res.RecordsPerS, res.Seconds)
+	}
+}
+
+// TestWarmupCycle: with --warmup-keys cycle, a warm-up of --keys records
+// (the default 1,024) writes every partition of 1 and 64 (murmur2, as every
+// client partitions keys), so the timed part meets no partition's first
+// batch.
+func TestWarmupCycle(t *testing.T) {
+	w := NewWorkload(4, 1024)
+	for _, n := range []int32{1, 64} {
+		seen := map[int32]bool{}
+		for i := range 1024 {
+			seen[producer.KeyPartition(w.NextKeyCycle(i), n)] = true
+		}
+		if int32(len(seen)) != n {
+			t.Errorf("%d partitions: the 1024 keys reach %d", n, len(seen))
+		}
+	}
+	if string(w.NextKeyCycle(1025)) != "key-1" || NewWorkload(4, 0).NextKeyCycle(3) != nil {
+		t.Error("NextKeyCycle")
+	}
+	var ue *UsageError
+	if _, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--warmup-keys", "x"}, nil, ""); !errors.As(err, &ue) {
+		t.Errorf("--warmup-keys x: %v, want a usage error", err)
+	}
+}
+
+func TestRunWindows(t *testing.T) {
+	cfg, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--records", "100", "--warmup", "5",
+		"--warmup-keys", "cycle", "--rate", "1000", "--window-ms", "20"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder(nil)
+	f := &fake{cb: rec.Callback}
+	res, err := Run(context.Background(), cfg, f, rec, time.Now())
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, n := range res.Windows {
+		sum += n
+	}
+	// 100 records at 1000/s take about 0.1 s: about 5 windows of 20 ms.
+	if res.WindowMs != 20 || sum != int64(res.Acked) || len(res.Windows) < 5 {
+		t.Errorf("windows %v (window %d ms) for %d acked", res.Windows, res.WindowMs, res.Acked)
 	}
 }

@@ -24,17 +24,19 @@ import time
 PREFIX = "python driver: "
 USAGE = ("usage: --bench --bootstrap HOST:PORT --topic T [--records N] [--value-bytes N] [--keys N] "
          "[--compression C] [--linger-ms N] [--batch-bytes N] [--max-in-flight N] [--max-buffered N] "
-         "[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] "
-         "[--delivery-timeout-ms N] [--request-timeout-ms N]")
+         "[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] [--warmup-keys random|cycle] "
+         "[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N]")
+MAX_WINDOWS = 3600  # the most windows --window-ms counts (as bench/loadgen)
 DEFAULTS = {
     "--bootstrap": "", "--topic": "", "--records": "100000", "--value-bytes": "1024", "--keys": "1024",
     "--compression": "none", "--linger-ms": "5", "--batch-bytes": "16384", "--max-in-flight": "5",
     "--max-buffered": "10000", "--rate": "0", "--warmup": "1000", "--warmup-topic": "",
+    "--warmup-keys": "random", "--window-ms": "0",
     "--delivery-timeout-ms": "120000", "--request-timeout-ms": "30000",
 }
 MINIMUMS = {
     "--records": 1, "--value-bytes": 0, "--keys": 0, "--linger-ms": 0, "--batch-bytes": 1,
-    "--max-in-flight": 1, "--max-buffered": 1, "--rate": 0, "--warmup": 0,
+    "--max-in-flight": 1, "--max-buffered": 1, "--rate": 0, "--warmup": 0, "--window-ms": 0,
     "--delivery-timeout-ms": 1, "--request-timeout-ms": 1,
 }
 GRACE_S = 30
@@ -54,7 +56,9 @@ def parse(argv, setup_error):
     if not a["--bootstrap"] or not a["--topic"]:
         raise setup_error("%s--bootstrap and --topic are required\n%s" % (PREFIX, USAGE))
     cfg = {"bootstrap": a["--bootstrap"], "topic": a["--topic"], "compression": a["--compression"],
-           "warmup_topic": a["--warmup-topic"] or a["--topic"]}
+           "warmup_topic": a["--warmup-topic"] or a["--topic"], "warmup_keys": a["--warmup-keys"]}
+    if cfg["warmup_keys"] not in ("random", "cycle"):
+        raise setup_error("%s--warmup-keys wants random or cycle, not %s\n%s" % (PREFIX, cfg["warmup_keys"], USAGE))
     for k, lo in MINIMUMS.items():
         v = a[k]
         if not re.fullmatch(r"[+-]?[0-9]+", v) or int(v) > 2**31 - 1:
@@ -89,12 +93,17 @@ class Phase:
         self.last = None  # time of the last outcome
         self.error_name = error_name
         self.lock = threading.Lock()
+        self.win = 0  # > 0: count acks per window of win s since win_start
+        self.win_start = 0.0
+        self.wins = None
 
     def on_delivery(self, err, msg):
         with self.lock:
             if err is None:
                 if self.lat is not None:
                     self.lat.append(msg.latency())
+                    if self.win > 0:
+                        self.wins[min(int((time.perf_counter() - self.win_start) / self.win), MAX_WINDOWS - 1)] += 1
             else:
                 self.failed += 1
                 name = self.error_name(err)
@@ -145,8 +154,9 @@ def run(argv, setup_error, error_name, quiet_logger, java_random):
     keys = [b"key-%d" % i for i in range(cfg["keys"])]
     grace = cfg["delivery_timeout_ms"] / 1000 + GRACE_S
 
-    def produce(topic, phase):
-        key = keys[rng.next_int(cfg["keys"])] if keys else None
+    def produce(topic, phase, key=None):
+        if key is None and keys:
+            key = keys[rng.next_int(cfg["keys"])]
         while True:
             try:
                 producer.produce(topic, value=value, key=key, on_delivery=phase.on_delivery)
@@ -162,8 +172,10 @@ def run(argv, setup_error, error_name, quiet_logger, java_random):
                 return
 
     warm = Phase(cfg["warmup"], False, error_name)
-    for _ in range(cfg["warmup"]):
-        produce(cfg["warmup_topic"], warm)
+    cycle = cfg["warmup_keys"] == "cycle" and keys
+    for i in range(cfg["warmup"]):
+        # cycle: every key in turn, drawing nothing, so every partition a key maps to gets a record
+        produce(cfg["warmup_topic"], warm, keys[i % len(keys)] if cycle else None)
         producer.poll(0)
     if not warm.wait(producer, grace):
         raise setup_error("%sthe warm-up's %d records were not all done within the delivery timeout + 30 s"
@@ -175,6 +187,8 @@ def run(argv, setup_error, error_name, quiet_logger, java_random):
     p = Phase(records, True, error_name)
     cpu0 = time.process_time()
     start = time.perf_counter()
+    if cfg["window_ms"] > 0:
+        p.win, p.win_start, p.wins = cfg["window_ms"] / 1000, start, [0] * MAX_WINDOWS
     for i in range(records):
         while rate > 0:
             d = start + i / rate - time.perf_counter()
@@ -207,5 +221,9 @@ def run(argv, setup_error, error_name, quiet_logger, java_random):
         "linger_ms": cfg["linger_ms"], "batch_bytes": cfg["batch_bytes"], "max_in_flight": cfg["max_in_flight"],
         "max_buffered": cfg["max_buffered"], "rate": rate, "ms": int((time.monotonic() - t0) * 1000),
     })
+    if cfg["window_ms"] > 0:
+        with p.lock:
+            out["window_ms"] = cfg["window_ms"]
+            out["windows"] = p.wins[:min(int(secs / p.win) + 1, MAX_WINDOWS)]
     print(json.dumps(out, separators=(",", ":"), ensure_ascii=False), flush=True)
     return 0 if failed == 0 and len(lat) == records else 1

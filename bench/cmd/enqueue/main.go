@@ -12,10 +12,22 @@
 // The buffer holds every record of the run (MaxBufferedRecords = records),
 // so a call never waits for the broker: what is measured is the enqueue
 // itself and its contention with the other goroutines and the sender. The
-// record is allocated before the clock starts. A warm-up (one record per
+// record (*producer.Message, *kgo.Record) is allocated before the clock
+// starts (until session 4 it was allocated inside the timed call, so the
+// caller's allocation, its GC assists and span refills, counted as the
+// client's). A warm-up (one record per
 // partition, flushed) gives each client its producer id, connections and the
 // topic's metadata first: our Produce waits for an unknown topic's metadata,
 // kgo's buffers the record meanwhile. Exit 0, or 2 on bad usage or a failure.
+//
+// --trace FILE writes a runtime/trace of the timed part, with a log event
+// (category "slow") at the end of every call of --slow-ns or more: bench/
+// tailtrace.py attributes each such call to what the trace shows during it
+// (a GC mark assist, a span refill, a sweep, a stop-the-world, the goroutine
+// descheduled, a goroutine woken, or none of these):
+//
+//	bin/kcheck-bench-enqueue --client ours --goroutines 1 --records 400000 --trace /tmp/t.trace
+//	go tool trace -d=parsed /tmp/t.trace > /tmp/t.txt && bench/tailtrace.py /tmp/t.txt
 package main
 
 import (
@@ -25,6 +37,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/trace"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,10 +57,11 @@ const (
 	maxValue   = int64(60 * time.Second)
 )
 
-// client is one producer: produce returns once the record is enqueued;
-// flush waits for every outcome.
+// client is one producer: record allocates a record (not timed), produce
+// returns once it is enqueued (timed); flush waits for every outcome.
 type client struct {
-	produce func(ctx context.Context, topic string, value []byte)
+	record  func(topic string, value []byte) any
+	produce func(ctx context.Context, rec any)
 	flush   func(ctx context.Context) error
 	close   func()
 	failed  *atomic.Int64
@@ -65,9 +80,9 @@ func newOurs(ctx context.Context, addrs []string, buffered int) (*client, error)
 		}
 	}
 	return &client{
-		produce: func(ctx context.Context, topic string, value []byte) {
-			m := &producer.Message{Topic: topic, Value: value}
-			p.Produce(ctx, m, done)
+		record: func(topic string, value []byte) any { return &producer.Message{Topic: topic, Value: value} },
+		produce: func(ctx context.Context, rec any) {
+			p.Produce(ctx, rec.(*producer.Message), done)
 		},
 		flush:  p.Flush,
 		close:  func() { p.Close(context.Background()) },
@@ -89,8 +104,9 @@ func newKgo(addrs []string, buffered int) (*client, error) {
 		}
 	}
 	return &client{
-		produce: func(ctx context.Context, topic string, value []byte) {
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, done)
+		record: func(topic string, value []byte) any { return &kgo.Record{Topic: topic, Value: value} },
+		produce: func(ctx context.Context, rec any) {
+			cl.Produce(ctx, rec.(*kgo.Record), done)
 		},
 		flush:  cl.Flush,
 		close:  cl.Close,
@@ -118,6 +134,8 @@ func main() {
 	name := fs.String("client", "ours", "ours or kgo")
 	goroutines := fs.Int("goroutines", 1, "goroutines calling Produce at once")
 	records := fs.Int("records", 200000, "records in all, split between the goroutines")
+	fs.StringVar(&traceFile, "trace", "", "write a runtime/trace of the timed part to this file, with a log event (category \"slow\", the call's ns) at the end of every call slower than --slow-ns: for finding where the tail comes from")
+	fs.Int64Var(&slowNs, "slow-ns", 10000, "with --trace: the calls logged")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
@@ -130,6 +148,12 @@ func main() {
 	}
 	json.NewEncoder(os.Stdout).Encode(res)
 }
+
+// traceFile and slowNs are --trace and --slow-ns.
+var (
+	traceFile string
+	slowNs    int64
+)
 
 func die(msg string) {
 	fmt.Fprintln(os.Stderr, msg)
@@ -164,13 +188,14 @@ func run(name string, goroutines, records int) (*result, error) {
 		value[i] = byte('a' + i%26)
 	}
 	for range partitions {
-		cl.produce(ctx, "t", value)
+		cl.produce(ctx, cl.record("t", value))
 	}
 	if err := cl.flush(ctx); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	runtime.GC()
 
+	traced := traceFile != ""
 	hists := make([]*hdrhistogram.Histogram, goroutines)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -186,12 +211,27 @@ func run(name string, goroutines, records int) (*result, error) {
 			defer wg.Done()
 			<-start
 			for range n {
+				rec := cl.record("t", value)
 				t := time.Now()
-				cl.produce(ctx, "t", value)
+				cl.produce(ctx, rec)
 				d := time.Since(t).Nanoseconds()
 				h.RecordValue(min(max(d, 1), maxValue))
+				if traced && d >= slowNs {
+					trace.Log(ctx, "slow", strconv.FormatInt(d, 10))
+				}
 			}
 		}()
+	}
+	if traceFile != "" {
+		f, err := os.Create(traceFile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return nil, err
+		}
+		defer trace.Stop()
 	}
 	t0 := time.Now()
 	close(start)

@@ -4,7 +4,10 @@
 // bench/run.sh runs it next to the Java client, kgo and librdkafka.
 //
 //	go build -o bin/kcheck-bench-produce ./bench/cmd/produce
-//	bin/kcheck-bench-produce --bench --bootstrap HOST:PORT --topic T [--first-ack on|off] [--hold-while-retrying on|off] ...
+//	bin/kcheck-bench-produce --bench --bootstrap HOST:PORT --topic T [--first-ack on|off] [--hold-while-retrying on|off] [--cpuprofile FILE] ...
+//
+// --cpuprofile writes a pprof CPU profile of the warm-up and the timed part
+// (go tool pprof -top FILE).
 //
 // The topic must exist. "--bench" is accepted and optional (this command has
 // no other mode). Exit status: 0 every record acknowledged, 1 some failed,
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -29,7 +33,7 @@ const prefix = "kcheck bench produce: "
 func main() {
 	t0 := time.Now()
 	_, argv := loadgen.HasFlag(os.Args[1:])
-	cfg, err := loadgen.Parse(argv, map[string]string{"first-ack": "on", "hold-while-retrying": "on"}, prefix)
+	cfg, err := loadgen.Parse(argv, map[string]string{"first-ack": "on", "hold-while-retrying": "on", "cpuprofile": ""}, prefix)
 	if err != nil {
 		die(err.Error())
 	}
@@ -105,6 +109,17 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("starting the producer at %s: %w", cfg.Bootstrap, err)
+	}
+	if f := cfg.Extra["cpuprofile"]; f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			return nil, err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rec := loadgen.NewRecorder(errorName)
 	s := &sender{p: p, done: func(m *producer.Message, err error) { rec.Callback(m.Timestamp, err) }}

@@ -42,6 +42,8 @@ type params struct {
 
 	TPRepeats, TPRecords, TPWarmup int
 	TPPartitions                   []int
+	TPWindowMs                     int // acknowledgements counted per window of this many ms
+	SteadyRecords                  int // the steady phase's timed records
 
 	DelayClients                      []string
 	DelayRepeats, DelayRecords        int
@@ -61,7 +63,7 @@ type params struct {
 var modes = map[string]params{
 	"quick": {
 		Mode:      "quick",
-		TPRepeats: 3, TPRecords: 20000, TPWarmup: 1000, TPPartitions: []int{1, 64},
+		TPRepeats: 3, TPRecords: 100000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 100000,
 		DelayClients: []string{"ours-on"}, DelayRepeats: 3, DelayRecords: 100,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 3, EnqRecords: 100000, EnqGoroutines: []int{1, 5, 8},
@@ -73,7 +75,7 @@ var modes = map[string]params{
 	// repeat, tiny sizes; suite --smoke), not a measurement.
 	"smoke": {
 		Mode:      "smoke",
-		TPRepeats: 1, TPRecords: 2000, TPWarmup: 100, TPPartitions: []int{1, 64},
+		TPRepeats: 1, TPRecords: 2000, TPWarmup: 1024, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 5000,
 		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 1, DelayRecords: 30,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 1, EnqRecords: 20000, EnqGoroutines: []int{1, 5, 8},
@@ -83,7 +85,7 @@ var modes = map[string]params{
 	},
 	"full": {
 		Mode:      "full",
-		TPRepeats: 5, TPRecords: 100000, TPWarmup: 2000, TPPartitions: []int{1, 64},
+		TPRepeats: 5, TPRecords: 200000, TPWarmup: 50000, TPPartitions: []int{1, 64}, TPWindowMs: 500, SteadyRecords: 150000,
 		DelayClients: []string{"ours-on", "java", "kgo", "librdkafka"}, DelayRepeats: 3, DelayRecords: 300,
 		DelayRate: 10, DelayLingerMs: 200, DelayMs: 1000,
 		EnqRepeats: 5, EnqRecords: 400000, EnqGoroutines: []int{1, 5, 8},
@@ -103,14 +105,15 @@ type paths struct {
 
 // suite is one run.
 type suite struct {
-	p     params
-	path  paths
-	res   *results
-	b     *broker   // the real broker of the throughput and delay phases
-	goals []goalRow // filled while the report is written
+	p      params
+	path   paths
+	res    *results
+	b      *broker   // the real broker of the throughput and delay phases
+	goals  []goalRow // filled while the report is written
+	warmed bool      // the broker's warm-up (warmBroker) has run
 }
 
-var phaseNames = []string{"throughput", "delay", "enqueue", "checker", "tlc"}
+var phaseNames = []string{"steady", "throughput", "delay", "enqueue", "checker", "tlc"}
 
 func main() {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
@@ -119,6 +122,8 @@ func main() {
 	only := fs.String("only", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ","))
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
+	clientsFlag := fs.String("clients", strings.Join(clients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(clients, ","))
+	fs.StringVar(&profileDir, "profile", "", "write a CPU profile of each of our producer's (rule on) throughput runs into this directory (bench/cmd/produce --cpuprofile)")
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
@@ -154,6 +159,15 @@ func main() {
 		}
 		phases[ph] = true
 	}
+	var cs []string
+	for _, c := range strings.Split(*clientsFlag, ",") {
+		if !slices.Contains(clients, c) {
+			fmt.Fprintf(os.Stderr, "suite: --clients %q: no client %q (want %s)\n", *clientsFlag, c, strings.Join(clients, ","))
+			os.Exit(2)
+		}
+		cs = append(cs, c)
+	}
+	clients = cs
 	mode := "full"
 	if *quick {
 		mode = "quick"
@@ -167,7 +181,16 @@ func main() {
 		os.Exit(2)
 	}
 	pa.Root = root
-	if pa.JavaJar == "" && (phases["throughput"] || phases["delay"]) && *from == "" {
+	if profileDir != "" {
+		if profileDir, err = filepath.Abs(profileDir); err == nil {
+			err = os.MkdirAll(profileDir, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "suite: --profile:", err)
+			os.Exit(2)
+		}
+	}
+	if pa.JavaJar == "" && (phases["steady"] || phases["throughput"] || phases["delay"]) && *from == "" {
 		fmt.Fprintln(os.Stderr, "suite: --java-jar is required for the throughput and delay phases: the jar drivers/java/build.sh 4.3.1 prints")
 		os.Exit(2)
 	}
@@ -197,6 +220,7 @@ func main() {
 		s.res.Pin = cpus
 	}
 	s.res.Params = s.p
+	s.res.Clients = clients
 	s.res.Machine = machineInfo(pa)
 	for _, ph := range phaseNames {
 		if phases[ph] {
@@ -204,17 +228,20 @@ func main() {
 		}
 	}
 
-	if phases["throughput"] || phases["delay"] {
+	if phases["steady"] || phases["throughput"] || phases["delay"] {
 		s.mark("start Kafka " + pa.KafkaVersion)
 		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
 		if err != nil {
-			for _, ph := range []string{"throughput", "delay"} {
+			for _, ph := range []string{"steady", "throughput", "delay"} {
 				if phases[ph] {
 					s.fail(ph, err)
 				}
 			}
 		} else {
 			s.b = b
+			if phases["steady"] {
+				s.phase(ctx, "steady", func() { s.steady(ctx) })
+			}
 			if phases["throughput"] {
 				s.phase(ctx, "throughput", func() { s.throughput(ctx) })
 			}
@@ -288,6 +315,7 @@ type results struct {
 	Started      time.Time
 	Finished     time.Time
 	Phases       []string
+	Clients      []string // the steady and throughput phases' clients
 	PhaseSeconds []phaseTime
 	Loads        []loadMark
 	Errors       map[string][]string
@@ -295,6 +323,7 @@ type results struct {
 	Pin          *pinned  // --pin: the CPUs of the broker and of the clients
 	BrokerWarmup []string // the untimed runs before the first throughput measurement
 
+	Steady     []tpRun // one run per client and partition count, from a fresh topic
 	Throughput []tpRun
 	Delay      []delayRun
 	Enqueue    []enqRun
@@ -383,6 +412,9 @@ func rewrite(from string, pa paths) error {
 		return fmt.Errorf("%s: %w", from, err)
 	}
 	s := &suite{p: res.Params, path: pa, res: res}
+	if len(res.Clients) > 0 {
+		clients = res.Clients
+	}
 	md, err := s.report()
 	if err != nil {
 		return err

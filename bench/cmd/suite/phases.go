@@ -21,6 +21,10 @@ import (
 	"github.com/kcheck/kcheck/bench/loadgen"
 )
 
+// profileDir is --profile: where our producer's throughput runs write CPU
+// profiles ("" for none).
+var profileDir string
+
 // clients are the producers of the real-broker measurements.
 var clients = []string{"ours-on", "ours-off", "java", "kgo", "librdkafka"}
 
@@ -78,7 +82,11 @@ func (s *suite) throughput(ctx context.Context) {
 				}
 				run := tpRun{Client: c, Partitions: parts, Repeat: r}
 				var err error
-				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts)
+				var extra []string
+				if profileDir != "" && c == "ours-on" {
+					extra = []string{"--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("ours-on-p%d-r%d.pprof", parts, r))}
+				}
+				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts, s.p.TPRecords, s.p.TPWarmup, extra...)
 				if err != nil {
 					run.Err = err.Error()
 					s.fail("throughput", fmt.Errorf("%s, %d partitions, repeat %d: %w", c, parts, r+1, err))
@@ -97,8 +105,12 @@ func (s *suite) throughput(ctx context.Context) {
 // client went first in the first repeat measured 2-3x slower than the rest
 // (session 2's results.json, at 1 partition, for every client).
 func (s *suite) warmBroker(ctx context.Context) {
+	if s.warmed {
+		return
+	}
+	s.warmed = true
 	for _, parts := range s.p.TPPartitions {
-		res, err := s.measureOnce(ctx, "ours-on", fmt.Sprintf("bench-warm-broker-p%d", parts), parts)
+		res, err := s.measureOnce(ctx, "ours-on", fmt.Sprintf("bench-warm-broker-p%d", parts), parts, s.p.TPRecords, s.p.TPWarmup)
 		line := fmt.Sprintf("%d partitions: ", parts)
 		if err != nil {
 			line += "failed: " + err.Error()
@@ -111,20 +123,52 @@ func (s *suite) warmBroker(ctx context.Context) {
 }
 
 // measureOnce runs client's throughput mode once on a fresh topic of parts
-// partitions (and a 1-partition warm-up topic), deleting both afterwards.
-func (s *suite) measureOnce(ctx context.Context, client, topic string, parts int) (*loadgen.Result, error) {
-	warm := topic + "-warm"
+// partitions, deleting it afterwards: the topic is created and its leaders
+// known before the client starts (createTopic), then the client's warm-up
+// of warmup records goes to the same topic with every key in turn
+// (--warmup-keys cycle: every partition gets records, and its first batch
+// is acknowledged, before the timed part), with the same producer instance
+// as the timed records that follow; acknowledgements are counted per
+// TPWindowMs window (Result.Windows) to show whether the timed part was
+// steady.
+func (s *suite) measureOnce(ctx context.Context, client, topic string, parts, records, warmup int, extra ...string) (*loadgen.Result, error) {
 	defer func() {
-		if err := s.b.deleteTopics(ctx, topic, warm); err != nil {
+		if err := s.b.deleteTopics(ctx, topic); err != nil {
 			s.logf("throughput: deleting %s: %v", topic, err)
 		}
 	}()
-	if err := s.topics(ctx, topicSpec{topic, parts}, topicSpec{warm, 1}); err != nil {
+	if err := s.topics(ctx, topicSpec{topic, parts}); err != nil {
 		return nil, err
 	}
-	argv := append(s.clientArgv(client, s.b.addr), "--topic", topic, "--warmup-topic", warm,
-		"--records", strconv.Itoa(s.p.TPRecords), "--warmup", strconv.Itoa(s.p.TPWarmup))
+	argv := append(s.clientArgv(client, s.b.addr), "--topic", topic, "--warmup-keys", "cycle",
+		"--records", strconv.Itoa(records), "--warmup", strconv.Itoa(warmup), "--window-ms", strconv.Itoa(s.p.TPWindowMs))
+	argv = append(argv, extra...)
 	return s.runClient(ctx, taskset(s.res.clientCPUs(), argv))
+}
+
+// steady runs every client once per partition count with the least warm-up
+// that writes every partition (one record per key) and a long timed part,
+// its acknowledgements counted per TPWindowMs window: how long each takes
+// from a fresh topic to a steady rate, which sets TPWarmup and TPRecords.
+func (s *suite) steady(ctx context.Context) {
+	s.warmBroker(ctx)
+	for _, parts := range s.p.TPPartitions {
+		for _, c := range rotate(clients, 0) {
+			if ctx.Err() != nil {
+				return
+			}
+			run := tpRun{Client: c, Partitions: parts}
+			var err error
+			run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-steady-%s-p%d", c, parts), parts, s.p.SteadyRecords, 1024)
+			if err != nil {
+				run.Err = err.Error()
+				s.fail("steady", fmt.Errorf("%s, %d partitions: %w", c, parts, err))
+			} else {
+				s.logf("steady %s p=%d: %.0f records/s, windows %v", c, parts, run.Result.RecordsPerS, run.Result.Windows)
+			}
+			s.res.Steady = append(s.res.Steady, run)
+		}
+	}
 }
 
 // delayRun is one run through an added delay.

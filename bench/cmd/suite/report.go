@@ -91,6 +91,56 @@ func cpuPerRec(r *loadgen.Result) float64 {
 	}
 	return r.CPUSeconds * 1e6 / float64(r.Acked)
 }
+
+// windowRates is records/s in each full window of r (the last, partial
+// window left out).
+func windowRates(r *loadgen.Result) []float64 {
+	if r.WindowMs <= 0 || len(r.Windows) < 2 {
+		return nil
+	}
+	var v []float64
+	for _, n := range r.Windows[:len(r.Windows)-1] {
+		v = append(v, float64(n)*1000/float64(r.WindowMs))
+	}
+	return v
+}
+
+// halves is records/s in the second half of r's full windows over the
+// first half's: about 1 when the timed part was steady (NaN: fewer than
+// two full windows).
+func halves(r *loadgen.Result) float64 {
+	v := windowRates(r)
+	if len(v) < 2 {
+		return nan
+	}
+	h := len(v) / 2
+	var a, b float64
+	for _, x := range v[:h] {
+		a += x
+	}
+	for _, x := range v[len(v)-h:] {
+		b += x
+	}
+	return b / a
+}
+
+// steadyAfter is the time from the first timed produce call to the start of
+// the first full window at 90% or more of the median window of the second
+// half: when the rate reached its steady level (NaN: too few windows).
+func steadyAfter(r *loadgen.Result) float64 {
+	v := windowRates(r)
+	if len(v) < 4 {
+		return nan
+	}
+	m := spread(v[len(v)/2:]).Med
+	for i, x := range v {
+		if x >= 0.9*m {
+			return float64(i*r.WindowMs) / 1000
+		}
+	}
+	return nan
+}
+
 func p50(r *loadgen.Result) float64 { return r.LatencyMs.P50 }
 func p95(r *loadgen.Result) float64 { return r.LatencyMs.P95 }
 func p99(r *loadgen.Result) float64 { return r.LatencyMs.P99 }
@@ -179,6 +229,8 @@ func (s *suite) report() (string, error) {
 	for _, ph := range res.Phases {
 		var err error
 		switch ph {
+		case "steady":
+			err = s.reportSteady(&sec)
 		case "throughput":
 			err = s.reportThroughput(&sec)
 		case "delay":
@@ -232,27 +284,58 @@ func (s *suite) chart(b *strings.Builder, file, alt string, c Chart) error {
 	return nil
 }
 
+func (s *suite) reportSteady(b *strings.Builder) error {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p := s.p
+	w("## 1a. How long to a steady rate (real Kafka)\n\n")
+	w("Each client once per partition count on a fresh topic, as in § 1 but with the least warm-up that writes every partition (1,024 records, one per key: every partition's first batch acknowledged) and %s timed records, acknowledgements counted per %d ms window. ", num(float64(p.SteadyRecords)), p.TPWindowMs)
+	w("\"steady after\" is the start of the first window at 90%% or more of the median window of the run's second half; \"2nd ÷ 1st half\" is records/s in the second half of the windows over the first half's (1: no trend). One run each, so these show the shape, not a spread.\n\n")
+	w("| partitions | client | records/s | steady after | 2nd ÷ 1st half | records/s per window, k (first 16) | windows |\n|---|---|---|---|---|---|---|\n")
+	for _, parts := range p.TPPartitions {
+		for _, c := range clients {
+			for _, r := range s.res.Steady {
+				if r.Client != c || r.Partitions != parts {
+					continue
+				}
+				if r.Result == nil || r.Err != "" {
+					w("| %d | %s | failed | | | | |\n", parts, s.clientName(c))
+					continue
+				}
+				v := windowRates(r.Result)
+				var ks []string
+				for _, x := range v[:min(16, len(v))] {
+					ks = append(ks, fmt.Sprintf("%.0f", x/1000))
+				}
+				w("| %d | %s | %s | %s | %.2f | %s | %d |\n", parts, s.clientName(c), num(r.Result.RecordsPerS),
+					secs(steadyAfter(r.Result)), halves(r.Result), strings.Join(ks, " "), len(v))
+			}
+		}
+	}
+	w("\n")
+	return nil
+}
+
 func (s *suite) reportThroughput(b *strings.Builder) error {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p := s.p
 	w("## 1. Producer throughput and produce-to-ack latency (real Kafka)\n\n")
-	w("One Apache Kafka %s broker for the whole phase; a fresh topic per measurement (and a fresh 1-partition warm-up topic), ", s.res.Machine.Kafka)
-	w("both deleted right after it so the broker's log does not grow over the run; the clients interleaved: in each repeat and partition count every client runs once, ")
+	w("One Apache Kafka %s broker for the whole phase; a fresh topic per measurement, ", s.res.Machine.Kafka)
+	w("deleted right after it so the broker's log does not grow over the run; the clients interleaved: in each repeat and partition count every client runs once, ")
 	w("repeats in pairs, the second of a pair in the reverse order of the first (so every two clients swap places, and their paired ratios see drift from both sides), each pair starting one client later (so no client is always first or last); the broker was not restarted between repeats, and deleted topics' files are removed at once (`file.delete.delay.ms=0`), not a minute later under another client's measurement. ")
-	w("Each measurement: %s timed records after a warm-up of %s records to the warm-up topic (connections, producer id, JIT), so the timed part includes the topic's metadata and each partition's first batch (the first-ack rule's one round trip). ", num(float64(p.TPRecords)), num(float64(p.TPWarmup)))
+	w("Each measurement: the topic created and its leaders known before the client starts; then, by the same producer instance, a warm-up of %s records to the same topic, the first 1,024 one per key (`--warmup-keys cycle`: every partition is written and its first batch acknowledged before the timed part; the first-ack rule's round trip is in the warm-up), all acknowledged before the timed part starts; then %s timed records (long enough to be steady: § 1a; \"2nd ÷ 1st half\" below is each timed part's records/s in the second half of its %d ms windows over the first half's, 1 when steady). ", num(float64(p.TPWarmup)), num(float64(p.TPRecords)), p.TPWindowMs)
 	w("Every client: idempotent, acks=all, **linger 5 ms, batches of 16 KiB** (Java and librdkafka `batch.size=16384`, kgo `ProducerBatchMaxBytes(16384)`, ours `BatchBytes(16384)`), 5 requests in flight, no compression, ")
 	w("values of 1,024 bytes with one of 1,024 keys drawn by `java.util.Random(1)` and partitioned by murmur2 in every client (so every client builds the same batches), no headers, at most 10,000 records buffered ")
 	w("(Java: `buffer.memory` of 10,000 × 1,110 bytes; librdkafka: `queue.buffering.max.messages`), and records produced as fast as the client takes them. ")
 	w("records/s = acknowledged records ÷ (first produce call to last ack); latency = produce call (including any wait for buffer space) to the ack callback (librdkafka: its own per-message latency, `Message.latency()`), nearest-rank percentiles. ")
 	w("Drivers: `bench/cmd/produce` (ours), `drivers/java --bench`, `drivers/kgo --bench`, `drivers/python/driver.py --bench` (librdkafka through confluent-kafka).\n\n")
 
-	w("| partitions | client | records/s | p50 latency ms | p99 latency ms | client CPU µs/record | runs ok |\n|---|---|---|---|---|---|---|\n")
+	w("| partitions | client | records/s | p50 latency ms | p99 latency ms | client CPU µs/record | 2nd ÷ 1st half | runs ok |\n|---|---|---|---|---|---|---|---|\n")
 	for _, parts := range p.TPPartitions {
 		for _, c := range clients {
 			r := s.tpVals(c, parts, rps)
-			w("| %d | %s | %s | %s | %s | %s | %d/%d |\n", parts, s.clientName(c), fmtSpread(spread(r)),
+			w("| %d | %s | %s | %s | %s | %s | %s | %d/%d |\n", parts, s.clientName(c), fmtSpread(spread(r)),
 				fmtSpread(spread(s.tpVals(c, parts, p50))), fmtSpread(spread(s.tpVals(c, parts, p99))),
-				fmtSpread(spread(s.tpVals(c, parts, cpuPerRec))), spread(r).N, p.TPRepeats)
+				fmtSpread(spread(s.tpVals(c, parts, cpuPerRec))), ratio(spread(s.tpVals(c, parts, halves))), spread(r).N, p.TPRepeats)
 		}
 	}
 	w("\nClient CPU is the client process's own CPU time (every thread: Java's JIT and GC, librdkafka's threads and Python) over the timed part, per record: less sensitive than records/s to other work on the machine, since it counts only the time the client ran. ")
@@ -262,7 +345,7 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 	if pin := s.res.Pin; pin != nil {
 		w("Pinned (`--pin`, taskset): the broker ran on CPU %s for the whole run, each client on CPU %s: they did not take turns on a core, and a client had that much CPU and no more.\n\nRatios, per repeat", pin.Broker, pin.Clients)
 	} else {
-		w("The broker ran on the same cores (not pinned; `bench/run.sh --pin` puts it on a core of its own).\n\nRatios, per repeat")
+		w("The broker ran on the same cores (not pinned; `bench/run.sh --pin` puts it on a core of its own: measured both ways in session 4, 6 repeats each, pinning raised every client's records/s but did not narrow their spread, so it is not the default; bench/README.md).\n\nRatios, per repeat")
 	}
 	w(" (ours ÷ peer; records/s above 1: ours is faster; latency and CPU below 1: ours is lower):\n\n")
 	w("| partitions | measure | ours (rule on) ÷ Java | ÷ kgo | ÷ librdkafka | rule on ÷ rule off |\n|---|---|---|---|---|---|\n")
@@ -299,6 +382,22 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 	}
 	w("\nGoals: ours (rule on) at least each peer's records/s (median ratio ≥ 1 for every peer and partition count): %s. ", s.spreadGoal("1", "ours ≥ each peer's records/s", "median ratios "+strings.Join(peerMeas, ", "), goalPeer, spreadPeer, havePeer))
 	w("The rule within 2%% (median records/s ratio rule on ÷ rule off within 0.98–1.02): %s. ", s.spreadGoal("1", "the rule within 2% (records/s, on ÷ off)", "median "+strings.Join(ruleMeas, ", "), goalRule, spreadRule, haveRule))
+	goalCPU, haveCPU := true, false
+	var cpuMeas []string
+	for _, parts := range p.TPPartitions {
+		ours := spread(s.tpVals("ours-on", parts, cpuPerRec))
+		if !ours.ok() {
+			continue
+		}
+		for _, peer := range peers {
+			if ps := spread(s.tpVals(peer, parts, cpuPerRec)); ps.ok() {
+				haveCPU = true
+				goalCPU = goalCPU && ours.Med < ps.Med
+			}
+		}
+		cpuMeas = append(cpuMeas, fmt.Sprintf("ours %.2f µs (%dp)", ours.Med, parts))
+	}
+	w("Client CPU per record lowest for ours (rule on; median below every peer's at every partition count): %s. ", s.goal("1", "client CPU per record: ours lowest", "median "+strings.Join(cpuMeas, ", ")+"; the peers' in the table", goalCPU, haveCPU))
 	w("Where a ratio's min–max straddles 1 (or the ±2%% band), the difference is inside this machine's run-to-run spread.\n\n")
 
 	var groups []string
@@ -448,10 +547,7 @@ func (s *suite) reportEnqueue(b *strings.Builder) error {
 	}
 	w("\nGoals: ours' p99 at most kgo's (median ratio ≤ 1 at every goroutine count): %s. Ours' p99.9 under 10 µs (median, at every goroutine count): %s.\n\n", s.goal("3", "Produce p99 ≤ kgo's", "median ours ÷ kgo by goroutines: "+strings.Join(m99, ", "), goal99, have),
 		s.goal("3", "Produce p99.9 < 10 µs", "median by goroutines: "+strings.Join(m999, ", "), goal999, have))
-	k999 := spread(s.enqVals("kgo", p.EnqGoroutines[0], fp999))
-	if have && !goal999 && k999.ok() && k999.Med >= 10_000 {
-		w("kgo's p99.9 is of the same order as ours here, so this tail comes mostly from what both share on this machine (the garbage collector, and the scheduler on 2 cores shared with the client's sender, kfake and other work), not from either send path's locking; p50 and p99 are the send paths' own.\n\n")
-	}
+	w("Where the tail comes from (runtime traces of `bench/cmd/enqueue --trace` put down call by call by `bench/tailtrace.py`; bench/README.md, \"Where the Produce() call's tail comes from\"): the calls of 10 µs or more are mostly the allocator's slow paths (a span refill, a sweep, a GC assist) while Produce allocates a new batch, stop-the-world pauses, and the thread losing its core (%d cores shared with kfake, the sender and other work); waking the sender and lock contention are behind few of them. A throwaway build in which Produce allocates nothing measured p99.9 of 5-9 µs on this machine.\n\n", s.res.Machine.Nproc)
 	var groups []string
 	var series []Series
 	for _, g := range p.EnqGoroutines {

@@ -35,8 +35,11 @@ final class Bench {
     static final String PREFIX = "java driver: ";
     static final String USAGE = "usage: --bench --bootstrap HOST:PORT --topic T [--records N] [--value-bytes N] [--keys N] "
         + "[--compression C] [--linger-ms N] [--batch-bytes N] [--max-in-flight N] [--max-buffered N] "
-        + "[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] "
-        + "[--delivery-timeout-ms N] [--request-timeout-ms N]";
+        + "[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] [--warmup-keys random|cycle] "
+        + "[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N]";
+
+    /** The most windows --window-ms counts (as bench/loadgen). */
+    static final int MAX_WINDOWS = 3600;
 
     private Bench() {}
 
@@ -48,18 +51,28 @@ final class Bench {
         final Map<String, AtomicInteger> errors = new java.util.concurrent.ConcurrentHashMap<>();
         final java.util.concurrent.atomic.AtomicReference<String> first = new java.util.concurrent.atomic.AtomicReference<>();
         final CountDownLatch done;
+        long winStart, winNanos; // winNanos > 0: count acks per window since winStart
+        java.util.concurrent.atomic.AtomicLongArray wins;
 
         Phase(int records, boolean timed) {
             lat = timed ? new long[records] : null;
             done = new CountDownLatch(records);
         }
 
+        void windows(long start, int windowMs) {
+            winStart = start;
+            winNanos = windowMs * 1_000_000L;
+            wins = new java.util.concurrent.atomic.AtomicLongArray(MAX_WINDOWS);
+        }
+
         Callback callback(long start) {
             return (md, err) -> {
                 if (err == null) {
                     if (lat != null) {
+                        long now = System.nanoTime();
                         int i = n.getAndIncrement();
-                        if (i < lat.length) lat[i] = System.nanoTime() - start;
+                        if (i < lat.length) lat[i] = now - start;
+                        if (winNanos > 0) wins.incrementAndGet((int) Math.min((now - winStart) / winNanos, MAX_WINDOWS - 1));
                     }
                 } else {
                     failed.incrementAndGet();
@@ -78,7 +91,8 @@ final class Bench {
             Map.entry("--value-bytes", "1024"), Map.entry("--keys", "1024"), Map.entry("--compression", "none"),
             Map.entry("--linger-ms", "5"), Map.entry("--batch-bytes", "16384"), Map.entry("--max-in-flight", "5"),
             Map.entry("--max-buffered", "10000"), Map.entry("--rate", "0"), Map.entry("--warmup", "1000"),
-            Map.entry("--warmup-topic", ""), Map.entry("--delivery-timeout-ms", "120000"),
+            Map.entry("--warmup-topic", ""), Map.entry("--warmup-keys", "random"), Map.entry("--window-ms", "0"),
+            Map.entry("--delivery-timeout-ms", "120000"),
             Map.entry("--request-timeout-ms", "30000")));
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
@@ -94,7 +108,11 @@ final class Bench {
                 batchBytes = Main.num(a, "--batch-bytes", 1), maxInFlight = Main.num(a, "--max-in-flight", 1),
                 maxBuffered = Main.num(a, "--max-buffered", 1), rate = Main.num(a, "--rate", 0),
                 warmup = Main.num(a, "--warmup", 0), deliveryTimeoutMs = Main.num(a, "--delivery-timeout-ms", 1),
-                requestTimeoutMs = Main.num(a, "--request-timeout-ms", 1);
+                requestTimeoutMs = Main.num(a, "--request-timeout-ms", 1), windowMs = Main.num(a, "--window-ms", 0);
+            String warmupKeys = a.get("--warmup-keys");
+            if (!List.of("random", "cycle").contains(warmupKeys)) {
+                throw new Main.SetupError(PREFIX + "--warmup-keys wants random or cycle, not " + warmupKeys);
+            }
             if (maxInFlight > 5) throw new Main.SetupError(PREFIX + "--max-in-flight " + maxInFlight + ": idempotence allows at most 5");
             String compression = a.get("--compression");
             if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
@@ -137,7 +155,8 @@ final class Bench {
             try {
                 Phase w = new Phase(warmup, false);
                 for (int i = 0; i < warmup; i++) {
-                    byte[] key = keys > 0 ? keyBytes[rng.nextInt(keys)] : null;
+                    // cycle: every key in turn, drawing nothing, so every partition a key maps to gets a record
+                    byte[] key = keys == 0 ? null : warmupKeys.equals("cycle") ? keyBytes[i % keys] : keyBytes[rng.nextInt(keys)];
                     producer.send(new ProducerRecord<>(warmupTopic, key, value), w.callback(System.nanoTime()));
                 }
                 if (!w.done.await(graceMs, TimeUnit.MILLISECONDS)) {
@@ -148,6 +167,7 @@ final class Bench {
                 Phase p = new Phase(records, true);
                 long cpu0 = processCpuNanos();
                 long start = System.nanoTime();
+                if (windowMs > 0) p.windows(start, windowMs);
                 for (int i = 0; i < records; i++) {
                     if (rate > 0) {
                         long due = start + (long) ((double) i / rate * 1e9);
@@ -204,7 +224,14 @@ final class Bench {
                  .append(",\"max_in_flight\":").append(maxInFlight)
                  .append(",\"max_buffered\":").append(maxBuffered)
                  .append(",\"rate\":").append(rate)
-                 .append(",\"ms\":").append((System.nanoTime() - t0) / 1_000_000).append('}');
+                 .append(",\"ms\":").append((System.nanoTime() - t0) / 1_000_000);
+                if (windowMs > 0) {
+                    j.append(",\"window_ms\":").append(windowMs).append(",\"windows\":[");
+                    int nw = (int) Math.min(elapsed / p.winNanos + 1, MAX_WINDOWS);
+                    for (int i = 0; i < nw; i++) j.append(i > 0 ? "," : "").append(p.wins.get(i));
+                    j.append(']');
+                }
+                j.append('}');
                 line = j.toString();
                 exit = failed == 0 && acked == records ? 0 : 1;
             } finally {
