@@ -110,8 +110,10 @@ func (f *fake) Send(_ context.Context, _ string, _, _ []byte, start time.Time) {
 
 func (f *fake) Close() { f.wg.Wait() }
 
-func TestRun(t *testing.T) {
-	cfg, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--records", "100", "--warmup", "5", "--rate", "2000"}, nil, "")
+// runFake runs the workload of args against the fake client.
+func runFake(t *testing.T, args ...string) *Result {
+	t.Helper()
+	cfg, err := Parse(append([]string{"--bootstrap", "h:1", "--topic", "t"}, args...), nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +124,11 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func TestRun(t *testing.T) {
+	res := runFake(t, "--records", "100", "--warmup", "5", "--rate", "2000")
 	if res.Records != 100 || res.Acked != 90 || res.Failed != 10 || res.FailedErrors["boom"] != 10 || res.ExitCode() != 1 {
 		t.Errorf("result %+v", res)
 	}
@@ -155,18 +162,7 @@ func TestWarmupCycle(t *testing.T) {
 }
 
 func TestRunWindows(t *testing.T) {
-	cfg, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--records", "100", "--warmup", "5",
-		"--warmup-keys", "cycle", "--rate", "1000", "--window-ms", "20"}, nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := NewRecorder(nil)
-	f := &fake{cb: rec.Callback}
-	res, err := Run(context.Background(), cfg, f, rec, time.Now())
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runFake(t, "--records", "100", "--warmup", "5", "--warmup-keys", "cycle", "--rate", "1000", "--window-ms", "20")
 	var sum int64
 	for _, n := range res.Windows {
 		sum += n
