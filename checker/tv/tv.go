@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kcheck/kcheck/checker/replay"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/checker/tlc"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -39,10 +39,6 @@ type entry struct {
 	line   int
 	fields []string // TLA+ record fields, "name |-> value"
 }
-
-// fatal are the spec's Fatal errors: a Fail after one of them is the spec's Receive.
-var fatal = map[string]bool{"INVALID_PRODUCER_EPOCH": true, "INVALID_RECORD": true, "MESSAGE_TOO_LARGE": true,
-	"RECORD_LIST_TOO_LARGE": true, "INVALID_REQUIRED_ACKS": true, "TOPIC_AUTHORIZATION_FAILED": true, "UNKNOWN_SERVER_ERROR": true}
 
 // Module is a trace translated for TLC.
 type Module struct {
@@ -181,7 +177,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		var f []string
 		switch e.Kind {
 		case tracer.Receive:
-			settle(e.Partition, e.Batch, e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER")
+			settle(e.Partition, e.Batch, kafkaerr.IsAck(e.Err))
 		case tracer.Bump, tracer.ExpireBatch, tracer.Fail, tracer.ResolveSequences:
 			settle(e.Partition, -1, false)
 		case tracer.Fault:
@@ -208,7 +204,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 			}
 			lastErr[e.Batch] = e.Err
 			k := key{e.Partition, e.Epoch}
-			if realBroker && !faulted[k][e.Seq] && replay.OwnBrokerError(e.Err) {
+			if realBroker && !faulted[k][e.Seq] && kafkaerr.OwnBrokerError(e.Err) {
 				// A real broker's own retriable error, placed by its kind: a
 				// timeout (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) after the
 				// append, any other before it. Unlike the Go mirror, which
@@ -280,8 +276,8 @@ func Translate(r *tracer.Reader) (*Module, error) {
 				// never sent: not a batch of the spec
 			case e.Reason == "producer closed":
 				f = []string{`ev |-> "Abandon"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
-			case lastErr[e.Batch] == e.Reason && fatal[e.Reason]:
-				// the spec's Receive already failed it
+			case lastErr[e.Batch] == e.Reason && kafkaerr.InSpecFatal(e.Reason):
+				// the spec's Receive already failed it (a Fail after one of the spec's Fatal errors)
 			default:
 				return nil, unsupported(i, "batch %d failed (%s) for a reason the spec has no action for", e.Batch, e.Reason)
 			}

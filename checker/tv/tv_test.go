@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tlc/tlctest"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -78,22 +77,6 @@ func TestProxyFixturesRefused(t *testing.T) {
 		f.Close()
 		if !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: got %v, want ErrUnsupported", path, err)
-		}
-	}
-}
-
-// The spec's Fatal errors are the ones the Go mirror and the ordering check
-// take as failing a batch for good (replay.Fatal), and no retriable one is.
-func TestSpecFatalIsFatal(t *testing.T) {
-	for err := range fatal {
-		if !replay.Fatal(err) {
-			t.Errorf("%s is in the spec's Fatal set but not replay.Fatal", err)
-		}
-	}
-	for _, err := range []string{"NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID",
-		"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "NETWORK_EXCEPTION", "NO_SUCH_ERROR"} {
-		if replay.Fatal(err) {
-			t.Errorf("replay.Fatal(%s) is true", err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/checker/linz"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -265,15 +266,15 @@ func (c *collector) event(line int, e *tracer.Event) {
 			c.open[k] = list
 		}
 		a.end, a.endLine = e.T, line
-		switch e.Err {
-		case "NONE":
+		switch answer := kafkaerr.Classify(e.Err); {
+		case e.Err == kafkaerr.None:
 			a.out, a.result = acked, "acknowledged"
 			if e.Offset >= 0 {
 				a.result += " at offset " + strconv.FormatInt(e.Offset, 10)
 			}
-		case "DUPLICATE_SEQUENCE_NUMBER":
-			a.out, a.result = acked, "DUPLICATE_SEQUENCE_NUMBER (acknowledged, no offset)"
-		case "OUT_OF_ORDER_SEQUENCE_NUMBER":
+		case answer == kafkaerr.Acked:
+			a.out, a.result = acked, e.Err+" (acknowledged, no offset)"
+		case answer == kafkaerr.OutOfOrder:
 			a.out, a.result = outOfOrder, e.Err
 		default:
 			a.out, a.result = errAnswer, e.Err
