@@ -97,6 +97,14 @@ func (r *Reader) Header() Header { return r.header }
 // Line returns the line number of the event Next returned last.
 func (r *Reader) Line() int { return r.line }
 
+// Name returns the trace's name, as given to NewReader.
+func (r *Reader) Name() string { return r.name }
+
+// Text returns the bytes of the line read last, without its newline: the
+// header's until the first event is read, then the event's that Next or
+// ReadInto returned last. They are valid until the next read.
+func (r *Reader) Text() []byte { return r.sc.Bytes() }
+
 // errTruncated marks a last line with no newline: the writer was killed mid-line.
 var errTruncated = errors.New("truncated last line (no newline): the run was cut off mid-write")
 

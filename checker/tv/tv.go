@@ -54,20 +54,61 @@ type key struct {
 
 // Translate reads the whole trace from r and translates it.
 func Translate(r *tracer.Reader) (*Module, error) {
-	h := r.Header()
-	if h.Writer == tracer.ProxyWriter {
-		// TraceIdempotentProducer.tla follows the client's actions one by
-		// one; a trace of the wire lacks its bumps and expiries.
-		return nil, fmt.Errorf("a trace written by kcheck proxy shows a client's attempts on the wire, not the client steps TLC trace validation follows: %w", ErrUnsupported)
+	t := NewTranslator(r.Header())
+	if err := t.supported(); err != nil {
+		return nil, err
 	}
-	var evs []*tracer.Event
-	var lines []int
 	if err := r.Each(func(line int, e *tracer.Event) error {
-		evs, lines = append(evs, e), append(lines, line)
+		t.Add(line, e)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	return t.Module()
+}
+
+// Translator translates a trace as it is read, so that verify's one pass
+// over the trace feeds it too: Add each event, in order, then Module.
+type Translator struct {
+	h     tracer.Header
+	evs   []tracer.Event // the events the translation looks at, without their records
+	lines []int
+}
+
+// NewTranslator returns a Translator for the trace with header h.
+func NewTranslator(h tracer.Header) *Translator { return &Translator{h: h} }
+
+// supported refuses a trace the translation cannot express from its header.
+func (t *Translator) supported() error {
+	if t.h.Writer == tracer.ProxyWriter {
+		// TraceIdempotentProducer.tla follows the client's actions one by
+		// one; a trace of the wire lacks its bumps and expiries.
+		return fmt.Errorf("a trace written by kcheck proxy shows a client's attempts on the wire, not the client steps TLC trace validation follows: %w", ErrUnsupported)
+	}
+	return nil
+}
+
+// Add takes the event at line. It keeps a copy of what the translation
+// needs of e (not its records or log), so e may be reused.
+func (t *Translator) Add(line int, e *tracer.Event) {
+	switch {
+	case t.h.Writer == tracer.ProxyWriter:
+		return // refused by Module: nothing to keep
+	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told:
+		return // no action of the spec
+	}
+	c := *e
+	c.Records, c.Log = nil, nil
+	t.evs, t.lines = append(t.evs, c), append(t.lines, line)
+}
+
+// Module translates the events added, or says why it cannot
+// (ErrUnsupported).
+func (t *Translator) Module() (*Module, error) {
+	if err := t.supported(); err != nil {
+		return nil, err
+	}
+	h, evs, lines := t.h, t.evs, t.lines
 	unsupported := func(i int, format string, args ...any) error {
 		return fmt.Errorf("line %d: %s: %w", lines[i], fmt.Sprintf(format, args...), ErrUnsupported)
 	}
@@ -80,7 +121,8 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	conn := map[int32]int32{}    // partition -> node
 	seqs := map[key][][2]int32{} // (partition, epoch) -> (seq, n) sent
 	nOf := map[int64]int32{}
-	for i, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		switch e.Kind {
 		case tracer.InitProducerID:
 			if inits++; inits > 1 {
@@ -173,7 +215,8 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		}
 		open = kept
 	}
-	for i, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		var f []string
 		switch e.Kind {
 		case tracer.Receive:

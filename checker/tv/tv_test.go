@@ -3,7 +3,9 @@ package tv
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,50 @@ func TestProxyFixturesRefused(t *testing.T) {
 		if !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: got %v, want ErrUnsupported", path, err)
 		}
+	}
+}
+
+// A Translator fed one reused Event at a time, as verify's one pass feeds
+// it, translates every fixture as Translate does.
+func TestTranslatorReusedEvents(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.jsonl"))
+	files = append(files, filepath.Join("..", "..", "traces", "run.jsonl"))
+	translated := 0
+	for _, path := range files {
+		f, err := tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := Translate(f.Reader)
+		f.Close()
+		f, err = tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := NewTranslator(f.Header())
+		var e tracer.Event
+		for {
+			line, err := f.ReadInto(&e)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Add(line, &e)
+		}
+		f.Close()
+		got, gotErr := tr.Module()
+		switch {
+		case (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error():
+			t.Errorf("%s: Translate: %v, Translator: %v", path, wantErr, gotErr)
+		case wantErr == nil && (got.Data != want.Data || got.Config != want.Config || !slices.Equal(got.Lines, want.Lines)):
+			t.Errorf("%s: the Translator's module differs from Translate's", path)
+		case wantErr == nil:
+			translated++
+		}
+	}
+	if translated < 5 {
+		t.Errorf("only %d traces translated", translated)
 	}
 }

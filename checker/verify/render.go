@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -14,35 +13,19 @@ import (
 	"github.com/kcheck/kcheck/tracer"
 )
 
-// collectSlices reads the trace lines the violations name, in one pass.
-func (r *Report) collectSlices() error {
-	want := map[int]bool{}
-	for _, v := range r.Violations {
+// quote returns the text of every trace line a violation names.
+func quote(vs []checker.Violation, lines *lineStore) map[int]string {
+	out := map[int]string{}
+	for _, v := range vs {
 		for _, l := range v.Lines {
-			want[l] = true
-		}
-	}
-	r.Slices = map[int]string{}
-	if len(want) == 0 {
-		return nil
-	}
-	f, err := os.Open(r.File)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), tracer.MaxLineBytes+1)
-	for n := 1; sc.Scan(); n++ {
-		if want[n] {
-			line := sc.Text()
-			if len(line) > 300 {
-				line = line[:300] + " ..."
+			if _, ok := out[l]; !ok {
+				if text, ok := lines.text(l); ok {
+					out[l] = text
+				}
 			}
-			r.Slices[n] = line
 		}
 	}
-	return sc.Err()
+	return out
 }
 
 // Text writes the report for a person: the verdict first, then each

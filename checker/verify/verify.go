@@ -39,7 +39,8 @@ type Options struct {
 	Jar         string        // tla2tools.jar, for TLC
 	SpecDir     string        // where IdempotentProducer.tla is, for TLC
 	TLCTimeout  time.Duration
-	Progress    io.Writer // a progress line on long traces; nil for none
+	Progress    io.Writer  // a progress line on long traces; nil for none
+	Observers   []Observer // also fed every event of the one pass (the HTML report's collector)
 }
 
 // TLCResult is TLC's trace validation.
@@ -74,30 +75,66 @@ type Report struct {
 // LinzResult returns Porcupine's result, for its visualization.
 func (r *Report) LinzResult() *linz.Result { return r.linz }
 
+// StdinName is the name of a trace read from standard input, in reports and
+// errors.
+const StdinName = "<stdin>"
+
+// Observer is fed every event of the trace in the verification's one pass,
+// in order, in a goroutine beside the checks' (all observers share one). The
+// Event is reused once Observe returns; its Records and Log are not, and an
+// observer may keep them.
+type Observer interface {
+	Observe(line int, e *tracer.Event)
+}
+
 // File verifies the trace at path. A bad trace (unreadable, malformed) is an
 // error naming file:line; findings are in the Report.
 func File(ctx context.Context, path string, opts Options) (*Report, error) {
-	start := time.Now()
-	r, err := tracer.Open(path)
+	f, err := tracer.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer f.Close()
+	return Trace(ctx, f.Reader, opts)
+}
+
+// Trace verifies the trace r reads, which has read its header and no event
+// yet, in one pass over it: r may read a pipe. The report names the trace
+// r.Name(). A bad trace is an error naming r.Name():line.
+func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error) {
+	start := time.Now()
+	if r.Line() != 1 {
+		return nil, fmt.Errorf("verify %s: the reader is past the header (line %d)", r.Name(), r.Line())
+	}
+	path := r.Name()
 	h := r.Header()
 	rep := &Report{File: path, Header: h}
 	m, err := replay.New(h)
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", path, err)
 	}
+	var lines lineStore // what the report quotes of each line
+	lines.add(r.Text())
 	oc := order.New(h)
 	lc := linz.New(h)
+	var translator *tv.Translator
+	observers := slices.Clone(opts.Observers)
+	if opts.TLC {
+		translator = tv.NewTranslator(h)
+		observers = append(observers, translatorObserver{translator})
+	}
 	var conformance *replay.Error
 	// The trace is read and parsed in this goroutine and its events handed,
 	// in batches, to two more: one for the spec replay and the ordering
-	// check, one for the linearizability check. Each sees every event in
-	// order; no check changes an event or keeps it (they keep its Records
-	// and Log, which are never reused), so once both are done with a batch
-	// its Events are decoded into again.
+	// check, one for the linearizability check; and to a third for the
+	// observers, if any. Each sees every event in order; no check changes
+	// an event or keeps it (they keep its Records and Log, which are never
+	// reused), so once all are done with a batch its Events are decoded
+	// into again.
+	consumers := int32(2)
+	if len(observers) > 0 {
+		consumers++
+	}
 	var replayErr error
 	free, made := make(chan *batch, batches), 0
 	get := func() *batch { // a free batch, or a new one while fewer than batches exist
@@ -117,7 +154,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			free <- b
 		}
 	}
-	toOrder, toLinz := make(chan *batch, batches), make(chan *batch, batches)
+	toOrder, toLinz, toObservers := make(chan *batch, batches), make(chan *batch, batches), make(chan *batch, batches)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for b := range toOrder {
@@ -141,6 +178,16 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			done(b)
 		}
 	})
+	wg.Go(func() {
+		for b := range toObservers {
+			for i := range b.n {
+				for _, o := range observers {
+					o.Observe(b.lines[i], &b.events[i])
+				}
+			}
+			done(b)
+		}
+	})
 	last := time.Now()
 	var read []int32                 // the partitions read back
 	firstRead, afterRead := 0, false // the first ReadBack's line; whether another event follows one
@@ -153,6 +200,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
 			}
+			lines.add(r.Text())
 			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
 				if e.Kind == tracer.ReadBack {
 					read = append(read, e.Partition)
@@ -175,12 +223,16 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			free <- b
 			continue
 		}
-		b.pending.Store(2)
+		b.pending.Store(consumers)
 		toOrder <- b
 		toLinz <- b
+		if consumers > 2 {
+			toObservers <- b
+		}
 	}
 	close(toOrder)
 	close(toLinz)
+	close(toObservers)
 	wg.Wait()
 	if errors.Is(err, io.EOF) {
 		err = nil
@@ -239,7 +291,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	}
 
 	if opts.TLC {
-		t, err := runTLC(ctx, path, opts)
+		t, err := runTLC(ctx, translator, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -263,9 +315,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	default:
 		rep.Verdict = Valid
 	}
-	if err := rep.collectSlices(); err != nil {
-		return nil, err
-	}
+	rep.Slices = quote(rep.Violations, &lines)
 	rep.Duration = time.Since(start)
 	return rep, nil
 }
@@ -289,13 +339,13 @@ func firstLine(v checker.Violation) int {
 	return v.Lines[0]
 }
 
-func runTLC(ctx context.Context, path string, opts Options) (*TLCResult, error) {
-	f, err := tracer.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m, err := tv.Translate(f.Reader)
+// translatorObserver feeds the pass's events to TLC's translation.
+type translatorObserver struct{ t *tv.Translator }
+
+func (o translatorObserver) Observe(line int, e *tracer.Event) { o.t.Add(line, e) }
+
+func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, error) {
+	m, err := t.Module()
 	if errors.Is(err, tv.ErrUnsupported) {
 		return &TLCResult{Skipped: err.Error()}, nil
 	}

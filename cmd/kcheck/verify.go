@@ -36,6 +36,15 @@ XML for CI; --html DIR writes a self-contained page: the verdict, each
 violation linked to a per-partition timeline of batches, attempts, faults and
 the log as read back, and Porcupine's view of each partition it found illegal.
 
+TRACE - reads the trace from standard input, as does no TRACE when standard
+input is a pipe or a file (kcheck verify < trace.jsonl); reports and errors
+name it <stdin>. verify reads the trace once, whatever it is asked for: the
+checks, the report's quoted lines, --html's timelines and --tlc's
+translation all come from that one pass, so a pipe is never spooled to a
+file (TLC reads the translation, which verify writes to a temporary
+directory of its own). A trace on standard input cut short is an error
+naming <stdin>:LINE, as for a file.
+
 A trace without its read-back (a run cut off before it) is incomplete: the
 report says so first, names the partitions without a ReadBack, checks what
 needs no log (the spec replay, stalls) and gives the command that completes
@@ -51,7 +60,7 @@ func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "verify",
 		Usage:       "check a trace against the spec, for linearizability and for exactly-once ordering",
-		UsageText:   "kcheck verify [--format text|json] [--junit FILE] [--html DIR] [--tlc] TRACE.jsonl",
+		UsageText:   "kcheck verify [--format text|json] [--junit FILE] [--html DIR] [--tlc] TRACE.jsonl|-",
 		Description: verifyDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text or json"},
@@ -64,17 +73,22 @@ func verifyCommand() *cli.Command {
 			&cli.DurationFlag{Name: "tlc-timeout", Value: 5 * time.Minute, Usage: "time limit for TLC"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			if c.NArg() > 1 {
 				return usageErrorf("verify takes one trace file, got %d arguments (see kcheck verify --help)", c.NArg())
 			}
 			format := c.String("format")
 			if format != "text" && format != "json" {
 				return usageErrorf("--format %q: want text or json", format)
 			}
+			r, closeTrace, err := openTrace(c)
+			if err != nil {
+				return err
+			}
+			defer closeTrace()
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
 				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter}
 			if opts.TLC {
-				if err := tlcTraceable(c.Args().First()); err != nil {
+				if err := tlcTraceable(r); err != nil {
 					return err
 				}
 				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
@@ -84,28 +98,63 @@ func verifyCommand() *cli.Command {
 					return usageErrorf("--tlc: --spec-dir %s: %v", opts.SpecDir, err)
 				}
 			}
-			return doVerify(c, c.Args().First(), format, opts)
+			return doVerify(c, r, format, opts)
 		},
 	}
+}
+
+// openTrace opens the trace the command line names, and reads its header: a
+// path, or standard input for "-" or for no argument when standard input is
+// not a terminal (a pipe or a file). The function returned closes it.
+func openTrace(c *cli.Context) (*tracer.Reader, func() error, error) {
+	path := c.Args().First()
+	if path == "-" || path == "" && readable(c.App.Reader) {
+		r, err := tracer.NewReader(c.App.Reader, verify.StdinName)
+		if err != nil {
+			return nil, nil, usageErrorf("%v", err)
+		}
+		return r, func() error { return nil }, nil
+	}
+	if path == "" {
+		return nil, nil, usageErrorf("verify takes one trace file, got 0 arguments (or - for standard input; see kcheck verify --help)")
+	}
+	f, err := tracer.Open(path)
+	if err != nil {
+		return nil, nil, usageErrorf("%v", err)
+	}
+	return f.Reader, f.Close, nil
+}
+
+// readable reports whether in is an input to read a trace from when no
+// argument names one: a pipe or a file, not a terminal or a device such as
+// /dev/null, and not no input at all.
+func readable(in io.Reader) bool {
+	switch in := in.(type) {
+	case noInput:
+		return false
+	case *os.File:
+		st, err := in.Stat()
+		return err == nil && st.Mode()&os.ModeCharDevice == 0
+	}
+	return in != nil
 }
 
 // tlcTraceable refuses --tlc for a trace of the wire (kcheck proxy): TLC
 // validation follows the spec's client actions, which such a trace does not
 // show.
-func tlcTraceable(path string) error {
-	f, err := tracer.Open(path)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	defer f.Close()
-	if f.Header().Writer == tracer.ProxyWriter {
-		return usageErrorf("--tlc: %s was traced on the wire by kcheck proxy, which shows a client's attempts but not its internal steps (epoch bumps, expiries) that TLC trace validation follows; drop --tlc: the Go checks judge it by the broker's rules", path)
+func tlcTraceable(r *tracer.Reader) error {
+	if r.Header().Writer == tracer.ProxyWriter {
+		return usageErrorf("--tlc: %s was traced on the wire by kcheck proxy, which shows a client's attempts but not its internal steps (epoch bumps, expiries) that TLC trace validation follows; drop --tlc: the Go checks judge it by the broker's rules", r.Name())
 	}
 	return nil
 }
 
-func doVerify(c *cli.Context, path, format string, opts verify.Options) error {
-	rep, err := verify.File(c.Context, path, opts)
+func doVerify(c *cli.Context, r *tracer.Reader, format string, opts verify.Options) error {
+	path := r.Name()
+	if c.String("html") != "" && path == verify.StdinName {
+		return usageErrorf("--html: needs a trace file, not standard input")
+	}
+	rep, err := verify.Trace(c.Context, r, opts)
 	if err != nil {
 		var se *tracer.SyntaxError
 		if errors.As(err, &se) || errors.Is(err, os.ErrNotExist) {
