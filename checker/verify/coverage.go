@@ -79,7 +79,7 @@ func (r *Report) Incomplete() (summary string, notes []string) {
 	summary = fmt.Sprintf("incomplete read-back: %d of the %d partitions %s no ReadBack: %s", c.unreadCount(), c.Partitions, have, spanText(c.Unread))
 	notes = []string{
 		fmt.Sprintf("checked: the spec replay of every event and stalls; on %s read back, every check", read),
-		fmt.Sprintf("skipped on %s, as they need the partition's log: %s", partitionsText(c.Unread), skippedChecks),
+		fmt.Sprintf("skipped on %s, as they need the partition's log: %s", PartitionsText(c.Unread), skippedChecks),
 	}
 	redo := "kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without its ReadBack events"
 	if c.Cut > 0 {

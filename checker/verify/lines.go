@@ -1,6 +1,10 @@
 package verify
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/kcheck/kcheck/checker"
+)
 
 // maxSlice is how much of a trace line a report shows: longer lines are cut
 // there and end in " ...".
@@ -51,4 +55,19 @@ func (s *lineStore) text(n int) (string, bool) {
 		return string(s.chunks[c][off:off+maxSlice]) + " ...", true
 	}
 	return string(s.chunks[c][off : off+size]), true
+}
+
+// quote returns the text of every trace line a violation names.
+func quote(vs []checker.Violation, lines *lineStore) map[int]string {
+	out := map[int]string{}
+	for _, v := range vs {
+		for _, l := range v.Lines {
+			if _, ok := out[l]; !ok {
+				if text, ok := lines.text(l); ok {
+					out[l] = text
+				}
+			}
+		}
+	}
+	return out
 }

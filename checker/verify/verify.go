@@ -1,8 +1,11 @@
-// Package verify is kcheck verify: it reads a trace once and feeds every event
-// to the spec mirror (checker/replay), the exactly-once ordering check
-// (checker/order) and the linearizability check (checker/linz), optionally
-// has TLC validate the trace too (checker/tv), and gathers one Report with
-// the verdict first. Render turns a Report into text, JSON or JUnit XML.
+// Package verify is kcheck verify: it reads a trace once, from a file or a
+// pipe, and feeds every event to the spec mirror (checker/replay), the
+// exactly-once ordering check (checker/order) and the linearizability check
+// (checker/linz), to TLC's translation when TLC is to validate the trace
+// too (checker/tv), and to any Observer (the HTML report's collector), and
+// gathers one Report with the verdict first, quoting the lines its
+// violations name. checker/report writes a Report as text, JSON, JUnit XML
+// or HTML.
 package verify
 
 import (
@@ -245,7 +248,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	}
 	slices.Sort(read)
 	read = slices.Compact(read)
-	rep.ReadBack = Coverage{Partitions: h.Partitions, Read: len(read), Unread: missing(h.Partitions, read), LastLine: lastLine}
+	rep.ReadBack = Coverage{Partitions: h.Partitions, Read: len(read), Unread: Missing(h.Partitions, read), LastLine: lastLine}
 	if firstRead > 0 && !afterRead {
 		rep.ReadBack.Cut = firstRead - 1
 	}
@@ -287,7 +290,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	}
 	if !rep.ReadBack.Complete() {
 		// One note for every partition not read back, not one each.
-		rep.LinzNotes = append(rep.LinzNotes, partitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
+		rep.LinzNotes = append(rep.LinzNotes, PartitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
 	}
 
 	if opts.TLC {

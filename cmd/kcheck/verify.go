@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kcheck/kcheck/checker/report"
 	"github.com/kcheck/kcheck/checker/tlc"
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
@@ -151,8 +152,10 @@ func tlcTraceable(r *tracer.Reader) error {
 
 func doVerify(c *cli.Context, r *tracer.Reader, format string, opts verify.Options) error {
 	path := r.Name()
-	if c.String("html") != "" && path == verify.StdinName {
-		return usageErrorf("--html: needs a trace file, not standard input")
+	var col *report.Collector
+	if c.String("html") != "" {
+		col = report.NewCollector()
+		opts.Observers = append(opts.Observers, col)
 	}
 	rep, err := verify.Trace(c.Context, r, opts)
 	if err != nil {
@@ -164,20 +167,20 @@ func doVerify(c *cli.Context, r *tracer.Reader, format string, opts verify.Optio
 	}
 	w := c.App.Writer
 	if format == "json" {
-		err = rep.JSON(w)
+		err = report.JSON(w, rep)
 	} else {
-		err = rep.Text(w)
+		err = report.Text(w, rep)
 	}
 	if err != nil {
 		return err
 	}
 	if f := c.String("junit"); f != "" {
-		if err := writeFileAtomic(f, rep.JUnit); err != nil {
+		if err := writeFileAtomic(f, func(w io.Writer) error { return report.JUnit(w, rep) }); err != nil {
 			return usageErrorf("--junit: %v", err)
 		}
 	}
 	if dir := c.String("html"); dir != "" {
-		if err := writeHTML(dir, rep); err != nil {
+		if err := report.HTML(dir, rep, col); err != nil {
 			return usageErrorf("--html: %v", err)
 		}
 	}
@@ -210,10 +213,4 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// writeHTML writes the HTML report (index.html, and Porcupine's view of each
-// illegal partition) into dir.
-func writeHTML(dir string, rep *verify.Report) error {
-	return rep.WriteHTML(dir)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -317,5 +318,38 @@ func TestVerifyTLCStdin(t *testing.T) {
 	code, stdout, stderr := runKcheckStdin(t, string(data), "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "-")
 	if code != exitOK || !strings.Contains(stdout, "TLC trace validation: accepted") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// --html and --junit from standard input: the page the file gets, drawn from
+// the one pass, with the trace named <stdin>.
+func TestVerifyStdinHTML(t *testing.T) {
+	const path = "../../traces/first-ack-off.jsonl"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fromFile, fromStdin := filepath.Join(dir, "file"), filepath.Join(dir, "stdin")
+	if code, _, stderr := runKcheck(t, "verify", "--html", fromFile, path); code != exitMismatch {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runKcheckStdin(t, string(data), "verify", "--html", fromStdin, "--junit", filepath.Join(dir, "junit.xml"), "-"); code != exitMismatch {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checked := regexp.MustCompile(`checked in [0-9.]+[µmn]?s`)
+	page := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checked.ReplaceAllString(string(b), "checked in X")
+	}
+	want := strings.ReplaceAll(page(fromFile), path, "&lt;stdin&gt;")
+	if got := page(fromStdin); got != want {
+		t.Errorf("the page from stdin differs from the file's (%d bytes, want %d)", len(got), len(want))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil || !strings.Contains(string(b), `name="kcheck verify &lt;stdin&gt;"`) {
+		t.Errorf("junit.xml: %v\n%s", err, b)
 	}
 }
