@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/kcheck/kcheck/checker"
 )
@@ -13,48 +14,68 @@ const maxSlice = 300
 // lineStore keeps, as the trace is read, what a report shows of each of its
 // lines (the first maxSlice bytes), so that the violations found at the end
 // can quote the lines they name without reading the trace again. It holds
-// at most the trace's size, in chunks of its own that hold no pointers.
+// at most the trace's size, in chunks that hold no pointers and are never
+// copied once written.
 type lineStore struct {
-	chunks [][]byte
-	// at[n-1] is line n: chunk<<(offBits+lenBits) | offset<<lenBits | length,
-	// the length maxSlice+1 for a line cut at maxSlice.
-	at []uint64
+	chunks []lineChunk
+	n      int // lines added
+}
+
+// lineChunk holds the text of lines first, first+1, ...: line first+i is
+// data[at[i]>>lenBits:][:at[i]&lenMask], cut at maxSlice when the length is
+// maxSlice+1.
+type lineChunk struct {
+	first int
+	data  []byte
+	at    []uint32
 }
 
 const (
 	chunkSize = 1 << 20
-	lenBits   = 9 // maxSlice+1 fits
-	offBits   = 20
+	lenBits   = 9 // maxSlice+1 fits; an offset in a chunk takes 20 bits more
+	lenMask   = 1<<lenBits - 1
 )
 
-// add keeps the next line's text: the trace's lines are added in order, the
-// header first.
+// shown returns what a report may show of a line's text: the line as
+// bufio.ScanLines reads it (without a final carriage return), and of a longer
+// one its first maxSlice+1 bytes, which tell lineStore.add to cut it.
+func shown(text []byte) []byte {
+	text = bytes.TrimSuffix(text, []byte{'\r'})
+	return text[:min(len(text), maxSlice+1)]
+}
+
+// add keeps the next line's text, shown: the trace's lines are added in
+// order, the header first.
 func (s *lineStore) add(text []byte) {
-	text = bytes.TrimSuffix(text, []byte{'\r'}) // as bufio.ScanLines reads it
 	size := len(text)
 	if size > maxSlice {
 		text, size = text[:maxSlice], maxSlice+1
 	}
-	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1])+len(text) > chunkSize {
-		s.chunks = append(s.chunks, make([]byte, 0, chunkSize))
+	s.n++
+	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1].data)+len(text) > chunkSize {
+		s.chunks = append(s.chunks, lineChunk{first: s.n, data: make([]byte, 0, chunkSize), at: make([]uint32, 0, chunkSize/128)})
 	}
-	c := len(s.chunks) - 1
-	off := len(s.chunks[c])
-	s.chunks[c] = append(s.chunks[c], text...)
-	s.at = append(s.at, uint64(c)<<(offBits+lenBits)|uint64(off)<<lenBits|uint64(size))
+	c := &s.chunks[len(s.chunks)-1]
+	c.at = append(c.at, uint32(len(c.data))<<lenBits|uint32(size))
+	c.data = append(c.data, text...)
 }
 
 // text returns what the report shows of line n, and whether the trace has it.
 func (s *lineStore) text(n int) (string, bool) {
-	if n < 1 || n > len(s.at) {
+	if n < 1 || n > s.n {
 		return "", false
 	}
-	a := s.at[n-1]
-	c, off, size := a>>(offBits+lenBits), int(a>>lenBits)&(1<<offBits-1), int(a&(1<<lenBits-1))
-	if size > maxSlice {
-		return string(s.chunks[c][off:off+maxSlice]) + " ...", true
+	i, found := slices.BinarySearchFunc(s.chunks, n, func(c lineChunk, n int) int { return c.first - n })
+	if !found {
+		i--
 	}
-	return string(s.chunks[c][off : off+size]), true
+	c := &s.chunks[i]
+	a := c.at[n-c.first]
+	off, size := int(a>>lenBits), int(a&lenMask)
+	if size > maxSlice {
+		return string(c.data[off:off+maxSlice]) + " ...", true
+	}
+	return string(c.data[off : off+size]), true
 }
 
 // quote returns the text of every trace line a violation names.

@@ -13,19 +13,19 @@ func TestLineStore(t *testing.T) {
 	exact := strings.Repeat("y", maxSlice)
 	var want []string
 	for n := 1; n <= 3*chunkSize/maxSlice; n++ {
-		var line, shown string
+		var line, quoted string
 		switch n % 4 {
 		case 0:
-			line, shown = long, long[:maxSlice]+" ..."
+			line, quoted = long, long[:maxSlice]+" ..."
 		case 1:
-			line, shown = exact, exact
+			line, quoted = exact, exact
 		case 2:
-			line, shown = `{"i":`+strings.Repeat("7", n%40)+"}\r", `{"i":`+strings.Repeat("7", n%40)+"}"
+			line, quoted = `{"i":`+strings.Repeat("7", n%40)+"}\r", `{"i":`+strings.Repeat("7", n%40)+"}"
 		case 3:
-			line, shown = "", ""
+			line, quoted = "", ""
 		}
-		s.add([]byte(line))
-		want = append(want, shown)
+		s.add(shown([]byte(line)))
+		want = append(want, quoted)
 	}
 	if len(s.chunks) < 2 {
 		t.Fatalf("%d chunks: the test does not cross one", len(s.chunks))

@@ -117,7 +117,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		return nil, fmt.Errorf("%s:1: %w", path, err)
 	}
 	var lines lineStore // what the report quotes of each line
-	lines.add(r.Text())
+	lines.add(shown(r.Text()))
 	oc := order.New(h)
 	lc := linz.New(h)
 	var translator *tv.Translator
@@ -174,9 +174,14 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		}
 	})
 	wg.Go(func() {
+		// This goroutine also keeps the lines' text, the lightest of the
+		// three: the reader only copies it into the batch, in memory reused.
 		for b := range toLinz {
+			start := int32(0)
 			for i := range b.n {
 				lc.Add(b.lines[i], &b.events[i])
+				lines.add(b.text[start:b.textEnd[i]])
+				start = b.textEnd[i]
 			}
 			done(b)
 		}
@@ -197,13 +202,14 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	lastLine := 1
 	for err == nil {
 		b := get()
-		b.n = 0
+		b.n, b.text = 0, b.text[:0]
 		for b.n < len(b.events) {
 			var line int
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
 			}
-			lines.add(r.Text())
+			b.text = append(b.text, shown(r.Text())...)
+			b.textEnd[b.n] = int32(len(b.text))
 			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
 				if e.Kind == tracer.ReadBack {
 					read = append(read, e.Partition)
@@ -328,6 +334,8 @@ type batch struct {
 	events  [256]tracer.Event
 	lines   [256]int
 	n       int
+	text    []byte       // what the report would quote of each event's line (shown), one after another
+	textEnd [256]int32   // where each one ends in text
 	pending atomic.Int32 // checks not done with it yet
 }
 
