@@ -31,17 +31,6 @@ const (
 	maxParts      = 200  // partitions drawn: those violations name first, then the lowest
 )
 
-// Timeline geometry, in pixels.
-const (
-	gutter  = 92.0   // left margin for the lane labels
-	plotW   = 1150.0 // the time axis
-	markH   = 14     // one lane of marks
-	laneH   = 12     // one lane of batches
-	barH    = 8      // an attempt's bar
-	laneTop = 3*markH + 6
-	axisH   = 26
-)
-
 // outcome is how an attempt ended.
 type outcome uint8
 

@@ -366,3 +366,18 @@ func lineWith(s, sub string) string {
 	}
 	return s
 }
+
+// The page carries its CSS and script, the embedded files html/page.css and
+// html/page.js, byte for byte.
+func TestHTMLEmbedsAssets(t *testing.T) {
+	_, _, page := renderHTML(t, "../../traces/fixtures/bad-gap.jsonl")
+	for _, f := range []string{"html/page.css", "html/page.js"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 1000 || !strings.Contains(page, string(b)) {
+			t.Errorf("the page lacks %s (%d bytes)", f, len(b))
+		}
+	}
+}

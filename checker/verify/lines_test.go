@@ -1,8 +1,13 @@
 package verify
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // The store gives back each line as bufio.ScanLines would read it, cut at
@@ -41,5 +46,61 @@ func TestLineStore(t *testing.T) {
 	}
 	if _, ok := s.text(len(want) + 1); ok {
 		t.Error("a line past the end exists")
+	}
+}
+
+// The lines a report quotes, kept in the one pass, are the trace's own, cut
+// at maxSlice, for every violation of every fixture and real trace.
+func TestSlicesAreTheLines(t *testing.T) {
+	var paths []string
+	for _, g := range []string{"../../traces/*.jsonl", "../../traces/proxy/*.jsonl", "../../traces/fixtures/*.jsonl"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	quoted := 0
+	for _, path := range paths {
+		rep, err := File(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for _, v := range rep.Violations {
+			for _, l := range v.Lines {
+				want := lines[l-1]
+				if len(want) > maxSlice {
+					want = want[:maxSlice] + " ..."
+				}
+				if got, ok := rep.Slices[l]; !ok || got != want {
+					t.Errorf("%s:%d: quoted %q, want %q", path, l, got, want)
+				}
+				quoted++
+			}
+		}
+	}
+	if quoted < 50 {
+		t.Errorf("only %d lines quoted", quoted)
+	}
+}
+
+// Trace reads a trace from its first event: a reader past it is refused,
+// naming the trace, rather than verified without the events it skipped.
+func TestTraceWantsAFreshReader(t *testing.T) {
+	f, err := tracer.Open("../../traces/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Trace(context.Background(), f.Reader, Options{}); err == nil || !strings.Contains(err.Error(), "run.jsonl") {
+		t.Errorf("Trace past the header: %v, want an error naming the trace", err)
 	}
 }
