@@ -31,9 +31,10 @@ type lineChunk struct {
 }
 
 const (
-	chunkSize = 1 << 20
-	lenBits   = 9 // maxSlice+1 fits; an offset in a chunk takes 20 bits more
-	lenMask   = 1<<lenBits - 1
+	chunkSize  = 1 << 20
+	firstChunk = 1 << 14
+	lenBits    = 9 // maxSlice+1 fits; an offset in a chunk takes 20 bits more
+	lenMask    = 1<<lenBits - 1
 )
 
 // shown returns what a report may show of a line's text: the line as
@@ -52,8 +53,12 @@ func (s *lineStore) add(text []byte) {
 		text, size = text[:maxSlice], maxSlice+1
 	}
 	s.n++
-	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1].data)+len(text) > chunkSize {
-		s.chunks = append(s.chunks, lineChunk{first: s.n, data: make([]byte, 0, chunkSize), at: make([]uint32, 0, chunkSize/128)})
+	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1].data)+len(text) > cap(s.chunks[len(s.chunks)-1].data) {
+		size := firstChunk // a short trace keeps a small store: each chunk twice the last, up to chunkSize
+		if len(s.chunks) > 0 {
+			size = min(2*cap(s.chunks[len(s.chunks)-1].data), chunkSize)
+		}
+		s.chunks = append(s.chunks, lineChunk{first: s.n, data: make([]byte, 0, size), at: make([]uint32, 0, size/128)})
 	}
 	c := &s.chunks[len(s.chunks)-1]
 	c.at = append(c.at, uint32(len(c.data))<<lenBits|uint32(size))

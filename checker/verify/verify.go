@@ -148,7 +148,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		}
 		if made < batches {
 			made++
-			return new(batch)
+			return &batch{text: make([]byte, 0, 32<<10)}
 		}
 		return <-free
 	}
