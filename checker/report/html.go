@@ -17,6 +17,9 @@ import (
 // verify's pass, and Porcupine's view of each illegal partition; each file
 // whole or not at all.
 func HTML(dir string, r *verify.Report, c *Collector) error {
+	if c == nil {
+		return fmt.Errorf("HTML report in %s: no Collector: give one to verify (Options.Observers) to gather what the page draws", dir)
+	}
 	if err := writeHTML(dir, r, c); err != nil {
 		return fmt.Errorf("HTML report in %s: %w", dir, err)
 	}

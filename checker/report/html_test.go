@@ -279,6 +279,9 @@ func TestHTMLErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := HTML(filepath.Join(tmp, "nil"), rep, nil); err == nil || !strings.Contains(err.Error(), "no Collector") {
+		t.Errorf("HTML with no Collector = %v, want an error saying so", err)
+	}
 	dir := filepath.Join(file, "html")
 	if err := HTML(dir, rep, col); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("HTML(%s) = %v, want an error naming it", dir, err)
