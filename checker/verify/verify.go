@@ -186,16 +186,9 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 			done(b)
 		}
 	})
-	wg.Go(func() {
-		for b := range toObservers {
-			for i := range b.n {
-				for _, o := range observers {
-					o.Observe(b.lines[i], &b.events[i])
-				}
-			}
-			done(b)
-		}
-	})
+	if consumers > 2 {
+		wg.Go(func() { observe(toObservers, observers, done) })
+	}
 	last := time.Now()
 	var read []int32                 // the partitions read back
 	firstRead, afterRead := 0, false // the first ReadBack's line; whether another event follows one
@@ -368,4 +361,17 @@ func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, er
 		return nil, err
 	}
 	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration}, nil
+}
+
+// observe feeds every event of the batches that come to the observers, in
+// order, and hands each batch back.
+func observe(in <-chan *batch, observers []Observer, done func(*batch)) {
+	for b := range in {
+		for i := range b.n {
+			for _, o := range observers {
+				o.Observe(b.lines[i], &b.events[i])
+			}
+		}
+		done(b)
+	}
 }
