@@ -58,8 +58,20 @@ type attempt struct {
 	epoch         int16
 	seq, n        int32
 	out           outcome
-	result        string // how it ended, for its tooltip
+	result        string // how it ended, for its tooltip; "" when acknowledged with NONE (see how)
+	off           int64  // the offset NONE gave, -1 for none
 	nth           int    // it is its partition's nth attempt
+}
+
+// how says how a ended, for its tooltip.
+func (a *attempt) how() string {
+	if a.out != acked || a.result != "" {
+		return a.result
+	}
+	if a.off >= 0 {
+		return "acknowledged at offset " + strconv.FormatInt(a.off, 10)
+	}
+	return "acknowledged"
 }
 
 // batchDraw is a batch with at least one attempt drawn.
@@ -209,19 +221,20 @@ type Collector struct {
 
 // partEvents is what the pass saw of one partition.
 type partEvents struct {
-	started  int      // attempts
-	sent     int      // batches (SendNew)
-	ends     []ending // attempts and batches, in the order they ended
+	started  int        // attempts
+	sent     int        // batches (SendNew)
+	ends     []*attempt // attempts, in the order they ended
+	batchEnd []batchEnd // batches ExpireBatch or Fail ended, in order
 	marks    []mark
 	read     bool // a ReadBack came: the last one's line and log
 	readLine int
 	log      []tracer.LogRecord
 }
 
-// ending is an attempt that ended, or (a nil) a batch that ExpireBatch or
-// Fail ended.
-type ending struct {
-	a     *attempt
+// batchEnd is a batch that ExpireBatch or Fail ended, once after of its
+// partition's attempts had ended.
+type batchEnd struct {
+	after int
 	batch int64
 	t     int64
 	line  int
@@ -251,7 +264,7 @@ func (c *Collector) part(p int32) *partEvents {
 // ended records that attempt a ended.
 func (c *Collector) ended(a *attempt) {
 	pe := c.part(a.key.p)
-	pe.ends = append(pe.ends, ending{a: a})
+	pe.ends = append(pe.ends, a)
 }
 
 // mark records a mark of partition p, or of none (p < 0).
@@ -301,10 +314,7 @@ func (c *Collector) Observe(line int, e *tracer.Event) {
 		a.end, a.endLine = e.T, line
 		switch answer := kafkaerr.Classify(e.Err); {
 		case e.Err == kafkaerr.None:
-			a.out, a.result = acked, "acknowledged"
-			if e.Offset >= 0 {
-				a.result += " at offset " + strconv.FormatInt(e.Offset, 10)
-			}
+			a.out, a.off = acked, e.Offset // its result, how(), when drawn
 		case answer == kafkaerr.Acked:
 			a.out, a.result = acked, e.Err+" (acknowledged, no offset)"
 		case answer == kafkaerr.OutOfOrder:
@@ -342,7 +352,7 @@ func (c *Collector) Observe(line int, e *tracer.Event) {
 		c.endAll(c.open[k], e.T, line, "no answer: "+why)
 		delete(c.open, k)
 		pe := c.part(e.Partition)
-		pe.ends = append(pe.ends, ending{batch: e.Batch, t: e.T, line: line, why: why})
+		pe.batchEnd = append(pe.batchEnd, batchEnd{after: len(pe.ends), batch: e.Batch, t: e.T, line: line, why: why})
 		c.mark(e.Partition, mark{kind: e.Kind, t: e.T, line: line, batch: e.Batch,
 			tip: fmt.Sprintf("%s (line %d): batch %d (epoch %d, seq %d) %s", e.Kind, line, e.Batch, e.Epoch, e.Seq, why)})
 	case tracer.Bump:
@@ -418,11 +428,16 @@ func (c *Collector) drawing(r *verify.Report) (*drawing, map[int64]int64) {
 	for p, pe := range c.parts {
 		pd := &partData{p: p, batches: map[int64]*batchDraw{}, cut: -1, started: pe.started, sent: pe.sent}
 		d.parts[p] = pd
-		for _, en := range pe.ends {
-			if en.a != nil {
-				d.finish(en.a)
-			} else if bd := pd.batches[en.batch]; bd != nil {
-				bd.endT, bd.endLine, bd.endWhy = en.t, en.line, en.why
+		ends := pe.batchEnd
+		for i := 0; i <= len(pe.ends); i++ {
+			// The batches that ended before attempt i did, as they were.
+			for ; len(ends) > 0 && ends[0].after == i; ends = ends[1:] {
+				if bd := pd.batches[ends[0].batch]; bd != nil {
+					bd.endT, bd.endLine, bd.endWhy = ends[0].t, ends[0].line, ends[0].why
+				}
+			}
+			if i < len(pe.ends) {
+				d.finish(pe.ends[i])
 			}
 		}
 		for _, m := range pe.marks {

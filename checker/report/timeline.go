@@ -284,9 +284,9 @@ func (b *builder) timeline(pd *partData) svgView {
 			if a.resend {
 				kind = "Resend"
 			}
-			ended := fmt.Sprintf("%s (line %d)", a.result, a.endLine)
+			ended := fmt.Sprintf("%s (line %d)", a.how(), a.endLine)
 			if a.endLine == 0 {
-				ended = a.result
+				ended = a.how()
 			}
 			bar.Title = fmt.Sprintf("batch %d: %s (line %d) → %s\nepoch %d, seq %s, request %d to node %d\n%s → %s (%s)",
 				bd.key.b, kind, a.line, ended, a.epoch, seqRange(a.seq, a.n), a.req, a.node, fmtT(a.start), fmtT(a.end), fmtDur(a.end-a.start))
