@@ -270,7 +270,8 @@ func TestLogAllocation(t *testing.T) {
 	}
 }
 
-// Text is the line read last, byte for byte: the header's, then each event's.
+// Text is the line read last, byte for byte, and Offset where it starts:
+// the header's, then each event's.
 func TestText(t *testing.T) {
 	data, err := os.ReadFile("../traces/run.jsonl")
 	if err != nil {
@@ -281,9 +282,10 @@ func TestText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(r.Text()), strings.TrimSuffix(lines[0], "\n"); got != want {
+	if got, want := string(r.Text()), strings.TrimSuffix(lines[0], "\n"); got != want || r.Offset() != 0 {
 		t.Errorf("Text() after the header = %q, want %q", got, want)
 	}
+	off := int64(len(lines[0]))
 	for _, want := range lines[1:] {
 		if _, err := r.Next(); err != nil {
 			t.Fatal(err)
@@ -291,6 +293,10 @@ func TestText(t *testing.T) {
 		if got := string(r.Text()); got != strings.TrimSuffix(want, "\n") {
 			t.Errorf("line %d: Text() = %q, want %q", r.Line(), got, want)
 		}
+		if r.Offset() != off {
+			t.Errorf("line %d: Offset() = %d, want %d", r.Line(), r.Offset(), off)
+		}
+		off += int64(len(want))
 	}
 	if r.Name() != "run" {
 		t.Errorf("Name() = %q", r.Name())

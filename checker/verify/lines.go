@@ -2,6 +2,9 @@ package verify
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"slices"
 
 	"github.com/kcheck/kcheck/checker"
@@ -83,17 +86,80 @@ func (s *lineStore) text(n int) (string, bool) {
 	return string(c.data[off : off+size]), true
 }
 
+// lineOffsets notes, as the trace is read, where each of its lines starts,
+// so that the lines a report quotes are read again from src, the trace's
+// bytes, one by one: for a trace that can be (a regular file), it keeps 8
+// bytes a line rather than the line.
+type lineOffsets struct {
+	src    io.ReaderAt
+	chunks [][]int64 // each of offsetChunk lines but the last: never copied as it grows
+	n      int
+}
+
+const offsetChunk = 1 << 13
+
+// add notes where the next line starts: the trace's lines are added in
+// order, the header first.
+func (o *lineOffsets) add(off int64) {
+	if o.n%offsetChunk == 0 {
+		o.chunks = append(o.chunks, make([]int64, 0, offsetChunk))
+	}
+	o.chunks[len(o.chunks)-1] = append(o.chunks[len(o.chunks)-1], off)
+	o.n++
+}
+
+// text reads line n again and returns what the report shows of it, and
+// whether the trace has it.
+func (o *lineOffsets) text(n int) (string, bool, error) {
+	if n < 1 || n > o.n {
+		return "", false, nil
+	}
+	off := o.chunks[(n-1)/offsetChunk][(n-1)%offsetChunk]
+	buf := make([]byte, maxSlice+2) // enough to tell a line longer than maxSlice, a final '\r' aside
+	k, err := o.src.ReadAt(buf, off)
+	if err != nil && !(errors.Is(err, io.EOF) && k > 0) {
+		return "", false, fmt.Errorf("reading line %d again: %w", n, err)
+	}
+	line := buf[:k]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	size := len(shown(line))
+	if size > maxSlice {
+		return string(line[:maxSlice]) + " ...", true, nil
+	}
+	return string(line[:size]), true, nil
+}
+
+// quotedLines is where a report's quoted lines come from: kept in memory
+// (lineStore), or read again (lineOffsets).
+type quotedLines interface {
+	text(n int) (string, bool, error)
+}
+
+// storedLines is a lineStore as quotedLines.
+type storedLines struct{ *lineStore }
+
+func (s storedLines) text(n int) (string, bool, error) {
+	t, ok := s.lineStore.text(n)
+	return t, ok, nil
+}
+
 // quote returns the text of every trace line a violation names.
-func quote(vs []checker.Violation, lines *lineStore) map[int]string {
+func quote(vs []checker.Violation, lines quotedLines) (map[int]string, error) {
 	out := map[int]string{}
 	for _, v := range vs {
 		for _, l := range v.Lines {
 			if _, ok := out[l]; !ok {
-				if text, ok := lines.text(l); ok {
+				text, ok, err := lines.text(l)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
 					out[l] = text
 				}
 			}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,10 +11,12 @@ import (
 	"github.com/kcheck/kcheck/tracer"
 )
 
-// The store gives back each line as bufio.ScanLines would read it, cut at
-// maxSlice, across chunks.
+// The store, and the offsets read again, give back each line as
+// bufio.ScanLines would read it, cut at maxSlice, across chunks.
 func TestLineStore(t *testing.T) {
 	var s lineStore
+	var trace []byte
+	var o lineOffsets
 	long := strings.Repeat("x", maxSlice+50)
 	exact := strings.Repeat("y", maxSlice)
 	var want []string
@@ -30,16 +33,26 @@ func TestLineStore(t *testing.T) {
 			line, quoted = "", ""
 		}
 		s.add(shown([]byte(line)))
+		o.add(int64(len(trace)))
+		trace = append(append(trace, line...), '\n')
 		want = append(want, quoted)
 	}
 	if len(s.chunks) < 2 {
 		t.Fatalf("%d chunks: the test does not cross one", len(s.chunks))
 	}
+	o.src = bytes.NewReader(trace)
 	for i, w := range want {
 		got, ok := s.text(i + 1)
 		if !ok || got != w {
 			t.Fatalf("line %d: %q, %v; want %q", i+1, got, ok, w)
 		}
+		got, ok, err := o.text(i + 1)
+		if err != nil || !ok || got != w {
+			t.Fatalf("line %d read again: %q, %v, %v; want %q", i+1, got, ok, err, w)
+		}
+	}
+	if _, ok, _ := o.text(len(want) + 1); ok {
+		t.Error("a line past the end exists, read again")
 	}
 	if _, ok := s.text(0); ok {
 		t.Error("line 0 exists")
@@ -62,25 +75,35 @@ func TestSlicesAreTheLines(t *testing.T) {
 	}
 	quoted := 0
 	for _, path := range paths {
-		rep, err := File(context.Background(), path, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(string(data), "\n")
-		for _, v := range rep.Violations {
-			for _, l := range v.Lines {
-				want := lines[l-1]
-				if len(want) > maxSlice {
-					want = want[:maxSlice] + " ..."
+		file, err := File(context.Background(), path, Options{}) // read again
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := tracer.NewReader(strings.NewReader(string(data)), path) // kept, as from a pipe
+		if err != nil {
+			t.Fatal(err)
+		}
+		piped, err := Trace(context.Background(), r, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rep := range []*Report{file, piped} {
+			for _, v := range rep.Violations {
+				for _, l := range v.Lines {
+					want := lines[l-1]
+					if len(want) > maxSlice {
+						want = want[:maxSlice] + " ..."
+					}
+					if got, ok := rep.Slices[l]; !ok || got != want {
+						t.Errorf("%s:%d: quoted %q, want %q", path, l, got, want)
+					}
+					quoted++
 				}
-				if got, ok := rep.Slices[l]; !ok || got != want {
-					t.Errorf("%s:%d: quoted %q, want %q", path, l, got, want)
-				}
-				quoted++
 			}
 		}
 	}

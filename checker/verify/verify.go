@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,11 @@ type Options struct {
 	TLCTimeout  time.Duration
 	Progress    io.Writer  // a progress line on long traces; nil for none
 	Observers   []Observer // also fed every event of the one pass (the HTML report's collector)
+	// Source, when the trace's bytes can be read again (a regular file),
+	// is where the lines the report quotes are read from after the pass,
+	// by the offsets it noted, instead of every line's text being kept in
+	// memory as the trace is read (nil: a pipe).
+	Source io.ReaderAt
 }
 
 // TLCResult is TLC's trace validation.
@@ -90,15 +96,24 @@ type Observer interface {
 	Observe(line int, e *tracer.Event)
 }
 
-// File verifies the trace at path. A bad trace (unreadable, malformed) is an
-// error naming file:line; findings are in the Report.
+// File verifies the trace at path, reading it once; the lines the report
+// quotes are read again (Options.Source) when it is a regular file. A bad
+// trace (unreadable, malformed) is an error naming file:line; findings are
+// in the Report.
 func File(ctx context.Context, path string, opts Options) (*Report, error) {
-	f, err := tracer.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Trace(ctx, f.Reader, opts)
+	r, err := tracer.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		opts.Source = f
+	}
+	return Trace(ctx, r, opts)
 }
 
 // Trace verifies the trace r reads, which has read its header and no event
@@ -116,8 +131,16 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", path, err)
 	}
-	var lines lineStore // what the report quotes of each line
-	lines.add(shown(r.Text()))
+	// What the report quotes of each line: its text, or where it starts
+	// when it can be read again.
+	var lines lineStore
+	offsets := lineOffsets{src: opts.Source}
+	keepText := opts.Source == nil
+	if keepText {
+		lines.add(shown(r.Text()))
+	} else {
+		offsets.add(r.Offset())
+	}
 	oc := order.New(h)
 	lc := linz.New(h)
 	var translator *tv.Translator
@@ -148,7 +171,11 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		}
 		if made < batches {
 			made++
-			return &batch{text: make([]byte, 0, 32<<10)}
+			b := new(batch)
+			if keepText {
+				b.text = make([]byte, 0, 32<<10)
+			}
+			return b
 		}
 		return <-free
 	}
@@ -174,14 +201,19 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		}
 	})
 	wg.Go(func() {
-		// This goroutine also keeps the lines' text, the lightest of the
-		// three: the reader only copies it into the batch, in memory reused.
+		// This goroutine also keeps the lines' text, or their offsets, the
+		// lightest of the three: the reader only copies them into the
+		// batch, in memory reused.
 		for b := range toLinz {
 			start := int32(0)
 			for i := range b.n {
 				lc.Add(b.lines[i], &b.events[i])
-				lines.add(b.text[start:b.textEnd[i]])
-				start = b.textEnd[i]
+				if keepText {
+					lines.add(b.text[start:b.textEnd[i]])
+					start = b.textEnd[i]
+				} else {
+					offsets.add(b.offset[i])
+				}
 			}
 			done(b)
 		}
@@ -201,8 +233,12 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
 			}
-			b.text = append(b.text, shown(r.Text())...)
-			b.textEnd[b.n] = int32(len(b.text))
+			if keepText {
+				b.text = append(b.text, shown(r.Text())...)
+				b.textEnd[b.n] = int32(len(b.text))
+			} else {
+				b.offset[b.n] = r.Offset()
+			}
 			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
 				if e.Kind == tracer.ReadBack {
 					read = append(read, e.Partition)
@@ -317,7 +353,13 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	default:
 		rep.Verdict = Valid
 	}
-	rep.Slices = quote(rep.Violations, &lines)
+	var quoted quotedLines = storedLines{&lines}
+	if !keepText {
+		quoted = &offsets
+	}
+	if rep.Slices, err = quote(rep.Violations, quoted); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", path, err)
+	}
 	rep.Duration = time.Since(start)
 	return rep, nil
 }
@@ -329,6 +371,7 @@ type batch struct {
 	n       int
 	text    []byte       // what the report would quote of each event's line (shown), one after another
 	textEnd [256]int32   // where each one ends in text
+	offset  [256]int64   // or, when the lines can be read again, where each starts
 	pending atomic.Int32 // checks not done with it yet
 }
 

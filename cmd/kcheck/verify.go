@@ -40,10 +40,11 @@ the log as read back, and Porcupine's view of each partition it found illegal.
 TRACE - reads the trace from standard input, as does no TRACE when standard
 input is a pipe or a file (kcheck verify < trace.jsonl); reports and errors
 name it <stdin>. verify reads the trace once, whatever it is asked for: the
-checks, the report's quoted lines, --html's timelines and --tlc's
-translation all come from that one pass, so a pipe is never spooled to a
-file (TLC reads the translation, which verify writes to a temporary
-directory of its own). A trace on standard input cut short is an error
+checks, --html's timelines and --tlc's translation all come from that one
+pass, so a pipe is never spooled to a file (TLC reads the translation,
+which verify writes to a temporary directory of its own). The lines the
+report quotes are kept as they are read from a pipe; from a regular file,
+only where each starts, and the few quoted are read again. A trace on standard input cut short is an error
 naming <stdin>:LINE, as for a file.
 
 A trace without its read-back (a run cut off before it) is incomplete: the
@@ -81,13 +82,13 @@ func verifyCommand() *cli.Command {
 			if format != "text" && format != "json" {
 				return usageErrorf("--format %q: want text or json", format)
 			}
-			r, closeTrace, err := openTrace(c)
+			r, source, closeTrace, err := openTrace(c)
 			if err != nil {
 				return err
 			}
 			defer closeTrace()
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
-				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter}
+				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter, Source: source}
 			if opts.TLC {
 				if err := tlcTraceable(r); err != nil {
 					return err
@@ -106,24 +107,33 @@ func verifyCommand() *cli.Command {
 
 // openTrace opens the trace the command line names, and reads its header: a
 // path, or standard input for "-" or for no argument when standard input is
-// not a terminal (a pipe or a file). The function returned closes it.
-func openTrace(c *cli.Context) (*tracer.Reader, func() error, error) {
+// not a terminal (a pipe or a file). source is the trace again when it is a
+// regular file (verify.Options.Source), nil otherwise; the function returned
+// closes the trace.
+func openTrace(c *cli.Context) (r *tracer.Reader, source io.ReaderAt, closeTrace func() error, err error) {
 	path := c.Args().First()
 	if path == "-" || path == "" && readable(c.App.Reader) {
 		r, err := tracer.NewReader(c.App.Reader, verify.StdinName)
 		if err != nil {
-			return nil, nil, usageErrorf("%v", err)
+			return nil, nil, nil, usageErrorf("%v", err)
 		}
-		return r, func() error { return nil }, nil
+		return r, nil, func() error { return nil }, nil
 	}
 	if path == "" {
-		return nil, nil, usageErrorf("verify takes one trace file, got 0 arguments (or - for standard input; see kcheck verify --help)")
+		return nil, nil, nil, usageErrorf("verify takes one trace file, got 0 arguments (or - for standard input; see kcheck verify --help)")
 	}
-	f, err := tracer.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, usageErrorf("%v", err)
+		return nil, nil, nil, usageErrorf("%v", err)
 	}
-	return f.Reader, f.Close, nil
+	if r, err = tracer.NewReader(f, path); err != nil {
+		f.Close()
+		return nil, nil, nil, usageErrorf("%v", err)
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		source = f
+	}
+	return r, source, f.Close, nil
 }
 
 // readable reports whether in is an input to read a trace from when no
