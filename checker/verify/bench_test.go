@@ -3,11 +3,14 @@ package verify
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/kcheck/kcheck/checker/verify/synth"
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // synthTrace writes a conformant trace of about n events (synth.Write) into
@@ -57,4 +60,34 @@ func BenchmarkVerify(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rep.Events), "ns/event")
 		})
 	}
+}
+
+// BenchmarkPipedVerify is BenchmarkVerify's 1M-event trace read as from a
+// pipe (kcheck verify - < trace): the lines a report may quote are kept as
+// they are read, there being no file to read them from again.
+//
+//	go test ./checker/verify -run '^$' -bench BenchmarkPipedVerify -benchtime 2x -benchmem
+func BenchmarkPipedVerify(b *testing.B) {
+	path := synthTrace(b, 1_000_000)
+	b.ResetTimer()
+	var rep *Report
+	for i := 0; i < b.N; i++ {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := tracer.NewReader(struct{ io.Reader }{f}, StdinName) // no ReaderAt, no Source
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep, err = Trace(context.Background(), r, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	b.StopTimer()
+	if rep.Verdict != Valid {
+		b.Fatalf("verdict %s", rep.Verdict)
+	}
+	b.ReportMetric(float64(rep.Events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
