@@ -2,7 +2,8 @@
 // of linearizability and of exactly-once ordering found in a trace. The checks
 // live in subpackages, one job each: replay (the spec's actions mirrored in
 // Go), linz (Porcupine), order (loss, duplicate, reorder, gap, stall), and
-// tlc (TLC itself).
+// tlc (TLC itself); kafkaerr classifies Kafka's answers for all of them,
+// verify runs them in one pass over a trace, and report writes what it found.
 package checker
 
 import "fmt"

@@ -34,6 +34,8 @@ type Reader struct {
 	maxLine int // MaxLineBytes, but in tests
 	sc      *bufio.Scanner
 	line    int
+	off     int64 // where the line read last starts in the input
+	next    int64 // where the next line starts
 	header  Header
 	last    int64 // I of the previous event
 	lastT   int64
@@ -97,6 +99,18 @@ func (r *Reader) Header() Header { return r.header }
 // Line returns the line number of the event Next returned last.
 func (r *Reader) Line() int { return r.line }
 
+// Name returns the trace's name, as given to NewReader.
+func (r *Reader) Name() string { return r.name }
+
+// Offset returns where the line read last starts in the input, in bytes:
+// the header's 0, then the event's that Next or ReadInto returned last.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Text returns the bytes of the line read last, without its newline: the
+// header's until the first event is read, then the event's that Next or
+// ReadInto returned last. They are valid until the next read.
+func (r *Reader) Text() []byte { return r.sc.Bytes() }
+
 // errTruncated marks a last line with no newline: the writer was killed mid-line.
 var errTruncated = errors.New("truncated last line (no newline): the run was cut off mid-write")
 
@@ -124,6 +138,8 @@ func (r *Reader) readLine() ([]byte, error) {
 		return nil, io.EOF
 	}
 	r.line++
+	r.off = r.next
+	r.next += int64(len(r.sc.Bytes())) + 1 // a line ends in its newline
 	return r.sc.Bytes(), nil
 }
 

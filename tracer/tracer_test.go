@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -266,5 +267,38 @@ func TestLogAllocation(t *testing.T) {
 		t.Fatalf("reading a %d-byte trace allocated %d bytes, more than 8 times its size", len(data), alloc)
 	} else {
 		t.Logf("reading a %d-byte trace allocated %d bytes", len(data), alloc)
+	}
+}
+
+// Text is the line read last, byte for byte, and Offset where it starts:
+// the header's, then each event's.
+func TestText(t *testing.T) {
+	data, err := os.ReadFile("../traces/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfterN(string(data), "\n", 4)[:3]
+	r, err := NewReader(strings.NewReader(strings.Join(lines, "")), "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(r.Text()), strings.TrimSuffix(lines[0], "\n"); got != want || r.Offset() != 0 {
+		t.Errorf("Text() after the header = %q, want %q", got, want)
+	}
+	off := int64(len(lines[0]))
+	for _, want := range lines[1:] {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.Text()); got != strings.TrimSuffix(want, "\n") {
+			t.Errorf("line %d: Text() = %q, want %q", r.Line(), got, want)
+		}
+		if r.Offset() != off {
+			t.Errorf("line %d: Offset() = %d, want %d", r.Line(), r.Offset(), off)
+		}
+		off += int64(len(want))
+	}
+	if r.Name() != "run" {
+		t.Errorf("Name() = %q", r.Name())
 	}
 }

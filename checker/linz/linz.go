@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/kcheck/kcheck/checker/intern"
-	"github.com/kcheck/kcheck/checker/replay"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -297,9 +297,9 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			return // a late answer: the first outcome stands
 		}
 		switch {
-		case e.Err == "NONE" && e.Offset >= 0:
+		case e.Err == kafkaerr.None && e.Offset >= 0:
 			o.settle(line, e.T, outcome{kind: acked, offset: e.Offset}, c.text(e.Err))
-		case e.Err == "NONE", e.Err == "DUPLICATE_SEQUENCE_NUMBER":
+		case kafkaerr.IsAck(e.Err):
 			o.settle(line, e.T, outcome{kind: ackedAnyOffset, offset: -1}, c.text(e.Err))
 		default: // retriable: the batch is retried, the operation goes on
 			p.marks = append(p.marks, newMark(line, e))
@@ -370,7 +370,7 @@ const causeTold = "told to the application"
 // operation where the wire left the outcome open (pending, or unknown): a
 // delivery is an acknowledgement at the reported offset (less the record's
 // place in its batch), a failure with an error the spec calls fatal
-// (replay.Fatal) a definite failure. Any other report leaves it open. The
+// (kafkaerr.Fatal) a definite failure. Any other report leaves it open. The
 // first report that settles an operation stands.
 func (c *Checker) told(line int, e *tracer.Event) {
 	if !c.toldSeen {
@@ -396,7 +396,7 @@ func (c *Checker) told(line int, e *tracer.Event) {
 		o.settle(line, e.T, outcome{kind: acked, offset: e.Offset - pos}, c.text(causeTold))
 	case e.Result == tracer.Delivered:
 		o.settle(line, e.T, outcome{kind: ackedAnyOffset, offset: -1}, c.text(causeTold))
-	case e.Result == tracer.Failed && replay.Fatal(e.Err):
+	case e.Result == tracer.Failed && kafkaerr.Fatal(e.Err):
 		o.settle(line, e.T, outcome{kind: failed}, c.text("the application was told "+e.Err))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -348,7 +349,7 @@ func naive(evs []*tracer.Event) ([]checker.Violation, Stats) {
 				}
 				if e.Seq == -1 {
 					b.out = failed
-				} else if prev != nil && prev.Kind == tracer.Receive && prev.Err == e.Reason && !retriable(prev.Err) {
+				} else if prev != nil && prev.Kind == tracer.Receive && prev.Err == e.Reason && kafkaerr.NotRetriable(prev.Err) {
 					b.out, b.errLine = failed, line(prev)
 				}
 			}

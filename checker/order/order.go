@@ -11,7 +11,7 @@ import (
 
 	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/checker/intern"
-	"github.com/kcheck/kcheck/checker/replay"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -329,7 +329,8 @@ func (c *Checker) receive(line int, e *tracer.Event) {
 	if b == nil {
 		return
 	}
-	if e.Err == "OUT_OF_ORDER_SEQUENCE_NUMBER" {
+	answer := kafkaerr.Classify(e.Err)
+	if answer == kafkaerr.OutOfOrder {
 		c.stats.OutOfOrderAnswers++
 		if b.ooo == 0 {
 			b.oooLine, b.oooFirst = line, e.T
@@ -339,10 +340,10 @@ func (c *Checker) receive(line int, e *tracer.Event) {
 	if b.out != pending {
 		return // a late answer: the application already has its outcome
 	}
-	switch e.Err {
-	case "NONE", "DUPLICATE_SEQUENCE_NUMBER":
+	switch answer {
+	case kafkaerr.Acked:
 		b.out, b.ackLine, b.ackOff = acked, line, e.Offset
-		if e.Err != "NONE" {
+		if e.Err != kafkaerr.None {
 			b.ackOff = -1 // acknowledged with no offset
 		}
 	default:
@@ -368,7 +369,7 @@ func (c *Checker) fail(line int, e *tracer.Event) {
 	switch {
 	case e.Seq == -1:
 		b.out = failed
-	case b.lastErr != 0 && e.Reason == c.str(b.lastErr) && !retriable(c.str(b.lastErr)):
+	case b.lastErr != 0 && e.Reason == c.str(b.lastErr) && kafkaerr.NotRetriable(c.str(b.lastErr)):
 		b.out, b.errLine = failed, b.lastRecv
 	default:
 		b.out = closed
@@ -414,25 +415,18 @@ func (c *Checker) toldEvent(line int, e *tracer.Event) {
 
 // definite reports whether the application's failure tr says the record
 // was not written: the client's error is one the spec calls fatal
-// (replay.Fatal), a refusal of the batch. A timeout, a local error or none
+// (kafkaerr.Fatal), a refusal of the batch. A timeout, a local error or none
 // leaves it unknown.
 func (c *Checker) definite(tr *toldRec) bool {
-	return tr != nil && tr.res == toldFailed && tr.err != 0 && replay.Fatal(c.str(tr.err))
-}
-
-// retriable reports whether Kafka's error is retriable (replay.Retriable),
-// which is to say that the request may have been written.
-func retriable(name string) bool {
-	_, known := tracer.ErrorByName(name)
-	return !known || replay.Retriable(name) // an unknown error could be anything
+	return tr != nil && tr.res == toldFailed && tr.err != 0 && kafkaerr.Fatal(c.str(tr.err))
 }
 
 // onWire settles, in a trace of the wire, a batch with no outcome at the
-// end: a fatal answer (replay.Fatal) to its only attempt, which the client
+// end: a fatal answer (kafkaerr.Fatal) to its only attempt, which the client
 // never sent again, failed it definitely. Any earlier attempt might have
 // been written, so a batch sent more than once keeps its unknown outcome.
 func (c *Checker) onWire(b *batch) {
-	if b.out == pending && !b.resent && b.lastErr != 0 && replay.Fatal(c.str(b.lastErr)) {
+	if b.out == pending && !b.resent && b.lastErr != 0 && kafkaerr.Fatal(c.str(b.lastErr)) {
 		b.out, b.errLine, b.endLine, b.reason = failed, b.lastRecv, b.lastRecv, b.lastErr
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -441,7 +442,7 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	}
 	if m.wire {
 		// The client's own decision shows in what it sends next.
-		if e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER" {
+		if kafkaerr.IsAck(e.Err) {
 			b.st = stAcked
 			pt.remove(b)
 		} else {
@@ -452,19 +453,19 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	// The client's side (Sender.completeBatch, TransactionManager.canRetry).
 	cur := b.ep == pt.pEpoch
 	isNext := b.seq == nextSeq(pt.lastAcked, 1)
-	switch e.Err {
-	case "NONE", "DUPLICATE_SEQUENCE_NUMBER":
+	switch kafkaerr.Classify(e.Err) {
+	case kafkaerr.Acked:
 		b.st = stAcked
 		pt.remove(b)
 		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
 			pt.lastAcked, pt.lastAckT = b.last(), e.T
 		}
-	case "UNKNOWN_PRODUCER_ID":
+	case kafkaerr.UnknownProducer:
 		b.st, b.retried = stRetry, true
 		if e.LogStart != -1 && !b.reset {
 			pt.bumpReq = true
 		}
-	case "OUT_OF_ORDER_SEQUENCE_NUMBER":
+	case kafkaerr.OutOfOrder:
 		b.st, b.retried = stRetry, true
 		switch {
 		case !pt.unresolved && (b.reset || !isNext):
@@ -472,19 +473,16 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 		case !pt.unresolved || isNext:
 			pt.bumpReq = true
 		}
-	case "INVALID_PRODUCER_EPOCH":
+	case kafkaerr.Fenced:
+		b.st = stFailed
+	case kafkaerr.Unknown:
+		return m.fail(line, act, e.Partition, "unknown error %q", e.Err)
+	case kafkaerr.Refused:
+		// kcheck's producer fails the batch and treats its sequence as
+		// unresolved.
 		b.st = stFailed
 	default:
-		if _, ok := tracer.ErrorByName(e.Err); !ok {
-			return m.fail(line, act, e.Partition, "unknown error %q", e.Err)
-		}
-		if Fatal(e.Err) {
-			// kcheck's producer fails the batch and treats its sequence
-			// as unresolved.
-			b.st = stFailed
-		} else {
-			b.st, b.retried = stRetry, true
-		}
+		b.st, b.retried = stRetry, true
 	}
 	return nil
 }
@@ -548,7 +546,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 			b.id, b.ep, b.seq, e.Err, e.Offset, strings.Join(reasons, "; or "))
 	}
 	pt.brokers, pt.spare = next, pt.brokers[:0]
-	if e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER" {
+	if kafkaerr.IsAck(e.Err) {
 		pt.lastAppend, pt.appended = max(pt.lastAppend, b.sentAt), true
 	}
 	return nil
@@ -707,20 +705,9 @@ func (m *Machine) unmodelled(br broker, e *tracer.Event, want string) (broker, b
 }
 
 // brokerError reports whether the trace's broker may answer err on its own,
-// with no fault injected: a real broker's OwnBrokerError; kfake answers none.
+// with no fault injected: a real broker's kafkaerr.OwnBrokerError; kfake answers none.
 func (m *Machine) brokerError(err string) bool {
-	return m.h.Broker.Kind != "kfake" && OwnBrokerError(err)
-}
-
-// OwnBrokerError reports whether err is an answer a real broker may give on
-// its own that is not one of the spec's verdicts: a retriable error (a leader
-// election, replicas out of sync, a timeout).
-func OwnBrokerError(err string) bool {
-	switch err {
-	case "NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH", "DUPLICATE_SEQUENCE_NUMBER":
-		return false
-	}
-	return Retriable(err)
+	return m.h.Broker.Kind != "kfake" && kafkaerr.OwnBrokerError(err)
 }
 
 // bump is the spec's Bump(p).
@@ -930,28 +917,4 @@ func (m *Machine) failBatch(line int, e *tracer.Event) error {
 	b.st = stFailed
 	pt.unresolved = true
 	return nil
-}
-
-// Retriable reports whether Kafka's error name is retriable, for callers
-// that classify outcomes the same way the replay does.
-func Retriable(name string) bool {
-	if name == "NETWORK_EXCEPTION" {
-		return true
-	}
-	ke, ok := tracer.ErrorByName(name)
-	return ok && ke.Retriable
-}
-
-// Fatal reports whether a produce answer err fails its batch for good: a
-// known error Kafka does not retry, other than the answers the idempotent
-// producer handles itself (NONE, DUPLICATE_SEQUENCE_NUMBER,
-// OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID). The spec's Fatal set
-// is of these; an error name kcheck does not know is not fatal.
-func Fatal(err string) bool {
-	switch err {
-	case "NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID":
-		return false
-	}
-	_, known := tracer.ErrorByName(err)
-	return known && !Retriable(err)
 }

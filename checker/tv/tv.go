@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kcheck/kcheck/checker/replay"
+	"github.com/kcheck/kcheck/checker/kafkaerr"
 	"github.com/kcheck/kcheck/checker/tlc"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -39,10 +39,6 @@ type entry struct {
 	line   int
 	fields []string // TLA+ record fields, "name |-> value"
 }
-
-// fatal are the spec's Fatal errors: a Fail after one of them is the spec's Receive.
-var fatal = map[string]bool{"INVALID_PRODUCER_EPOCH": true, "INVALID_RECORD": true, "MESSAGE_TOO_LARGE": true,
-	"RECORD_LIST_TOO_LARGE": true, "INVALID_REQUIRED_ACKS": true, "TOPIC_AUTHORIZATION_FAILED": true, "UNKNOWN_SERVER_ERROR": true}
 
 // Module is a trace translated for TLC.
 type Module struct {
@@ -58,20 +54,61 @@ type key struct {
 
 // Translate reads the whole trace from r and translates it.
 func Translate(r *tracer.Reader) (*Module, error) {
-	h := r.Header()
-	if h.Writer == tracer.ProxyWriter {
-		// TraceIdempotentProducer.tla follows the client's actions one by
-		// one; a trace of the wire lacks its bumps and expiries.
-		return nil, fmt.Errorf("a trace written by kcheck proxy shows a client's attempts on the wire, not the client steps TLC trace validation follows: %w", ErrUnsupported)
+	t := NewTranslator(r.Header())
+	if err := t.supported(); err != nil {
+		return nil, err
 	}
-	var evs []*tracer.Event
-	var lines []int
 	if err := r.Each(func(line int, e *tracer.Event) error {
-		evs, lines = append(evs, e), append(lines, line)
+		t.Add(line, e)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	return t.Module()
+}
+
+// Translator translates a trace as it is read, so that verify's one pass
+// over the trace feeds it too: Add each event, in order, then Module.
+type Translator struct {
+	h     tracer.Header
+	evs   []tracer.Event // the events the translation looks at, without their records
+	lines []int
+}
+
+// NewTranslator returns a Translator for the trace with header h.
+func NewTranslator(h tracer.Header) *Translator { return &Translator{h: h} }
+
+// supported refuses a trace the translation cannot express from its header.
+func (t *Translator) supported() error {
+	if t.h.Writer == tracer.ProxyWriter {
+		// TraceIdempotentProducer.tla follows the client's actions one by
+		// one; a trace of the wire lacks its bumps and expiries.
+		return fmt.Errorf("a trace written by kcheck proxy shows a client's attempts on the wire, not the client steps TLC trace validation follows: %w", ErrUnsupported)
+	}
+	return nil
+}
+
+// Add takes the event at line. It keeps a copy of what the translation
+// needs of e (not its records or log), so e may be reused.
+func (t *Translator) Add(line int, e *tracer.Event) {
+	switch {
+	case t.h.Writer == tracer.ProxyWriter:
+		return // refused by Module: nothing to keep
+	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told:
+		return // no action of the spec
+	}
+	c := *e
+	c.Records, c.Log = nil, nil
+	t.evs, t.lines = append(t.evs, c), append(t.lines, line)
+}
+
+// Module translates the events added, or says why it cannot
+// (ErrUnsupported).
+func (t *Translator) Module() (*Module, error) {
+	if err := t.supported(); err != nil {
+		return nil, err
+	}
+	h, evs, lines := t.h, t.evs, t.lines
 	unsupported := func(i int, format string, args ...any) error {
 		return fmt.Errorf("line %d: %s: %w", lines[i], fmt.Sprintf(format, args...), ErrUnsupported)
 	}
@@ -84,7 +121,8 @@ func Translate(r *tracer.Reader) (*Module, error) {
 	conn := map[int32]int32{}    // partition -> node
 	seqs := map[key][][2]int32{} // (partition, epoch) -> (seq, n) sent
 	nOf := map[int64]int32{}
-	for i, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		switch e.Kind {
 		case tracer.InitProducerID:
 			if inits++; inits > 1 {
@@ -177,11 +215,12 @@ func Translate(r *tracer.Reader) (*Module, error) {
 		}
 		open = kept
 	}
-	for i, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		var f []string
 		switch e.Kind {
 		case tracer.Receive:
-			settle(e.Partition, e.Batch, e.Err == "NONE" || e.Err == "DUPLICATE_SEQUENCE_NUMBER")
+			settle(e.Partition, e.Batch, kafkaerr.IsAck(e.Err))
 		case tracer.Bump, tracer.ExpireBatch, tracer.Fail, tracer.ResolveSequences:
 			settle(e.Partition, -1, false)
 		case tracer.Fault:
@@ -208,7 +247,7 @@ func Translate(r *tracer.Reader) (*Module, error) {
 			}
 			lastErr[e.Batch] = e.Err
 			k := key{e.Partition, e.Epoch}
-			if realBroker && !faulted[k][e.Seq] && replay.OwnBrokerError(e.Err) {
+			if realBroker && !faulted[k][e.Seq] && kafkaerr.OwnBrokerError(e.Err) {
 				// A real broker's own retriable error, placed by its kind: a
 				// timeout (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) after the
 				// append, any other before it. Unlike the Go mirror, which
@@ -280,8 +319,8 @@ func Translate(r *tracer.Reader) (*Module, error) {
 				// never sent: not a batch of the spec
 			case e.Reason == "producer closed":
 				f = []string{`ev |-> "Abandon"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
-			case lastErr[e.Batch] == e.Reason && fatal[e.Reason]:
-				// the spec's Receive already failed it
+			case lastErr[e.Batch] == e.Reason && kafkaerr.InSpecFatal(e.Reason):
+				// the spec's Receive already failed it (a Fail after one of the spec's Fatal errors)
 			default:
 				return nil, unsupported(i, "batch %d failed (%s) for a reason the spec has no action for", e.Batch, e.Reason)
 			}

@@ -3,12 +3,13 @@ package tv
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tlc/tlctest"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -82,18 +83,47 @@ func TestProxyFixturesRefused(t *testing.T) {
 	}
 }
 
-// The spec's Fatal errors are the ones the Go mirror and the ordering check
-// take as failing a batch for good (replay.Fatal), and no retriable one is.
-func TestSpecFatalIsFatal(t *testing.T) {
-	for err := range fatal {
-		if !replay.Fatal(err) {
-			t.Errorf("%s is in the spec's Fatal set but not replay.Fatal", err)
+// A Translator fed one reused Event at a time, as verify's one pass feeds
+// it, translates every fixture as Translate does.
+func TestTranslatorReusedEvents(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.jsonl"))
+	files = append(files, filepath.Join("..", "..", "traces", "run.jsonl"))
+	translated := 0
+	for _, path := range files {
+		f, err := tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := Translate(f.Reader)
+		f.Close()
+		f, err = tracer.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := NewTranslator(f.Header())
+		var e tracer.Event
+		for {
+			line, err := f.ReadInto(&e)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Add(line, &e)
+		}
+		f.Close()
+		got, gotErr := tr.Module()
+		switch {
+		case (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error():
+			t.Errorf("%s: Translate: %v, Translator: %v", path, wantErr, gotErr)
+		case wantErr == nil && (got.Data != want.Data || got.Config != want.Config || !slices.Equal(got.Lines, want.Lines)):
+			t.Errorf("%s: the Translator's module differs from Translate's", path)
+		case wantErr == nil:
+			translated++
 		}
 	}
-	for _, err := range []string{"NONE", "DUPLICATE_SEQUENCE_NUMBER", "OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID",
-		"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS", "NETWORK_EXCEPTION", "NO_SUCH_ERROR"} {
-		if replay.Fatal(err) {
-			t.Errorf("replay.Fatal(%s) is true", err)
-		}
+	if translated < 5 {
+		t.Errorf("only %d traces translated", translated)
 	}
 }

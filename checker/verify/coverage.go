@@ -56,12 +56,16 @@ func (r *Report) Incomplete() (summary string, notes []string) {
 	if c.Complete() {
 		return "", nil
 	}
+	file := r.File
+	if file == StdinName {
+		file = "TRACE" // the file the piped trace came from, which the command cannot name
+	}
 	if c.Read == 0 {
 		summary = fmt.Sprintf("incomplete trace: no read-back: it ends at line %d with no ReadBack event (a run cut off before it read its topic back, or kcheck proxy --readback=false)", c.LastLine)
 		notes = []string{
 			"checked: the spec replay of every event (sequences, epochs, in-flight limits, the broker's answers) and stalls",
 			"skipped, as they need the partitions' logs: " + skippedChecks,
-			"complete it with: kcheck readback --brokers ADDR " + r.File,
+			"complete it with: kcheck readback --brokers ADDR " + file,
 		}
 		return summary, notes
 	}
@@ -75,12 +79,12 @@ func (r *Report) Incomplete() (summary string, notes []string) {
 	summary = fmt.Sprintf("incomplete read-back: %d of the %d partitions %s no ReadBack: %s", c.unreadCount(), c.Partitions, have, spanText(c.Unread))
 	notes = []string{
 		fmt.Sprintf("checked: the spec replay of every event and stalls; on %s read back, every check", read),
-		fmt.Sprintf("skipped on %s, as they need the partition's log: %s", partitionsText(c.Unread), skippedChecks),
+		fmt.Sprintf("skipped on %s, as they need the partition's log: %s", PartitionsText(c.Unread), skippedChecks),
 	}
 	redo := "kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without its ReadBack events"
 	if c.Cut > 0 {
 		redo = fmt.Sprintf("kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without it, its first %d lines: head -n %d %s > CUT && kcheck readback --brokers ADDR CUT",
-			c.Cut, c.Cut, r.File)
+			c.Cut, c.Cut, file)
 	}
 	return summary, append(notes, redo)
 }

@@ -22,8 +22,8 @@ func TestMissing(t *testing.T) {
 		{8, []int32{0, 2, 3, 7}, []Span{{1, 1}, {4, 6}}},
 		{1_000_000, []int32{5}, []Span{{0, 4}, {6, 999_999}}},
 	} {
-		if got := missing(tc.n, tc.have); !slices.Equal(got, tc.want) {
-			t.Errorf("missing(%d, %v) = %v, want %v", tc.n, tc.have, got, tc.want)
+		if got := Missing(tc.n, tc.have); !slices.Equal(got, tc.want) {
+			t.Errorf("Missing(%d, %v) = %v, want %v", tc.n, tc.have, got, tc.want)
 		}
 		c := Coverage{Unread: tc.want}
 		for p := range min(tc.n, 16) {

@@ -31,17 +31,17 @@ func spanText(spans []Span) string {
 	return strings.Join(parts, ", ")
 }
 
-// partitionsText is "partition 3" or "partitions 3, 5-7".
-func partitionsText(spans []Span) string {
+// PartitionsText is "partition 3" or "partitions 3, 5-7".
+func PartitionsText(spans []Span) string {
 	if len(spans) == 1 && spans[0].First == spans[0].Last {
 		return "partition " + spans[0].String()
 	}
 	return "partitions " + spanText(spans)
 }
 
-// missing returns the partitions 0 to n-1 that are not in have, which is
+// Missing returns the partitions 0 to n-1 that are not in have, which is
 // sorted, as spans: as many as have has partitions, plus one, whatever n is.
-func missing(n int32, have []int32) []Span {
+func Missing(n int32, have []int32) []Span {
 	var out []Span
 	next := int32(0)
 	for _, p := range have {

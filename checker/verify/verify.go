@@ -1,8 +1,11 @@
-// Package verify is kcheck verify: it reads a trace once and feeds every event
-// to the spec mirror (checker/replay), the exactly-once ordering check
-// (checker/order) and the linearizability check (checker/linz), optionally
-// has TLC validate the trace too (checker/tv), and gathers one Report with
-// the verdict first. Render turns a Report into text, JSON or JUnit XML.
+// Package verify is kcheck verify: it reads a trace once, from a file or a
+// pipe, and feeds every event to the spec mirror (checker/replay), the
+// exactly-once ordering check (checker/order) and the linearizability check
+// (checker/linz), to TLC's translation when TLC is to validate the trace
+// too (checker/tv), and to any Observer (the HTML report's collector), and
+// gathers one Report with the verdict first, quoting the lines its
+// violations name. checker/report writes a Report as text, JSON, JUnit XML
+// or HTML.
 package verify
 
 import (
@@ -10,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,7 +43,13 @@ type Options struct {
 	Jar         string        // tla2tools.jar, for TLC
 	SpecDir     string        // where IdempotentProducer.tla is, for TLC
 	TLCTimeout  time.Duration
-	Progress    io.Writer // a progress line on long traces; nil for none
+	Progress    io.Writer  // a progress line on long traces; nil for none
+	Observers   []Observer // also fed every event of the one pass (the HTML report's collector)
+	// Source, when the trace's bytes can be read again (a regular file),
+	// is where the lines the report quotes are read from after the pass,
+	// by the offsets it noted, instead of every line's text being kept in
+	// memory as the trace is read (nil: a pipe).
+	Source io.ReaderAt
 }
 
 // TLCResult is TLC's trace validation.
@@ -74,30 +84,83 @@ type Report struct {
 // LinzResult returns Porcupine's result, for its visualization.
 func (r *Report) LinzResult() *linz.Result { return r.linz }
 
-// File verifies the trace at path. A bad trace (unreadable, malformed) is an
-// error naming file:line; findings are in the Report.
+// StdinName is the name of a trace read from standard input, in reports and
+// errors.
+const StdinName = "<stdin>"
+
+// Observer is fed every event of the trace in the verification's one pass,
+// in order, in a goroutine beside the checks' (all observers share one). The
+// Event is reused once Observe returns; its Records and Log are not, and an
+// observer may keep them.
+type Observer interface {
+	Observe(line int, e *tracer.Event)
+}
+
+// File verifies the trace at path, reading it once; the lines the report
+// quotes are read again (Options.Source) when it is a regular file. A bad
+// trace (unreadable, malformed) is an error naming file:line; findings are
+// in the Report.
 func File(ctx context.Context, path string, opts Options) (*Report, error) {
-	start := time.Now()
-	r, err := tracer.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer f.Close()
+	r, err := tracer.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		opts.Source = f
+	}
+	return Trace(ctx, r, opts)
+}
+
+// Trace verifies the trace r reads, which has read its header and no event
+// yet, in one pass over it: r may read a pipe. The report names the trace
+// r.Name(). A bad trace is an error naming r.Name():line.
+func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error) {
+	start := time.Now()
+	if r.Line() != 1 {
+		return nil, fmt.Errorf("verify %s: the reader is past the header (line %d)", r.Name(), r.Line())
+	}
+	path := r.Name()
 	h := r.Header()
 	rep := &Report{File: path, Header: h}
 	m, err := replay.New(h)
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", path, err)
 	}
+	// What the report quotes of each line: its text, or where it starts
+	// when it can be read again.
+	var lines lineStore
+	offsets := lineOffsets{src: opts.Source}
+	keepText := opts.Source == nil
+	if keepText {
+		lines.add(shown(r.Text()))
+	} else {
+		offsets.add(r.Offset())
+	}
 	oc := order.New(h)
 	lc := linz.New(h)
+	var translator *tv.Translator
+	observers := slices.Clone(opts.Observers)
+	if opts.TLC {
+		translator = tv.NewTranslator(h)
+		observers = append(observers, translatorObserver{translator})
+	}
 	var conformance *replay.Error
 	// The trace is read and parsed in this goroutine and its events handed,
 	// in batches, to two more: one for the spec replay and the ordering
-	// check, one for the linearizability check. Each sees every event in
-	// order; no check changes an event or keeps it (they keep its Records
-	// and Log, which are never reused), so once both are done with a batch
-	// its Events are decoded into again.
+	// check, one for the linearizability check; and to a third for the
+	// observers, if any. Each sees every event in order; no check changes
+	// an event or keeps it (they keep its Records and Log, which are never
+	// reused), so once all are done with a batch its Events are decoded
+	// into again.
+	consumers := int32(2)
+	if len(observers) > 0 {
+		consumers++
+	}
 	var replayErr error
 	free, made := make(chan *batch, batches), 0
 	get := func() *batch { // a free batch, or a new one while fewer than batches exist
@@ -108,7 +171,11 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 		}
 		if made < batches {
 			made++
-			return new(batch)
+			b := new(batch)
+			if keepText {
+				b.text = make([]byte, 0, 32<<10)
+			}
+			return b
 		}
 		return <-free
 	}
@@ -117,7 +184,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			free <- b
 		}
 	}
-	toOrder, toLinz := make(chan *batch, batches), make(chan *batch, batches)
+	toOrder, toLinz, toObservers := make(chan *batch, batches), make(chan *batch, batches), make(chan *batch, batches)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for b := range toOrder {
@@ -134,24 +201,43 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 		}
 	})
 	wg.Go(func() {
+		// This goroutine also keeps the lines' text, or their offsets, the
+		// lightest of the three: the reader only copies them into the
+		// batch, in memory reused.
 		for b := range toLinz {
+			start := int32(0)
 			for i := range b.n {
 				lc.Add(b.lines[i], &b.events[i])
+				if keepText {
+					lines.add(b.text[start:b.textEnd[i]])
+					start = b.textEnd[i]
+				} else {
+					offsets.add(b.offset[i])
+				}
 			}
 			done(b)
 		}
 	})
+	if consumers > 2 {
+		wg.Go(func() { observe(toObservers, observers, done) })
+	}
 	last := time.Now()
 	var read []int32                 // the partitions read back
 	firstRead, afterRead := 0, false // the first ReadBack's line; whether another event follows one
 	lastLine := 1
 	for err == nil {
 		b := get()
-		b.n = 0
+		b.n, b.text = 0, b.text[:0]
 		for b.n < len(b.events) {
 			var line int
 			if line, err = r.ReadInto(&b.events[b.n]); err != nil {
 				break
+			}
+			if keepText {
+				b.text = append(b.text, shown(r.Text())...)
+				b.textEnd[b.n] = int32(len(b.text))
+			} else {
+				b.offset[b.n] = r.Offset()
 			}
 			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
 				if e.Kind == tracer.ReadBack {
@@ -175,12 +261,16 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 			free <- b
 			continue
 		}
-		b.pending.Store(2)
+		b.pending.Store(consumers)
 		toOrder <- b
 		toLinz <- b
+		if consumers > 2 {
+			toObservers <- b
+		}
 	}
 	close(toOrder)
 	close(toLinz)
+	close(toObservers)
 	wg.Wait()
 	if errors.Is(err, io.EOF) {
 		err = nil
@@ -193,7 +283,7 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	}
 	slices.Sort(read)
 	read = slices.Compact(read)
-	rep.ReadBack = Coverage{Partitions: h.Partitions, Read: len(read), Unread: missing(h.Partitions, read), LastLine: lastLine}
+	rep.ReadBack = Coverage{Partitions: h.Partitions, Read: len(read), Unread: Missing(h.Partitions, read), LastLine: lastLine}
 	if firstRead > 0 && !afterRead {
 		rep.ReadBack.Cut = firstRead - 1
 	}
@@ -235,11 +325,11 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	}
 	if !rep.ReadBack.Complete() {
 		// One note for every partition not read back, not one each.
-		rep.LinzNotes = append(rep.LinzNotes, partitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
+		rep.LinzNotes = append(rep.LinzNotes, PartitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
 	}
 
 	if opts.TLC {
-		t, err := runTLC(ctx, path, opts)
+		t, err := runTLC(ctx, translator, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -263,8 +353,12 @@ func File(ctx context.Context, path string, opts Options) (*Report, error) {
 	default:
 		rep.Verdict = Valid
 	}
-	if err := rep.collectSlices(); err != nil {
-		return nil, err
+	var quoted quotedLines = storedLines{&lines}
+	if !keepText {
+		quoted = &offsets
+	}
+	if rep.Slices, err = quote(rep.Violations, quoted); err != nil {
+		return nil, fmt.Errorf("verify %s: %w", path, err)
 	}
 	rep.Duration = time.Since(start)
 	return rep, nil
@@ -275,6 +369,9 @@ type batch struct {
 	events  [256]tracer.Event
 	lines   [256]int
 	n       int
+	text    []byte       // what the report would quote of each event's line (shown), one after another
+	textEnd [256]int32   // where each one ends in text
+	offset  [256]int64   // or, when the lines can be read again, where each starts
 	pending atomic.Int32 // checks not done with it yet
 }
 
@@ -289,13 +386,13 @@ func firstLine(v checker.Violation) int {
 	return v.Lines[0]
 }
 
-func runTLC(ctx context.Context, path string, opts Options) (*TLCResult, error) {
-	f, err := tracer.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m, err := tv.Translate(f.Reader)
+// translatorObserver feeds the pass's events to TLC's translation.
+type translatorObserver struct{ t *tv.Translator }
+
+func (o translatorObserver) Observe(line int, e *tracer.Event) { o.t.Add(line, e) }
+
+func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, error) {
+	m, err := t.Module()
 	if errors.Is(err, tv.ErrUnsupported) {
 		return &TLCResult{Skipped: err.Error()}, nil
 	}
@@ -307,4 +404,17 @@ func runTLC(ctx context.Context, path string, opts Options) (*TLCResult, error) 
 		return nil, err
 	}
 	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration}, nil
+}
+
+// observe feeds every event of the batches that come to the observers, in
+// order, and hands each batch back.
+func observe(in <-chan *batch, observers []Observer, done func(*batch)) {
+	for b := range in {
+		for i := range b.n {
+			for _, o := range observers {
+				o.Observe(b.lines[i], &b.events[i])
+			}
+		}
+		done(b)
+	}
 }

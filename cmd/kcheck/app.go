@@ -30,12 +30,16 @@ func commands() []*cli.Command {
 	}
 }
 
-// newApp returns the kcheck application, writing to stdout and stderr. It
-// prints no error: run does.
-func newApp(stdout, stderr io.Writer) *cli.App {
+// newApp returns the kcheck application, reading stdin (nil: none) and
+// writing to stdout and stderr. It prints no error: run does.
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	if stdin == nil {
+		stdin = noInput{}
+	}
 	app := &cli.App{
-		Name:  "kcheck",
-		Usage: "check the Kafka idempotent producer against its TLA+ specification",
+		Reader: stdin,
+		Name:   "kcheck",
+		Usage:  "check the Kafka idempotent producer against its TLA+ specification",
 		Description: "kcheck proves, for Kafka's idempotent producer, that records are never lost,\n" +
 			"duplicated or reordered, in two ways that check each other:\n\n" +
 			"   kcheck tlc      model-checks spec/IdempotentProducer.tla with TLC, every\n" +
@@ -76,10 +80,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// run runs kcheck with the command line args and returns its exit status.
-// Errors are printed once, to stderr.
+// run runs kcheck with the command line args and no standard input, and
+// returns its exit status. Errors are printed once, to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).RunContext(ctx, args)
+	return runWithStdin(ctx, args, nil, stdout, stderr)
+}
+
+// runWithStdin is run with standard input stdin (nil: none).
+func runWithStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := newApp(stdin, stdout, stderr).RunContext(ctx, args)
 	if err == nil {
 		return exitOK
 	}
@@ -111,6 +120,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // ExitCode implements cli.ExitCoder.
 func (e *exitError) ExitCode() int { return e.code }
+
+// noInput is the standard input of a run given none: a terminal, for
+// commands that would read it.
+type noInput struct{}
+
+func (noInput) Read([]byte) (int, error) { return 0, io.EOF }
 
 func usageErrorf(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}

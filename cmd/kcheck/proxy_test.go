@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), append([]string{"kcheck"}, os.Args[1:]...), os.Stdout, os.Stderr))
 	}
 	testscript.Main(m, map[string]func(){
-		"kcheck": func() { os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr)) },
+		"kcheck": func() { os.Exit(runWithStdin(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

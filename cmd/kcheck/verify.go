@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kcheck/kcheck/checker/report"
 	"github.com/kcheck/kcheck/checker/tlc"
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
@@ -36,6 +37,16 @@ XML for CI; --html DIR writes a self-contained page: the verdict, each
 violation linked to a per-partition timeline of batches, attempts, faults and
 the log as read back, and Porcupine's view of each partition it found illegal.
 
+TRACE - reads the trace from standard input, as does no TRACE when standard
+input is a pipe or a file (kcheck verify < trace.jsonl); reports and errors
+name it <stdin>. verify reads the trace once, whatever it is asked for: the
+checks, --html's timelines and --tlc's translation all come from that one
+pass, so a pipe is never spooled to a file (TLC reads the translation,
+which verify writes to a temporary directory of its own). The lines the
+report quotes are kept as they are read from a pipe; from a regular file,
+only where each starts, and the few quoted are read again. A trace on
+standard input cut short is an error naming <stdin>:LINE, as for a file.
+
 A trace without its read-back (a run cut off before it) is incomplete: the
 report says so first, names the partitions without a ReadBack, checks what
 needs no log (the spec replay, stalls) and gives the command that completes
@@ -51,30 +62,36 @@ func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "verify",
 		Usage:       "check a trace against the spec, for linearizability and for exactly-once ordering",
-		UsageText:   "kcheck verify [--format text|json] [--junit FILE] [--html DIR] [--tlc] TRACE.jsonl",
+		UsageText:   "kcheck verify [--format text|json] [--junit FILE] [--html DIR] [--tlc] TRACE.jsonl|-",
 		Description: verifyDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text or json"},
 			&cli.StringFlag{Name: "junit", Usage: "also write JUnit XML to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "html", Usage: "also write an HTML report into `DIR`", TakesFile: true},
 			&cli.DurationFlag{Name: "linz-timeout", Value: 30 * time.Second, Usage: "time limit for Porcupine"},
+			&cli.BoolFlag{Name: "timing", Usage: "with --format json: say how long the checks took (duration_ms; TLC's Duration); without it the same trace gives the same JSON"},
 			&cli.BoolFlag{Name: "tlc", Usage: "also validate the trace with TLC"},
 			&cli.StringFlag{Name: "jar", Usage: "`PATH` of tla2tools.jar (for --tlc)", EnvVars: []string{"KCHECK_TLA2TOOLS"}, TakesFile: true},
 			&cli.StringFlag{Name: "spec-dir", Value: "spec", Usage: "`DIR` holding IdempotentProducer.tla (for --tlc)"},
 			&cli.DurationFlag{Name: "tlc-timeout", Value: 5 * time.Minute, Usage: "time limit for TLC"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			if c.NArg() > 1 {
 				return usageErrorf("verify takes one trace file, got %d arguments (see kcheck verify --help)", c.NArg())
 			}
 			format := c.String("format")
 			if format != "text" && format != "json" {
 				return usageErrorf("--format %q: want text or json", format)
 			}
+			r, source, closeTrace, err := openTrace(c)
+			if err != nil {
+				return err
+			}
+			defer closeTrace()
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
-				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter}
+				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter, Source: source}
 			if opts.TLC {
-				if err := tlcTraceable(c.Args().First()); err != nil {
+				if err := tlcTraceable(r); err != nil {
 					return err
 				}
 				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
@@ -84,28 +101,74 @@ func verifyCommand() *cli.Command {
 					return usageErrorf("--tlc: --spec-dir %s: %v", opts.SpecDir, err)
 				}
 			}
-			return doVerify(c, c.Args().First(), format, opts)
+			return doVerify(c, r, format, opts)
 		},
 	}
+}
+
+// openTrace opens the trace the command line names, and reads its header: a
+// path, or standard input for "-" or for no argument when standard input is
+// not a terminal (a pipe or a file). source is the trace again when it is a
+// regular file (verify.Options.Source), nil otherwise; the function returned
+// closes the trace.
+func openTrace(c *cli.Context) (r *tracer.Reader, source io.ReaderAt, closeTrace func() error, err error) {
+	path := c.Args().First()
+	if path == "-" || path == "" && readable(c.App.Reader) {
+		r, err := tracer.NewReader(c.App.Reader, verify.StdinName)
+		if err != nil {
+			return nil, nil, nil, usageErrorf("%v", err)
+		}
+		return r, nil, func() error { return nil }, nil
+	}
+	if path == "" {
+		return nil, nil, nil, usageErrorf("verify takes one trace file, got 0 arguments (or - for standard input; see kcheck verify --help)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, usageErrorf("%v", err)
+	}
+	if r, err = tracer.NewReader(f, path); err != nil {
+		f.Close()
+		return nil, nil, nil, usageErrorf("%v", err)
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		source = f
+	}
+	return r, source, f.Close, nil
+}
+
+// readable reports whether in is an input to read a trace from when no
+// argument names one: a pipe or a file, not a terminal or a device such as
+// /dev/null, and not no input at all.
+func readable(in io.Reader) bool {
+	switch in := in.(type) {
+	case noInput:
+		return false
+	case *os.File:
+		st, err := in.Stat()
+		return err == nil && st.Mode()&os.ModeCharDevice == 0
+	}
+	return in != nil
 }
 
 // tlcTraceable refuses --tlc for a trace of the wire (kcheck proxy): TLC
 // validation follows the spec's client actions, which such a trace does not
 // show.
-func tlcTraceable(path string) error {
-	f, err := tracer.Open(path)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	defer f.Close()
-	if f.Header().Writer == tracer.ProxyWriter {
-		return usageErrorf("--tlc: %s was traced on the wire by kcheck proxy, which shows a client's attempts but not its internal steps (epoch bumps, expiries) that TLC trace validation follows; drop --tlc: the Go checks judge it by the broker's rules", path)
+func tlcTraceable(r *tracer.Reader) error {
+	if r.Header().Writer == tracer.ProxyWriter {
+		return usageErrorf("--tlc: %s was traced on the wire by kcheck proxy, which shows a client's attempts but not its internal steps (epoch bumps, expiries) that TLC trace validation follows; drop --tlc: the Go checks judge it by the broker's rules", r.Name())
 	}
 	return nil
 }
 
-func doVerify(c *cli.Context, path, format string, opts verify.Options) error {
-	rep, err := verify.File(c.Context, path, opts)
+func doVerify(c *cli.Context, r *tracer.Reader, format string, opts verify.Options) error {
+	path := r.Name()
+	var col *report.Collector
+	if c.String("html") != "" {
+		col = report.NewCollector()
+		opts.Observers = append(opts.Observers, col)
+	}
+	rep, err := verify.Trace(c.Context, r, opts)
 	if err != nil {
 		var se *tracer.SyntaxError
 		if errors.As(err, &se) || errors.Is(err, os.ErrNotExist) {
@@ -115,20 +178,20 @@ func doVerify(c *cli.Context, path, format string, opts verify.Options) error {
 	}
 	w := c.App.Writer
 	if format == "json" {
-		err = rep.JSON(w)
+		err = report.JSON(w, rep, c.Bool("timing"))
 	} else {
-		err = rep.Text(w)
+		err = report.Text(w, rep)
 	}
 	if err != nil {
 		return err
 	}
 	if f := c.String("junit"); f != "" {
-		if err := writeFileAtomic(f, rep.JUnit); err != nil {
+		if err := writeFileAtomic(f, func(w io.Writer) error { return report.JUnit(w, rep) }); err != nil {
 			return usageErrorf("--junit: %v", err)
 		}
 	}
 	if dir := c.String("html"); dir != "" {
-		if err := writeHTML(dir, rep); err != nil {
+		if err := report.HTML(dir, rep, col); err != nil {
 			return usageErrorf("--html: %v", err)
 		}
 	}
@@ -161,10 +224,4 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// writeHTML writes the HTML report (index.html, and Porcupine's view of each
-// illegal partition) into dir.
-func writeHTML(dir string, rep *verify.Report) error {
-	return rep.WriteHTML(dir)
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kcheck/kcheck/checker/tlc/tlctest"
 )
 
 func TestVerifyRealTraces(t *testing.T) {
@@ -241,5 +246,110 @@ func TestVerifyIncomplete(t *testing.T) {
 	_, stdout, _ = runKcheck(t, "verify", "../../traces/run.jsonl")
 	if strings.Contains(stdout, "incomplete") {
 		t.Errorf("a complete trace called incomplete:\n%s", stdout)
+	}
+}
+
+// runKcheckStdin is runKcheck with stdin as standard input.
+func runKcheckStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = runWithStdin(context.Background(), append([]string{"kcheck"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// A trace on standard input, as "-" or as no argument, gets the report the
+// file gets, named <stdin>; one cut short gets the file's error, exit 2.
+func TestVerifyStdin(t *testing.T) {
+	for _, path := range []string{"../../traces/run.jsonl", "../../traces/first-ack-off.jsonl", "../../traces/fixtures/bad-duplicate.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCode, want, _ := runKcheck(t, "verify", path)
+		want = strings.ReplaceAll(want, path, "<stdin>")
+		for _, args := range [][]string{{"verify", "-"}, {"verify"}} {
+			code, got, stderr := runKcheckStdin(t, string(data), args...)
+			if code != wantCode || got != want {
+				t.Errorf("%s on stdin (%q): exit %d, want %d; stderr %q\ngot:\n%s\nwant:\n%s", path, args, code, wantCode, stderr, got, want)
+			}
+		}
+	}
+	data, err := os.ReadFile("../../traces/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	cut := strings.Join(lines[:40], "") + strings.TrimSuffix(lines[40], "\n")
+	code, stdout, stderr := runKcheckStdin(t, cut, "verify", "-")
+	if code != exitUsage || !strings.Contains(stderr, "<stdin>:41: truncated last line") || stdout != "" {
+		t.Errorf("a trace cut short on stdin: exit %d, stdout %q, stderr %q; want exit 2 and <stdin>:41", code, stdout, stderr)
+	}
+	code, _, stderr = runKcheckStdin(t, lines[0]+"not json\n", "verify")
+	if code != exitUsage || !strings.Contains(stderr, "<stdin>:2: not a valid event") {
+		t.Errorf("junk on stdin: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runKcheckStdin(t, "", "verify", "-")
+	if code != exitUsage || !strings.Contains(stderr, "<stdin>:1: empty trace") {
+		t.Errorf("empty stdin: exit %d, stderr %q", code, stderr)
+	}
+	// No argument and no input to read: the usage error it always was.
+	code, _, stderr = runKcheck(t, "verify")
+	if code != exitUsage || !strings.Contains(stderr, "verify takes one trace file") {
+		t.Errorf("no argument, no stdin: exit %d, stderr %q", code, stderr)
+	}
+	proxy, err := os.ReadFile("../../traces/proxy/java-4.3.1-on-kafka-4.1.0.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runKcheckStdin(t, string(proxy), "verify", "--tlc", "-")
+	if code != exitUsage || !strings.Contains(stderr, "--tlc: <stdin> was traced on the wire by kcheck proxy") {
+		t.Errorf("--tlc of a proxy trace on stdin: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// --tlc reads standard input once too: TLC validates the translation made in
+// verify's one pass, and needs no trace file.
+func TestVerifyTLCStdin(t *testing.T) {
+	jar := tlctest.Jar(t)
+	data, err := os.ReadFile("../../traces/fixtures/ok-disconnect-retry.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runKcheckStdin(t, string(data), "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "-")
+	if code != exitOK || !strings.Contains(stdout, "TLC trace validation: accepted") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// --html and --junit from standard input: the page the file gets, drawn from
+// the one pass, with the trace named <stdin>.
+func TestVerifyStdinHTML(t *testing.T) {
+	const path = "../../traces/first-ack-off.jsonl"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fromFile, fromStdin := filepath.Join(dir, "file"), filepath.Join(dir, "stdin")
+	if code, _, stderr := runKcheck(t, "verify", "--html", fromFile, path); code != exitMismatch {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runKcheckStdin(t, string(data), "verify", "--html", fromStdin, "--junit", filepath.Join(dir, "junit.xml"), "-"); code != exitMismatch {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checked := regexp.MustCompile(`checked in [0-9.]+[µmn]?s`)
+	page := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checked.ReplaceAllString(string(b), "checked in X")
+	}
+	want := strings.ReplaceAll(page(fromFile), path, "&lt;stdin&gt;")
+	if got := page(fromStdin); got != want {
+		t.Errorf("the page from stdin differs from the file's (%d bytes, want %d)", len(got), len(want))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil || !strings.Contains(string(b), `name="kcheck verify &lt;stdin&gt;"`) {
+		t.Errorf("junit.xml: %v\n%s", err, b)
 	}
 }

@@ -1,4 +1,4 @@
-package verify
+package report
 
 import (
 	"context"
@@ -13,19 +13,18 @@ import (
 	"time"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/checker/verify/synth"
 	"github.com/kcheck/kcheck/tracer"
 )
 
 // renderHTML verifies the trace at path and writes its HTML report into a
 // temporary directory, returning the report, the directory and index.html.
-func renderHTML(t *testing.T, path string) (*Report, string, string) {
+func renderHTML(t *testing.T, path string) (*verify.Report, string, string) {
 	t.Helper()
-	rep, err := File(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, col := verifyCollect(t, path)
 	dir := filepath.Join(t.TempDir(), "html")
-	if err := rep.WriteHTML(dir); err != nil {
+	if err := HTML(dir, rep, col); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "index.html"))
@@ -33,6 +32,17 @@ func renderHTML(t *testing.T, path string) (*Report, string, string) {
 		t.Fatal(err)
 	}
 	return rep, dir, string(b)
+}
+
+// verifyCollect verifies the trace at path, collecting for the HTML report.
+func verifyCollect(t *testing.T, path string) (*verify.Report, *Collector) {
+	t.Helper()
+	col := NewCollector()
+	rep, err := verify.File(context.Background(), path, verify.Options{Observers: []verify.Observer{col}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, col
 }
 
 var (
@@ -43,7 +53,7 @@ var (
 // checkPage holds what every page must be: self-contained, one timeline per
 // partition, every violation listed, every link to an anchor or a file that
 // is there.
-func checkPage(t *testing.T, rep *Report, dir, page string) {
+func checkPage(t *testing.T, rep *verify.Report, dir, page string) {
 	t.Helper()
 	for _, bad := range []string{"http:", "https:", "//cdn", "src=", "<link", "@import", "@font-face"} {
 		if strings.Contains(page, bad) {
@@ -98,7 +108,7 @@ func checkPage(t *testing.T, rep *Report, dir, page string) {
 
 func TestHTMLFirstAckOff(t *testing.T) {
 	rep, dir, page := renderHTML(t, "../../traces/first-ack-off.jsonl")
-	if rep.Verdict != Violations {
+	if rep.Verdict != verify.Violations {
 		t.Fatalf("verdict %s", rep.Verdict)
 	}
 	checkPage(t, rep, dir, page)
@@ -121,7 +131,7 @@ func TestHTMLFirstAckOff(t *testing.T) {
 
 func TestHTMLRun(t *testing.T) {
 	rep, dir, page := renderHTML(t, "../../traces/run.jsonl")
-	if rep.Verdict != Valid {
+	if rep.Verdict != verify.Valid {
 		t.Fatalf("verdict %s", rep.Verdict)
 	}
 	checkPage(t, rep, dir, page)
@@ -177,7 +187,10 @@ func TestHTMLFixtures(t *testing.T) {
 // TestHTMLLarge holds the drawing caps: a long trace gives a page of a
 // bounded size that says what it left out.
 func TestHTMLLarge(t *testing.T) {
-	path := synthTrace(t, 100_000)
+	path := filepath.Join(t.TempDir(), "synth.jsonl")
+	if err := synth.Write(path, 100_000); err != nil {
+		t.Fatal(err)
+	}
 	rep, dir, page := renderHTML(t, path)
 	checkPage(t, rep, dir, page)
 	bars := strings.Count(page, `<rect class="a `)
@@ -260,18 +273,18 @@ func TestHTMLManyPartitions(t *testing.T) {
 // TestHTMLErrors: a directory that cannot be written is an error naming it,
 // and a failure leaves no file behind.
 func TestHTMLErrors(t *testing.T) {
-	rep, err := File(context.Background(), "../../traces/fixtures/bad-duplicate.jsonl", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, col := verifyCollect(t, "../../traces/fixtures/bad-duplicate.jsonl")
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := HTML(filepath.Join(tmp, "nil"), rep, nil); err == nil || !strings.Contains(err.Error(), "no Collector") {
+		t.Errorf("HTML with no Collector = %v, want an error saying so", err)
+	}
 	dir := filepath.Join(file, "html")
-	if err := rep.WriteHTML(dir); err == nil || !strings.Contains(err.Error(), dir) {
-		t.Errorf("WriteHTML(%s) = %v, want an error naming it", dir, err)
+	if err := HTML(dir, rep, col); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("HTML(%s) = %v, want an error naming it", dir, err)
 	}
 
 	// index.html cannot replace a directory: nothing may be left, not even
@@ -280,8 +293,8 @@ func TestHTMLErrors(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "index.html", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteHTML(dir); err == nil {
-		t.Error("WriteHTML over a directory named index.html succeeded")
+	if err := HTML(dir, rep, col); err == nil {
+		t.Error("HTML over a directory named index.html succeeded")
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -355,4 +368,19 @@ func lineWith(s, sub string) string {
 		s = s[:j]
 	}
 	return s
+}
+
+// The page carries its CSS and script, the embedded files html/page.css and
+// html/page.js, byte for byte.
+func TestHTMLEmbedsAssets(t *testing.T) {
+	_, _, page := renderHTML(t, "../../traces/fixtures/bad-gap.jsonl")
+	for _, f := range []string{"html/page.css", "html/page.js"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 1000 || !strings.Contains(page, string(b)) {
+			t.Errorf("the page lacks %s (%d bytes)", f, len(b))
+		}
+	}
 }

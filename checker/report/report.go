@@ -1,4 +1,9 @@
-package verify
+// Package report writes what kcheck verify found (a verify.Report) for
+// people and machines: Text, JSON and JUnit to an io.Writer, and HTML into
+// a directory, its page drawn from what a Collector gathered in verify's
+// one pass over the trace. The page's template, CSS and script are files of
+// html/, embedded.
+package report
 
 import (
 	"bufio"
@@ -6,48 +11,17 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
 )
 
-// collectSlices reads the trace lines the violations name, in one pass.
-func (r *Report) collectSlices() error {
-	want := map[int]bool{}
-	for _, v := range r.Violations {
-		for _, l := range v.Lines {
-			want[l] = true
-		}
-	}
-	r.Slices = map[int]string{}
-	if len(want) == 0 {
-		return nil
-	}
-	f, err := os.Open(r.File)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), tracer.MaxLineBytes+1)
-	for n := 1; sc.Scan(); n++ {
-		if want[n] {
-			line := sc.Text()
-			if len(line) > 300 {
-				line = line[:300] + " ..."
-			}
-			r.Slices[n] = line
-		}
-	}
-	return sc.Err()
-}
-
-// Text writes the report for a person: the verdict first, then each
+// Text writes r for a person: the verdict first, then each
 // violation with the trace lines that show it.
-func (r *Report) Text(w io.Writer) error {
+func Text(w io.Writer, r *verify.Report) error {
 	bw := bufio.NewWriter(w)
 	h := r.Header
 	fmt.Fprintf(bw, "kcheck verify %s: %s\n", r.File, strings.ToUpper(string(r.Verdict)))
@@ -117,18 +91,18 @@ func (r *Report) Text(w io.Writer) error {
 
 // jsonReport is the machine-readable form.
 type jsonReport struct {
-	File        string          `json:"file"`
-	Verdict     Verdict         `json:"verdict"`
-	Events      int             `json:"events"`
-	Header      tracer.Header   `json:"header"`
-	Conformance string          `json:"conformance,omitempty"`
-	Linz        string          `json:"linearizability"`
-	LinzNotes   []string        `json:"linearizability_notes,omitempty"`
-	Order       any             `json:"order"`
-	TLC         *TLCResult      `json:"tlc,omitempty"`
-	ReadBack    jsonReadBack    `json:"read_back"`
-	Violations  []jsonViolation `json:"violations"`
-	DurationMs  int64           `json:"duration_ms"`
+	File        string            `json:"file"`
+	Verdict     verify.Verdict    `json:"verdict"`
+	Events      int               `json:"events"`
+	Header      tracer.Header     `json:"header"`
+	Conformance string            `json:"conformance,omitempty"`
+	Linz        string            `json:"linearizability"`
+	LinzNotes   []string          `json:"linearizability_notes,omitempty"`
+	Order       any               `json:"order"`
+	TLC         *verify.TLCResult `json:"tlc,omitempty"`
+	ReadBack    jsonReadBack      `json:"read_back"`
+	Violations  []jsonViolation   `json:"violations"`
+	DurationMs  int64             `json:"duration_ms,omitempty"`
 }
 
 // jsonReadBack is Coverage, and for an incomplete trace what Incomplete says.
@@ -152,11 +126,19 @@ type jsonViolation struct {
 	Detail     string       `json:"detail"`
 }
 
-// JSON writes the report as one JSON object.
-func (r *Report) JSON(w io.Writer) error {
+// JSON writes r as one JSON object. It says how long the checks took
+// (duration_ms, and TLC's Duration) only with timing, so that the same trace
+// gives the same bytes.
+func JSON(w io.Writer, r *verify.Report, timing bool) error {
 	jr := jsonReport{File: r.File, Verdict: r.Verdict, Events: r.Events, Header: r.Header, Conformance: r.Conformance,
-		Linz: string(r.Linz), LinzNotes: r.LinzNotes, Order: r.Order, TLC: r.TLC, DurationMs: r.Duration.Milliseconds(),
-		Violations: []jsonViolation{}}
+		Linz: string(r.Linz), LinzNotes: r.LinzNotes, Order: r.Order, TLC: r.TLC, Violations: []jsonViolation{}}
+	if timing {
+		jr.DurationMs = r.Duration.Milliseconds()
+	} else if r.TLC != nil {
+		t := *r.TLC
+		t.Duration = 0
+		jr.TLC = &t
+	}
 	jr.ReadBack = jsonReadBack{Complete: r.ReadBack.Complete(), Read: r.ReadBack.Read}
 	jr.ReadBack.Summary, jr.ReadBack.Notes = r.Incomplete()
 	for _, s := range r.ReadBack.Unread {
@@ -170,9 +152,9 @@ func (r *Report) JSON(w io.Writer) error {
 	return enc.Encode(jr)
 }
 
-// JUnit writes the report as JUnit XML: one test case per check, failing
+// JUnit writes r as JUnit XML: one test case per check, failing
 // with its violations, so CI systems show what broke.
-func (r *Report) JUnit(w io.Writer) error {
+func JUnit(w io.Writer, r *verify.Report) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr"`
