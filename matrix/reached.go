@@ -73,12 +73,12 @@ type Reacher struct {
 	fired   []int
 	met     []int
 	pending []*pendingHold
-	sent    map[sentKey]bool // every attempt's partition, epoch and sequence, for until=seq:K
-	last    map[int32]int64  // a partition's last attempt, trace time
-	gap     map[int32]int64  // its longest gap between attempts
+	last    map[int32]int64 // a partition's last attempt, trace time
+	gap     map[int32]int64 // its longest gap between attempts
 	// att numbers the trace's attempts as kcheck proxy did when it chose
 	// which to fault; latest is each attempt's numbers, by partition,
-	// epoch and sequence (the Fault event names no more), and first each
+	// epoch and sequence (the Fault event names no more; its keys are every
+	// attempt sent, for until=seq:K), and first each
 	// batch's first record id (a Resend does not list its records).
 	att    *fault.Attempts
 	latest map[sentKey]fault.Attempt
@@ -97,8 +97,15 @@ func NewReacher(steps []Step) *Reacher {
 		fs[i] = steps[i].Fault
 	}
 	return &Reacher{steps: steps, fired: make([]int, len(steps)), met: make([]int, len(steps)),
-		sent: map[sentKey]bool{}, last: map[int32]int64{}, gap: map[int32]int64{},
+		last: map[int32]int64{}, gap: map[int32]int64{},
 		att: fault.NewAttempts(fs), latest: map[sentKey]fault.Attempt{}, first: map[batchKey]int64{}}
+}
+
+// wasSent reports whether an attempt with k's partition, epoch and base
+// sequence was sent.
+func (r *Reacher) wasSent(k sentKey) bool {
+	_, ok := r.latest[k]
+	return ok
 }
 
 type sentKey struct {
@@ -119,7 +126,7 @@ func (r *Reacher) Add(e *tracer.Event) {
 			}
 			r.fired[i]++
 			switch {
-			case s.Wait == "seq" && r.sent[sentKey{e.Partition, e.Epoch, s.WaitSeq}]:
+			case s.Wait == "seq" && r.wasSent(sentKey{e.Partition, e.Epoch, s.WaitSeq}):
 				r.met[i]++ // sent before the held attempt: the proxy counts it too
 			case s.Wait != "":
 				r.pending = append(r.pending, &pendingHold{step: i, p: e.Partition, ep: e.Epoch, seq: e.Seq, node: e.Node})
@@ -132,7 +139,6 @@ func (r *Reacher) Add(e *tracer.Event) {
 		}
 		r.last[e.Partition] = e.T
 		k := sentKey{e.Partition, e.Epoch, e.Seq}
-		r.sent[k] = true
 		bk := batchKey{e.Partition, e.Batch}
 		if _, ok := r.first[bk]; !ok {
 			r.first[bk] = -1
