@@ -54,37 +54,23 @@ type encoder struct {
 	pid    int64
 	codec  recordbatch.Codec
 	traced bool
-	sizes  []int  // body size of each record of the batch being encoded
 	idBuf  []byte // a record's kcheck-id while it is encoded
 	recBuf []byte // the records section of a batch being compressed
 }
 
-// measure computes the body sizes of b's records into e.sizes and returns
-// the size of b's uncompressed records section.
-func (e *encoder) measure(b *batch) int {
-	e.sizes = e.sizes[:0]
-	total := 0
+// appendRecords appends b's records section, uncompressed, to dst, each
+// record's size computed as it is written (messageBodySize).
+func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
 	for i := range b.recs {
 		m := b.recs[i].msg
+		tsDelta := m.Timestamp.UnixMilli() - b.baseTs
 		var id int64
 		if e.traced {
 			id = b.ids[i]
 		}
-		n := messageBodySize(m, m.Timestamp.UnixMilli()-b.baseTs, int32(i), e.traced, id)
-		e.sizes = append(e.sizes, n)
-		total += recordbatch.VarintLen(int64(n)) + n
-	}
-	return total
-}
-
-// appendRecords appends b's records section, uncompressed, to dst; e.sizes
-// must hold their sizes (measure).
-func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
-	for i := range b.recs {
-		m := b.recs[i].msg
-		dst = binary.AppendVarint(dst, int64(e.sizes[i]))
+		dst = binary.AppendVarint(dst, int64(messageBodySize(m, tsDelta, int32(i), e.traced, id)))
 		dst = append(dst, 0) // attributes
-		dst = binary.AppendVarint(dst, m.Timestamp.UnixMilli()-b.baseTs)
+		dst = binary.AppendVarint(dst, tsDelta)
 		dst = binary.AppendVarint(dst, int64(i))
 		dst = appendVarintBytes(dst, m.Key)
 		dst = appendVarintBytes(dst, m.Value)
@@ -100,7 +86,7 @@ func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
 			dst = appendVarintBytes(dst, h.Value)
 		}
 		if e.traced {
-			e.idBuf = strconv.AppendInt(e.idBuf[:0], b.ids[i], 10)
+			e.idBuf = strconv.AppendInt(e.idBuf[:0], id, 10)
 			dst = binary.AppendVarint(dst, int64(len(recordbatch.IDHeader)))
 			dst = append(dst, recordbatch.IDHeader...)
 			dst = appendVarintBytes(dst, e.idBuf)
@@ -112,7 +98,6 @@ func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
 // compress compresses b's records into b.payload, with a buffer from bufs;
 // a batch of a compressed codec is compressed once, before its first send.
 func (e *encoder) compress(b *batch, bufs *bufPool) error {
-	e.measure(b)
 	e.recBuf = e.appendRecords(e.recBuf[:0], b)
 	out, err := e.codec.Compress(bufs.get(), e.recBuf)
 	if err != nil {
@@ -123,16 +108,20 @@ func (e *encoder) compress(b *batch, bufs *bufPool) error {
 	return nil
 }
 
-// batchSize returns the size of b encoded, and prepares appendBatch.
+// batchSize returns the size of b encoded: for an uncompressed batch the
+// size Produce added up as it appended the records (batch.size, the same
+// messageBodySize of each record at its offset and timestamp deltas), so the
+// records are not sized a second time before they are written. AppendTo
+// checks it against what appendBatch wrote.
 func (e *encoder) batchSize(b *batch) int {
 	if e.codec != recordbatch.CodecNone {
 		return recordbatch.HeaderSize + len(b.payload)
 	}
-	return recordbatch.HeaderSize + e.measure(b)
+	return b.size
 }
 
 // appendBatch appends b as a v2 record batch with its current epoch and
-// sequence; batchSize(b) must come right before it.
+// sequence.
 func (e *encoder) appendBatch(dst []byte, b *batch) []byte {
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, 0) // base offset
@@ -248,13 +237,7 @@ func (r *produceRequest) AppendTo(dst []byte) []byte {
 				continue
 			}
 			dst = binary.BigEndian.AppendUint32(dst, uint32(c.part.id))
-			size := r.enc.batchSize(c)
-			if flex {
-				dst = binary.AppendUvarint(dst, uint64(size)+1)
-			} else {
-				dst = binary.BigEndian.AppendUint32(dst, uint32(size))
-			}
-			dst = r.enc.appendBatch(dst, c)
+			dst = r.appendSized(dst, c, flex)
 			if flex {
 				dst = append(dst, 0) // partition tags
 			}
@@ -267,6 +250,28 @@ func (r *produceRequest) AppendTo(dst []byte) []byte {
 		dst = append(dst, 0) // request tags
 	}
 	return dst
+}
+
+// appendSized appends b with its size before it. The size is batchSize's;
+// if the batch came out another size (a Message changed after Produce,
+// which Produce's documentation forbids), it is written again after its
+// true size, so the request stays well-formed.
+func (r *produceRequest) appendSized(dst []byte, b *batch, flex bool) []byte {
+	start, size := len(dst), r.enc.batchSize(b)
+	for try := 0; ; try++ {
+		if flex {
+			dst = binary.AppendUvarint(dst, uint64(size)+1)
+		} else {
+			dst = binary.BigEndian.AppendUint32(dst, uint32(size))
+		}
+		at := len(dst)
+		dst = r.enc.appendBatch(dst, b)
+		if got := len(dst) - at; got != size && try == 0 {
+			dst, size = dst[:start], got
+			continue
+		}
+		return dst
+	}
 }
 
 // firstOfTopic reports whether batches[i] is the first batch of its topic.

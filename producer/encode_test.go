@@ -16,7 +16,8 @@ import (
 // with ids when traced.
 func encodeTestBatch(rng *rand.Rand, part *partition, n int, traced bool) *batch {
 	base := time.UnixMilli(1_700_000_000_000 + rng.Int64N(1000))
-	b := &batch{part: part, baseTs: base.UnixMilli(), maxTs: base.UnixMilli(), seq: rng.Int32N(1 << 30), epoch: int16(rng.IntN(100))}
+	b := &batch{part: part, baseTs: base.UnixMilli(), maxTs: base.UnixMilli(), seq: rng.Int32N(1 << 30), epoch: int16(rng.IntN(100)),
+		size: recordbatch.HeaderSize}
 	for i := 0; i < n; i++ {
 		m := &Message{Topic: part.topic, Timestamp: base.Add(time.Duration(rng.IntN(2000)-500) * time.Millisecond)}
 		if i == 0 {
@@ -37,9 +38,14 @@ func encodeTestBatch(rng *rand.Rand, part *partition, n int, traced bool) *batch
 		}
 		b.recs = append(b.recs, pendingRecord{msg: m})
 		b.maxTs = max(b.maxTs, m.Timestamp.UnixMilli())
+		var id int64
 		if traced {
-			b.ids = append(b.ids, rng.Int64N(1<<40)+1)
+			id = rng.Int64N(1<<40) + 1
+			b.ids = append(b.ids, id)
 		}
+		// What Produce adds up (batch.size).
+		body := messageBodySize(m, m.Timestamp.UnixMilli()-b.baseTs, int32(i), traced, id)
+		b.size += recordbatch.VarintLen(int64(body)) + body
 	}
 	return b
 }
@@ -140,6 +146,73 @@ func TestProduceRequestMatchesKmsg(t *testing.T) {
 		}
 		if r.IsFlexible() != want.IsFlexible() {
 			t.Fatalf("v%d: IsFlexible %v, kmsg says %v", v, r.IsFlexible(), want.IsFlexible())
+		}
+	}
+}
+
+// TestProduceSizesAsEncoded: the size Produce adds up for a batch
+// (batch.size, which batchSize gives for an uncompressed batch) is the size
+// the batch encodes to, for batches Produce fills and seals itself: random
+// keys, values, headers and timestamps, traced or not, one partition, no
+// sender.
+func TestProduceSizesAsEncoded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, traced := range []bool{false, true} {
+		c := defaults()
+		c.batchBytes = 2048
+		part := newPartition("t", 0)
+		p := &Producer{cfg: c, ids: traced, gate: newGate(1 << 20), wake: make(chan struct{}, 1)}
+		p.meta.Store(&snapshot{topics: map[string]*topicInfo{"t": {parts: []*partition{part}, leaders: []int32{0}}}})
+		base := time.UnixMilli(1_700_000_000_000)
+		ctx := t.Context()
+		for i := range 500 {
+			m := &Message{Topic: "t", Value: bytes.Repeat([]byte{'v'}, rng.IntN(700))}
+			if i%7 != 0 {
+				m.Timestamp = base.Add(time.Duration(rng.IntN(300_000)-1000) * time.Millisecond)
+			}
+			if rng.IntN(2) == 0 {
+				m.Key = []byte(strconv.Itoa(rng.IntN(1000)))
+			}
+			for range rng.IntN(3) {
+				m.Headers = append(m.Headers, kmsg.Header{Key: "h", Value: []byte(strconv.Itoa(rng.IntN(1 << 20)))})
+			}
+			p.Produce(ctx, m, nil)
+		}
+		batches := append(part.sealed, part.open)
+		if len(batches) < 10 {
+			t.Fatalf("traced=%v: only %d batches", traced, len(batches))
+		}
+		e := &encoder{pid: 1, codec: recordbatch.CodecNone, traced: traced}
+		for i, b := range batches {
+			if got := len(e.appendBatch(nil, b)); got != e.batchSize(b) {
+				t.Fatalf("traced=%v, batch %d of %d records: Produce sized it %d bytes, it encodes to %d", traced, i, len(b.recs), e.batchSize(b), got)
+			}
+		}
+	}
+}
+
+// TestProduceRequestResizes: a batch whose Message changed after Produce
+// sized it (which Produce's documentation forbids) still makes a
+// well-formed request, its batch written after its true size.
+func TestProduceRequestResizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	e := &encoder{pid: 7, codec: recordbatch.CodecNone}
+	b := encodeTestBatch(rng, newPartition("a", 0), 3, false)
+	b.recs[1].msg.Value = append(b.recs[1].msg.Value, bytes.Repeat([]byte{'x'}, 200)...)
+	for _, v := range []int16{8, 9} { // fixed-width and varint sizes
+		r := &produceRequest{timeout: 30000, batches: []*batch{b}, enc: e}
+		r.SetVersion(v)
+		want := kmsg.NewPtrProduceRequest()
+		want.SetVersion(v)
+		want.Acks, want.TimeoutMillis = -1, 30000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "a"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = e.appendBatch(nil, b)
+		rt.Partitions = append(rt.Partitions, rp)
+		want.Topics = append(want.Topics, rt)
+		if got, want := r.AppendTo(nil), want.AppendTo(nil); !bytes.Equal(got, want) {
+			t.Fatalf("v%d: a resized batch encodes differently from kmsg.ProduceRequest", v)
 		}
 	}
 }

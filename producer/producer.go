@@ -54,8 +54,9 @@ type Producer struct {
 	nextB    atomic.Int64
 	rr       atomic.Uint32 // round robin for records without a key
 
-	stats stats
-	bufs  *bufPool
+	stats   stats
+	bufs    *bufPool
+	batches batchPool // done batches (sender.release) for Produce to fill again
 
 	wake     chan struct{}
 	nextWake atomic.Int64 // the sender's next timer (unix ns); 0 while it is busy, -1 for none
@@ -265,7 +266,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		size = recordbatch.VarintLen(int64(body)) + body
 		// Room for as many records as batch.size holds of this one's size.
 		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
-		b = newBatch(est)
+		b = p.batches.get(est)
 		*b = batch{
 			id:      p.nextB.Add(1),
 			part:    part,
@@ -308,52 +309,6 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	if wake {
 		p.wakeSender()
 	}
-}
-
-// A batch and the array behind its records' slice in one allocation, for
-// the common sizes (newBatch).
-type (
-	batch8 struct {
-		b batch
-		r [8]pendingRecord
-	}
-	batch16 struct {
-		b batch
-		r [16]pendingRecord
-	}
-	batch32 struct {
-		b batch
-		r [32]pendingRecord
-	}
-	batch64 struct {
-		b batch
-		r [64]pendingRecord
-	}
-)
-
-// newBatch returns an empty batch with room for est records, allocated
-// with its records' array in one object when est is 64 or less: one
-// allocation per batch instead of two.
-func newBatch(est int) *batch {
-	switch {
-	case est <= 8:
-		x := new(batch8)
-		x.b.recs = x.r[:0:est]
-		return &x.b
-	case est <= 16:
-		x := new(batch16)
-		x.b.recs = x.r[:0:est]
-		return &x.b
-	case est <= 32:
-		x := new(batch32)
-		x.b.recs = x.r[:0:est]
-		return &x.b
-	case est <= 64:
-		x := new(batch64)
-		x.b.recs = x.r[:0:est]
-		return &x.b
-	}
-	return &batch{recs: make([]pendingRecord, 0, est)}
 }
 
 // partitionFor picks m's partition from the metadata snapshot, fetching

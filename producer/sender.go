@@ -245,9 +245,12 @@ func (s *sender) pop(part *partition) *batch {
 	var b *batch
 	switch {
 	case len(part.sealed) > 0:
+		// Shift the rest down rather than reslice, so that the slice keeps
+		// its capacity and Produce's append does not allocate again.
 		b = part.sealed[0]
-		part.sealed[0] = nil
-		part.sealed = part.sealed[1:]
+		n := copy(part.sealed, part.sealed[1:])
+		part.sealed[n] = nil
+		part.sealed = part.sealed[:n]
 	case part.open != nil:
 		b = part.open
 		part.open = nil
@@ -406,13 +409,17 @@ func (s *sender) failRecords(b *batch, err error) {
 
 // release frees a done batch's buffer slots (with the others freed in the
 // same pass over the inbox or step: see freeSlots) and recycles its
-// compressed records.
+// compressed records and the batch itself (batchPool): the application has
+// been told of its records, and neither the core (the batch is out of its
+// partition's in-flight batches and of every outstanding request) nor the
+// sender looks at it again.
 func (s *sender) release(b *batch) {
 	s.freed += len(b.recs)
 	if b.payload != nil {
 		s.p.bufs.put(b.payload[:0])
 		b.payload = nil
 	}
+	s.p.batches.put(b)
 }
 
 func (s *sender) conn(node int32) *brokerConn {
