@@ -27,24 +27,77 @@ import (
 // answered. Two partitions go into one part when the trace leaves the last
 // two unexplained by each partition alone: an attempt of one answered (or
 // hit by a fault) while an earlier attempt of the other on the same
-// connection was not yet, or a Disconnect that lost attempts of both with
-// anyHandled TRUE (TLC tries every prefix of the connection's requests).
+// connection was not yet, or a Disconnect that lost attempts of both, with
+// anyHandled TRUE because of what each did next (TLC tries every prefix of
+// the connection's requests, and the prefixes of the two must be one).
 // A Disconnect with no attempt outstanding joins every partition into one
 // part: the whole-trace check rejects it, and so must the split.
-func (t *Translator) Split() ([]*Module, error) {
+//
+// With runs > 0, the parts are packed into at most that many modules, each
+// checking several parts at once (parts share nothing, so one run follows
+// them as well as several do), balanced by their lines: each TLC run costs
+// a JVM's start, and a state of a few partitions is still small.
+func (t *Translator) Split(runs int) ([]*Module, error) {
 	pl, err := t.plan()
 	if err != nil {
 		return nil, err
 	}
+	parts := pl.parts()
+	groups := make([][]int32, len(parts))
+	copy(groups, parts)
+	if runs > 0 && runs < len(parts) {
+		groups = pack(parts, pl.lines(), runs)
+	}
 	var mods []*Module
-	for _, part := range pl.parts() {
+	for _, g := range groups {
 		only := map[int32]bool{}
-		for _, p := range part {
+		for _, p := range g {
 			only[p] = true
 		}
 		mods = append(mods, pl.render(only))
 	}
 	return mods, nil
+}
+
+// lines counts each partition's lines of TraceLog.
+func (pl *plan) lines() map[int32]int {
+	n := map[int32]int{}
+	for _, e := range pl.log {
+		if e.p != -1 {
+			n[e.p]++
+		}
+	}
+	return n
+}
+
+// pack puts the parts into at most runs groups, the largest part first into
+// the group with the fewest lines so far; each group's partitions sorted.
+func pack(parts [][]int32, lines map[int32]int, runs int) [][]int32 {
+	size := func(part []int32) int {
+		n := 0
+		for _, p := range part {
+			n += lines[p]
+		}
+		return n
+	}
+	order := slices.Clone(parts)
+	slices.SortStableFunc(order, func(a, b []int32) int { return cmp.Compare(size(b), size(a)) })
+	groups := make([][]int32, runs)
+	load := make([]int, runs)
+	for _, part := range order {
+		g := slices.Index(load, slices.Min(load))
+		groups[g] = append(groups[g], part...)
+		load[g] += size(part)
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if len(g) > 0 {
+			slices.Sort(g)
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b []int32) int { return cmp.Compare(a[0], b[0]) })
+	return out
 }
 
 // parts groups the plan's partitions into the parts Split checks apart.
@@ -79,9 +132,9 @@ func (pl *plan) parts() [][]int32 {
 			for _, p := range ps[1:] {
 				join(ps[0], p)
 			}
-		case e.fields[len(e.fields)-1] == "anyHandled |-> TRUE":
-			for _, p := range e.parts[1:] {
-				join(e.parts[0], p)
+		case len(e.matters) > 1:
+			for _, p := range e.matters[1:] {
+				join(e.matters[0], p)
 			}
 		}
 	}
@@ -96,11 +149,11 @@ func (pl *plan) parts() [][]int32 {
 }
 
 // CheckAll has TLC validate each module (the parts from Split), up to
-// parallel at once (0: one per CPU), and combines the verdicts: accepted
-// when every part is. A rejected part's furthest line is the verdict's
-// (the lowest such line when several are rejected); the other runs are
-// stopped once one part is rejected. States add up; Duration is the wall
-// time of them all.
+// parallel at once (0: one per CPU), and combines the verdicts: rejected
+// if any part is, with the furthest line the whole-trace check would give
+// (the lowest of the rejected parts'); else inconclusive if any part is;
+// else accepted. Every part runs to its end, so the line is exact; only an
+// error stops the others. States add up; Duration is the wall time.
 func CheckAll(ctx context.Context, mods []*Module, specDir, jar string, timeout time.Duration, parallel int) (*Verdict, error) {
 	if len(mods) == 0 {
 		return nil, errors.New("tv: no module to check")
@@ -120,9 +173,8 @@ func CheckAll(ctx context.Context, mods []*Module, specDir, jar string, timeout 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				v, err := Check(ctx, mods[i], specDir, jar, timeout)
-				verdicts[i], errs[i] = v, err
-				if err != nil || !v.Accepted {
+				verdicts[i], errs[i] = Check(ctx, mods[i], specDir, jar, timeout)
+				if errs[i] != nil {
 					cancel()
 				}
 			}
@@ -138,29 +190,33 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("partitions %v: %w", mods[i].Partitions, err)
+		case verdicts[i] == nil: // never started: the caller's context ended
+			return nil, fmt.Errorf("tv: %w", ctx.Err())
+		}
+	}
 
 	all := &Verdict{Accepted: true, Parts: len(mods)}
 	for i, v := range verdicts {
-		if v == nil {
-			continue
-		}
 		all.States += v.States
-		if !v.Accepted {
-			if all.Accepted || v.Furthest < all.Furthest {
-				all.Furthest = v.Furthest
-				all.Rejected = mods[i].Partitions
+		switch {
+		case v.Inconclusive != "":
+			if all.Inconclusive == "" {
+				all.Inconclusive = fmt.Sprintf("partitions %v: %s", mods[i].Partitions, v.Inconclusive)
+			}
+			all.Accepted = false
+		case !v.Accepted:
+			if all.Rejected == nil || v.Furthest < all.Furthest {
+				all.Furthest, all.Rejected = v.Furthest, mods[i].Partitions
 			}
 			all.Accepted = false
 		}
 	}
-	if all.Accepted {
-		// Every part ran (none rejected, so none was stopped): an error is
-		// the verdict's.
-		for i, err := range errs {
-			if err != nil {
-				return nil, fmt.Errorf("partitions %v: %w", mods[i].Partitions, err)
-			}
-		}
+	if all.Rejected != nil {
+		all.Inconclusive = ""
 	}
 	all.Duration = time.Since(start)
 	return all, nil

@@ -40,9 +40,11 @@ type entry struct {
 	fields []string // TLA+ record fields, "name |-> value"
 	// p is the partition the line acts on; -1 for a Disconnect, which acts
 	// on parts, the partitions with attempts outstanding on its connection.
-	p     int32
-	parts []int32
-	bump  bool // a Bump: other parts of a split see it as EpochMoves (split.go)
+	p       int32
+	parts   []int32
+	matters []int32 // of a Disconnect with anyHandled TRUE: the partitions the prefix matters to
+	bump    bool // a Bump: other parts of a split see it as EpochMoves (split.go)
+	before  int  // set by render: the line of the entry before it in the whole trace
 }
 
 // Module is a trace translated for TLC.
@@ -53,6 +55,10 @@ type Module struct {
 	// Partitions are the partitions the module follows: all of the trace's,
 	// or one part of a split (Split).
 	Partitions []int32
+	// before[i] is the trace line of the whole trace's TraceLog line just
+	// before TraceLog[i+1] (0: none), so that a part's furthest line is
+	// the one the whole-trace check would give.
+	before []int
 }
 
 type key struct {
@@ -287,18 +293,31 @@ func (t *Translator) plan() (*plan, error) {
 	// settle applies an event on partition p to the open Disconnects that
 	// lost a batch of p: batch b answered NONE (success) is one fewer left;
 	// anything else makes the Disconnect's prefix matter.
+	// The prefix matters only to the partitions whose events made it so
+	// (entry.matters): for another, every prefix explains what follows if
+	// the empty one does, and Split joins only the former (split.go). A
+	// partition stops being followed once its lost batches are answered.
 	settle := func(p int32, b int64, success bool) {
 		kept := open[:0]
 		for _, d := range open {
-			if !d.parts[p] {
-				kept = append(kept, d)
-				continue
+			if d.parts[p] {
+				if _, isLost := d.left[b]; !success || !isLost {
+					en := &log[d.entry]
+					en.fields[len(en.fields)-1] = "anyHandled |-> TRUE"
+					en.matters = append(en.matters, p)
+					delete(d.parts, p)
+					for lb := range d.left {
+						if partOf[lb] == p {
+							delete(d.left, lb)
+						}
+					}
+				} else {
+					delete(d.left, b)
+					if !slices.ContainsFunc(slices.Collect(maps.Keys(d.left)), func(lb int64) bool { return partOf[lb] == p }) {
+						delete(d.parts, p)
+					}
+				}
 			}
-			if _, isLost := d.left[b]; !success || !isLost {
-				log[d.entry].fields[len(log[d.entry].fields)-1] = "anyHandled |-> TRUE"
-				continue
-			}
-			delete(d.left, b)
 			if len(d.left) > 0 {
 				kept = append(kept, d)
 			}
@@ -400,7 +419,7 @@ func (t *Translator) plan() (*plan, error) {
 			}
 			queue[e.Node] = nil
 			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.Node)), "anyHandled |-> FALSE"}
-			log = append(log, entry{line: lines[i], fields: f, p: -1, parts: slices.Sorted(maps.Keys(d.parts))})
+			log = append(log, entry{line: lines[i], fields: f, p: -1, parts: slices.Sorted(maps.Keys(d.parts)), matters: nil})
 			continue
 		case tracer.Fault:
 			switch e.Fault {
@@ -464,10 +483,15 @@ func (pl *plan) render(only map[int32]bool) *Module {
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
 	var log []entry
 	faults, expiries, disconnects := 0, 0, 0
+	prev := 0
 	for _, e := range pl.log {
+		e.before, prev = prev, e.line
 		switch {
 		case e.p == -1:
-			if only != nil && !slices.ContainsFunc(e.parts, in) {
+			// One with no attempt outstanding goes to every part: the
+			// spec has no Disconnect of an idle connection (Split joins
+			// every partition into one part then).
+			if only != nil && len(e.parts) > 0 && !slices.ContainsFunc(e.parts, in) {
 				continue
 			}
 			disconnects++
@@ -480,7 +504,7 @@ func (pl *plan) render(only map[int32]bool) *Module {
 			}
 		case e.bump:
 			// e.fields: ev, p, ep
-			e = entry{line: e.line, fields: []string{`ev |-> "EpochMoves"`, e.fields[2]}}
+			e = entry{line: e.line, before: e.before, fields: []string{`ev |-> "EpochMoves"`, e.fields[2]}}
 		default:
 			continue
 		}
@@ -507,6 +531,7 @@ func (pl *plan) render(only map[int32]bool) *Module {
 		}
 		fmt.Fprintf(&data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
 		m.Lines = append(m.Lines, e.line)
+		m.before = append(m.before, e.before)
 	}
 	data.WriteString(">>\n====\n")
 	m.Data = data.String()
@@ -573,6 +598,9 @@ type Verdict struct {
 	Furthest int // the furthest trace line explained (when rejected)
 	Parts    int     // the TLC runs it took: 1, or the parts of a split (CheckAll)
 	Rejected []int32 // the partitions of the part rejected (CheckAll)
+	// Inconclusive says why TLC could not decide (it ran out of time, or
+	// failed); then Accepted is false and nothing was rejected.
+	Inconclusive string
 	States   int64
 	Duration time.Duration
 	TLC      *tlc.Result
@@ -609,7 +637,8 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 	}
 	v := &Verdict{States: res.States, Duration: res.Duration, TLC: res, Parts: 1}
 	if res.Outcome.Kind != tlc.Pass {
-		return nil, fmt.Errorf("tv: TLC did not conclude: %s: %s", res.Outcome, strings.Join(res.Messages, "; "))
+		v.Inconclusive = fmt.Sprintf("TLC did not conclude (%s) after %d states: %s", res.Outcome, res.States, strings.Join(res.Messages, "; "))
+		return v, nil
 	}
 	v.Accepted = strings.Contains(res.Output, `<<"kcheck-accepted", `)
 	furthest := 0
@@ -617,9 +646,10 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 		n, _ := strconv.Atoi(mm[1])
 		furthest = max(furthest, n)
 	}
-	// TraceLog line k was explained when l reached k + 1.
-	if k := furthest - 1; k >= 1 && k <= len(m.Lines) {
-		v.Furthest = m.Lines[k-1]
+	// TraceLog line k was explained when l reached k + 1; the whole trace
+	// is explained up to the line before the first that was not.
+	if k := furthest - 1; !v.Accepted && k >= 0 && k < len(m.before) {
+		v.Furthest = m.before[k]
 	}
 	return v, nil
 }
