@@ -3,9 +3,13 @@
 // the spec constrained to follow the trace, and has TLC check it. It is the
 // second opinion on what checker/replay decides in Go: the two must agree.
 //
-// The translation numbers batches per partition in the order they were first
-// sent, sequences per batch within their epoch (the spec has one record per
-// batch; a gap in the real sequences stays a gap), and epochs from the first.
+// The translation numbers batches by slot within their partition (a batch
+// takes the lowest free slot when first sent and gives it back with a
+// Recycle line once done, so states stay as small as the batches in
+// flight), sequences per batch within their epoch (the spec has one record
+// per batch; a gap in the real sequences stays a gap), and epochs from the
+// first. Split cuts the trace into parts that share nothing, for TLC runs in
+// parallel (split.go; spec/README.md has the argument).
 // It leaves out what the spec has no action for (the read-back, faults that
 // only cut connections) and refuses what it cannot express: a partition that
 // moved between brokers, a batch failed for a reason outside the spec. The
