@@ -96,6 +96,9 @@ func verifyCommand() *cli.Command {
 			defer closeTrace()
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
 				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), TLCRuns: c.Int("tlc-runs"), Progress: c.App.ErrWriter, Source: source}
+			if n := c.Int("tlc-runs"); n < 0 {
+				return usageErrorf("--tlc-runs %d: want 0 (one per CPU) or more", n)
+			}
 			if opts.TLC {
 				if err := tlcTraceable(r); err != nil {
 					return err
