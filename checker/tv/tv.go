@@ -47,8 +47,8 @@ type entry struct {
 	p       int32
 	parts   []int32
 	matters []int32 // of a Disconnect with anyHandled TRUE: the partitions the prefix matters to
-	bump    bool // a Bump: other parts of a split see it as EpochMoves (split.go)
-	before  int  // set by render: the line of the entry before it in the whole trace
+	bump    bool    // a Bump: other parts of a split see it as EpochMoves (split.go)
+	before  int     // set by render: the line of the entry before it in the whole trace
 }
 
 // Module is a trace translated for TLC.
@@ -234,7 +234,7 @@ func (t *Translator) plan() (*plan, error) {
 	// its partition's lowest free slot, and gives it back with a Recycle
 	// line once it is done and no attempt of it is outstanding
 	// (TraceIdempotentProducer.tla, Recycle).
-	used := map[int32][]bool{} // partition -> slot (from 1) -> taken
+	used := map[int32][]bool{}  // partition -> slot (from 1) -> taken
 	attempts := map[int64]int{} // batch -> its attempts outstanding
 	done := map[int64]bool{}
 	take := func(p int32, b int64) {
@@ -599,15 +599,15 @@ CONSTRAINT TraceFurthest
 // Verdict is what TLC concluded about a trace.
 type Verdict struct {
 	Accepted bool
-	Furthest int // the furthest trace line explained (when rejected)
+	Furthest int     // the furthest trace line explained (when rejected)
 	Parts    int     // the TLC runs it took: 1, or the parts of a split (CheckAll)
 	Rejected []int32 // the partitions of the part rejected (CheckAll)
 	// Inconclusive says why TLC could not decide (it ran out of time, or
 	// failed); then Accepted is false and nothing was rejected.
 	Inconclusive string
-	States   int64
-	Duration time.Duration
-	TLC      *tlc.Result
+	States       int64
+	Duration     time.Duration
+	TLC          *tlc.Result
 }
 
 var furthestRE = regexp.MustCompile(`<<"kcheck-furthest", (\d+)>>`)
