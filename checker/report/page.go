@@ -191,9 +191,11 @@ func checks(r *verify.Report, views map[int32]string) []checkRow {
 		case t.Skipped != "":
 			row.Result, row.Class, row.Notes = "not run", "meh", []string{t.Skipped}
 		case t.Accepted:
-			row.Result, row.Class = fmt.Sprintf("accepted (%s states, %v)", count(int(t.States)), t.Duration.Round(1e6)), "good"
+			row.Result, row.Class = fmt.Sprintf("accepted (%s states, %v%s)", count(int(t.States)), t.Duration.Round(1e6), tlcRuns(t)), "good"
+		case t.Inconclusive != "":
+			row.Result, row.Class, row.Notes = "inconclusive", "meh", []string{t.Inconclusive}
 		default:
-			row.Result, row.Class = fmt.Sprintf("REJECTED after line %d (%s states, %v)", t.Furthest, count(int(t.States)), t.Duration.Round(1e6)), "bad"
+			row.Result, row.Class = fmt.Sprintf("REJECTED after line %d (%s states, %v%s)", t.Furthest, count(int(t.States)), t.Duration.Round(1e6), tlcRuns(t)), "bad"
 		}
 		rows = append(rows, row)
 	}

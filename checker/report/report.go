@@ -50,9 +50,11 @@ func Text(w io.Writer, r *verify.Report) error {
 		case r.TLC.Skipped != "":
 			fmt.Fprintf(bw, "  TLC trace validation: not run: %s\n", r.TLC.Skipped)
 		case r.TLC.Accepted:
-			fmt.Fprintf(bw, "  TLC trace validation: accepted (%d states, %v)\n", r.TLC.States, r.TLC.Duration.Round(1e6))
+			fmt.Fprintf(bw, "  TLC trace validation: accepted (%d states, %v%s)\n", r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
+		case r.TLC.Inconclusive != "":
+			fmt.Fprintf(bw, "  TLC trace validation: INCONCLUSIVE: %s\n", r.TLC.Inconclusive)
 		default:
-			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6))
+			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v%s)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
 		}
 	}
 	if r.ReadBack.Read == 0 {
@@ -206,6 +208,8 @@ func JUnit(w io.Writer, r *verify.Report) error {
 			tc.Failure = &failure{Message: "inconclusive", Type: "inconclusive", Text: strings.Join(r.LinzNotes, "\n")}
 		case c == "tlc" && r.TLC.Skipped != "":
 			tc.Skipped = &skipped{Message: r.TLC.Skipped}
+		case c == "tlc" && r.TLC.Inconclusive != "":
+			tc.Failure = &failure{Message: "inconclusive", Type: "inconclusive", Text: r.TLC.Inconclusive}
 		case c == "read-back":
 			// Inconclusive, never a pass: the checks that need the log did not run.
 			tc.Failure = &failure{Message: summary, Type: "incomplete", Text: strings.Join(notes, "\n")}
@@ -238,4 +242,17 @@ func JUnit(w io.Writer, r *verify.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// tlcRuns says how TLC's runs split the trace, when they did: "" for one
+// run; the partitions of the run that rejected it, if one did.
+func tlcRuns(t *verify.TLCResult) string {
+	if t.Runs <= 1 {
+		return ""
+	}
+	s := fmt.Sprintf("; %d runs in parallel, partitions that share nothing checked apart", t.Runs)
+	if len(t.Rejected) > 0 {
+		s += fmt.Sprintf("; the run of partitions %v rejected it", t.Rejected)
+	}
+	return s
 }

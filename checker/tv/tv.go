@@ -3,9 +3,13 @@
 // the spec constrained to follow the trace, and has TLC check it. It is the
 // second opinion on what checker/replay decides in Go: the two must agree.
 //
-// The translation numbers batches per partition in the order they were first
-// sent, sequences per batch within their epoch (the spec has one record per
-// batch; a gap in the real sequences stays a gap), and epochs from the first.
+// The translation numbers batches by slot within their partition (a batch
+// takes the lowest free slot when first sent and gives it back with a
+// Recycle line once done, so states stay as small as the batches in
+// flight), sequences per batch within their epoch (the spec has one record
+// per batch; a gap in the real sequences stays a gap), and epochs from the
+// first. Split cuts the trace into parts that share nothing, for TLC runs in
+// parallel (split.go; spec/README.md has the argument).
 // It leaves out what the spec has no action for (the read-back, faults that
 // only cut connections) and refuses what it cannot express: a partition that
 // moved between brokers, a batch failed for a reason outside the spec. The
@@ -38,6 +42,13 @@ var ErrUnsupported = errors.New("not expressible in the spec")
 type entry struct {
 	line   int
 	fields []string // TLA+ record fields, "name |-> value"
+	// p is the partition the line acts on; -1 for a Disconnect, which acts
+	// on parts, the partitions with attempts outstanding on its connection.
+	p       int32
+	parts   []int32
+	matters []int32 // of a Disconnect with anyHandled TRUE: the partitions the prefix matters to
+	bump    bool    // a Bump: other parts of a split see it as EpochMoves (split.go)
+	before  int     // set by render: the line of the entry before it in the whole trace
 }
 
 // Module is a trace translated for TLC.
@@ -45,6 +56,13 @@ type Module struct {
 	Data   string // TraceData.tla
 	Config string // TraceIdempotentProducer.cfg
 	Lines  []int  // Lines[i] is the trace line of TraceLog[i+1]
+	// Partitions are the partitions the module follows: all of the trace's,
+	// or one part of a split (Split).
+	Partitions []int32
+	// before[i] is the trace line of the whole trace's TraceLog line just
+	// before TraceLog[i+1] (0: none), so that a part's furthest line is
+	// the one the whole-trace check would give.
+	before []int
 }
 
 type key struct {
@@ -103,8 +121,32 @@ func (t *Translator) Add(line int, e *tracer.Event) {
 }
 
 // Module translates the events added, or says why it cannot
-// (ErrUnsupported).
+// (ErrUnsupported): one module for the whole trace.
 func (t *Translator) Module() (*Module, error) {
+	pl, err := t.plan()
+	if err != nil {
+		return nil, err
+	}
+	return pl.render(nil), nil
+}
+
+// plan is a trace translated: TraceLog's lines for every partition, and what
+// the configuration needs. render writes it out for all of its partitions
+// or for some (split.go).
+type plan struct {
+	h                     tracer.Header
+	log                   []entry
+	count                 map[int32]int   // batches per partition
+	conn                  map[int32]int32 // partition -> node
+	errsBefore, errsAfter map[string]bool
+	maxPending            int
+	// crossed are pairs of partitions whose attempts on one connection were
+	// answered out of the order they were sent (split.go).
+	crossed [][2]int32
+}
+
+// plan translates the events added (Module and Split).
+func (t *Translator) plan() (*plan, error) {
 	if err := t.supported(); err != nil {
 		return nil, err
 	}
@@ -116,7 +158,7 @@ func (t *Translator) Module() (*Module, error) {
 	// First pass: batch numbers, leaders, epochs and sequences per epoch.
 	var baseEpoch int16
 	inits := 0
-	index := map[int64]int{}     // batch id -> number within its partition
+	index := map[int64]int{}     // batch id -> its slot within its partition (Recycle)
 	count := map[int32]int{}     // batches per partition
 	conn := map[int32]int32{}    // partition -> node
 	seqs := map[key][][2]int32{} // (partition, epoch) -> (seq, n) sent
@@ -131,8 +173,7 @@ func (t *Translator) Module() (*Module, error) {
 			baseEpoch = e.Epoch
 		case tracer.SendNew, tracer.Resend:
 			if e.Kind == tracer.SendNew {
-				count[e.Partition]++
-				index[e.Batch] = count[e.Partition]
+				count[e.Partition] = 0 // the slots batches take are numbered in the second pass
 				nOf[e.Batch] = e.N
 			}
 			if c, ok := conn[e.Partition]; ok && c != e.Node {
@@ -165,7 +206,6 @@ func (t *Translator) Module() (*Module, error) {
 	// Second pass: TraceLog.
 	var log []entry
 	errsBefore, errsAfter := map[string]bool{}, map[string]bool{}
-	faults, expiries, disconnects := 0, 0, 0
 	pending := map[int32]int{} // connection -> batches outstanding, for MaxInFlight
 	maxPending := 1
 	outstanding := map[int64]int32{}
@@ -174,6 +214,66 @@ func (t *Translator) Module() (*Module, error) {
 	faulted := map[key]map[int32]bool{} // attempts (partition, epoch, seq) a Fault line explains
 	realBroker := h.Broker.Kind != "kfake"
 	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
+	// Each connection's attempts not yet answered, in the order sent, to
+	// find the partitions whose steps on a connection cross (plan.crossed):
+	// an attempt answered while an earlier one of another partition is not
+	// yet (the answers come back in the order sent), or one handled by a
+	// fault line while an earlier one of another partition is later handled
+	// by its own (the broker handles them in that order too). An earlier
+	// attempt answered as usual after a later one's fault line crosses
+	// nothing: TLC may have handled it before that line.
+	type attempt struct {
+		b         int64
+		p         int32
+		ep        int16
+		seq       int32
+		overtaken []int32 // partitions whose fault lines acted while this attempt was ahead
+	}
+	queue := map[int32][]*attempt{}
+	// Batches are numbered by slot: a batch sent for the first time takes
+	// its partition's lowest free slot, and gives it back with a Recycle
+	// line once it is done and no attempt of it is outstanding
+	// (TraceIdempotentProducer.tla, Recycle).
+	used := map[int32][]bool{}  // partition -> slot (from 1) -> taken
+	attempts := map[int64]int{} // batch -> its attempts outstanding
+	done := map[int64]bool{}
+	take := func(p int32, b int64) {
+		u := used[p]
+		s := slices.Index(u, false)
+		if s < 0 {
+			s = len(u)
+			u = append(u, false)
+		}
+		u[s] = true
+		used[p], index[b] = u, s+1
+		count[p] = max(count[p], s+1)
+	}
+	var crossed [][2]int32
+	find := func(node int32, match func(a *attempt) bool) int { return slices.IndexFunc(queue[node], match) }
+	// faultHandled notes a fault line acting on the attempt at index at of
+	// node's queue.
+	faultHandled := func(node int32, at int) {
+		q := queue[node]
+		x := q[at]
+		for _, o := range x.overtaken {
+			crossed = append(crossed, [2]int32{o, x.p})
+		}
+		for _, a := range q[:at] {
+			if a.p != x.p {
+				a.overtaken = append(a.overtaken, x.p)
+			}
+		}
+	}
+	// received notes the answer to the attempt at index at of node's queue.
+	received := func(node int32, at int) {
+		q := queue[node]
+		for _, a := range q[:at] {
+			if a.p != q[at].p {
+				crossed = append(crossed, [2]int32{a.p, q[at].p})
+			}
+		}
+		queue[node] = slices.Delete(q, at, at+1)
+	}
 	str := strconv.Quote
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
 	// A Disconnect leaves the broker free to have handled any prefix of the
@@ -197,18 +297,31 @@ func (t *Translator) Module() (*Module, error) {
 	// settle applies an event on partition p to the open Disconnects that
 	// lost a batch of p: batch b answered NONE (success) is one fewer left;
 	// anything else makes the Disconnect's prefix matter.
+	// The prefix matters only to the partitions whose events made it so
+	// (entry.matters): for another, every prefix explains what follows if
+	// the empty one does, and Split joins only the former (split.go). A
+	// partition stops being followed once its lost batches are answered.
 	settle := func(p int32, b int64, success bool) {
 		kept := open[:0]
 		for _, d := range open {
-			if !d.parts[p] {
-				kept = append(kept, d)
-				continue
+			if d.parts[p] {
+				if _, isLost := d.left[b]; !success || !isLost {
+					en := &log[d.entry]
+					en.fields[len(en.fields)-1] = "anyHandled |-> TRUE"
+					en.matters = append(en.matters, p)
+					delete(d.parts, p)
+					for lb := range d.left {
+						if partOf[lb] == p {
+							delete(d.left, lb)
+						}
+					}
+				} else {
+					delete(d.left, b)
+					if !slices.ContainsFunc(slices.Collect(maps.Keys(d.left)), func(lb int64) bool { return partOf[lb] == p }) {
+						delete(d.parts, p)
+					}
+				}
 			}
-			if _, isLost := d.left[b]; !success || !isLost {
-				log[d.entry].fields[len(log[d.entry].fields)-1] = "anyHandled |-> TRUE"
-				continue
-			}
-			delete(d.left, b)
 			if len(d.left) > 0 {
 				kept = append(kept, d)
 			}
@@ -234,20 +347,33 @@ func (t *Translator) Module() (*Module, error) {
 		}
 		switch e.Kind {
 		case tracer.SendNew, tracer.Resend:
+			if e.Kind == tracer.SendNew {
+				take(e.Partition, e.Batch)
+			}
+			attempts[e.Batch]++
 			f = []string{"ev |-> " + str(string(e.Kind)), "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch])),
 				"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq)))}
 			outstanding[e.Batch] = e.Node
 			partOf[e.Batch] = e.Partition
+			queue[e.Node] = append(queue[e.Node], &attempt{b: e.Batch, p: e.Partition, ep: e.Epoch, seq: e.Seq})
 			pending[e.Node]++
 			maxPending = max(maxPending, pending[e.Node])
 		case tracer.Receive:
 			if node, ok := outstanding[e.Batch]; ok {
 				pending[node]--
 				delete(outstanding, e.Batch)
+				attempts[e.Batch]--
+			}
+			if kafkaerr.IsAck(e.Err) || kafkaerr.InSpecFatal(e.Err) {
+				done[e.Batch] = true
 			}
 			lastErr[e.Batch] = e.Err
+			at := find(e.Node, func(a *attempt) bool { return a.b == e.Batch })
 			k := key{e.Partition, e.Epoch}
 			if realBroker && !faulted[k][e.Seq] && kafkaerr.OwnBrokerError(e.Err) {
+				if at >= 0 {
+					faultHandled(e.Node, at)
+				}
 				// A real broker's own retriable error, placed by its kind: a
 				// timeout (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) after the
 				// append, any other before it. Unlike the Go mirror, which
@@ -260,10 +386,12 @@ func (t *Translator) Module() (*Module, error) {
 				} else {
 					errsBefore[e.Err] = true
 				}
-				faults++
-				log = append(log, entry{line: lines[i], fields: []string{"ev |-> " + str(act), "c |-> " + num(int64(e.Node)),
+				log = append(log, entry{line: lines[i], p: e.Partition, fields: []string{"ev |-> " + str(act), "c |-> " + num(int64(e.Node)),
 					"p |-> " + num(int64(e.Partition)), "ep |-> " + num(int64(e.Epoch-baseEpoch)),
 					"seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq))), "err |-> " + str(e.Err)}})
+			}
+			if at >= 0 {
+				received(e.Node, at)
 			}
 			delete(faulted[k], e.Seq)
 			errName := e.Err
@@ -275,6 +403,7 @@ func (t *Translator) Module() (*Module, error) {
 		case tracer.Bump:
 			f = []string{`ev |-> "Bump"`, "p |-> " + num(int64(e.Partition)), "ep |-> " + num(int64(e.Epoch-baseEpoch))}
 		case tracer.ExpireBatch:
+			done[e.Batch] = true
 			f = []string{`ev |-> "ExpireBatch"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
 		case tracer.ResolveSequences:
 			f = []string{`ev |-> "ResolveSequences"`, "p |-> " + num(int64(e.Partition)), "bump |-> " + strings.ToUpper(strconv.FormatBool(e.Bumped))}
@@ -284,6 +413,7 @@ func (t *Translator) Module() (*Module, error) {
 				if node == e.Node {
 					pending[node]--
 					delete(outstanding, b)
+					attempts[b]--
 					d.left[b] = struct{}{}
 					d.parts[partOf[b]] = true
 				}
@@ -291,8 +421,10 @@ func (t *Translator) Module() (*Module, error) {
 			if len(d.left) > 0 {
 				open = append(open, d)
 			}
-			disconnects++
+			queue[e.Node] = nil
 			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.Node)), "anyHandled |-> FALSE"}
+			log = append(log, entry{line: lines[i], fields: f, p: -1, parts: slices.Sorted(maps.Keys(d.parts)), matters: nil})
+			continue
 		case tracer.Fault:
 			switch e.Fault {
 			case "RejectBeforeAppend", "AppendThenFail":
@@ -306,11 +438,14 @@ func (t *Translator) Module() (*Module, error) {
 				} else {
 					errsAfter[e.Err] = true
 				}
-				faults++
+				if at := find(conn[e.Partition], func(a *attempt) bool {
+					return a.p == e.Partition && a.ep == e.Epoch && a.seq == e.Seq
+				}); at >= 0 {
+					faultHandled(conn[e.Partition], at)
+				}
 				f = []string{"ev |-> " + str(e.Fault), "c |-> " + num(int64(conn[e.Partition])), "p |-> " + num(int64(e.Partition)),
 					"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq))), "err |-> " + str(e.Err)}
 			case "ExpireProducerState":
-				expiries++
 				f = []string{`ev |-> "ExpireProducerState"`, "p |-> " + num(int64(e.Partition))}
 			}
 		case tracer.Fail:
@@ -318,6 +453,7 @@ func (t *Translator) Module() (*Module, error) {
 			case e.Seq == -1:
 				// never sent: not a batch of the spec
 			case e.Reason == "producer closed":
+				done[e.Batch] = true
 				f = []string{`ev |-> "Abandon"`, "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch]))}
 			case lastErr[e.Batch] == e.Reason && kafkaerr.InSpecFatal(e.Reason):
 				// the spec's Receive already failed it (a Fail after one of the spec's Fatal errors)
@@ -326,23 +462,72 @@ func (t *Translator) Module() (*Module, error) {
 			}
 		}
 		if f != nil {
-			log = append(log, entry{line: lines[i], fields: f})
+			log = append(log, entry{line: lines[i], fields: f, p: e.Partition, bump: e.Kind == tracer.Bump})
+		}
+		if b := e.Batch; (e.Kind == tracer.Receive || e.Kind == tracer.ExpireBatch || e.Kind == tracer.Fail) && done[b] && attempts[b] == 0 && index[b] > 0 {
+			log = append(log, entry{line: lines[i], p: e.Partition, fields: []string{`ev |-> "Recycle"`,
+				"p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[b]))}})
+			used[e.Partition][index[b]-1] = false
+			delete(done, b)
+			index[b] = 0
 		}
 	}
+	if len(count) == 0 {
+		return nil, fmt.Errorf("the trace sends no batch: %w", ErrUnsupported)
+	}
+	return &plan{h: h, log: log, count: count, conn: conn, errsBefore: errsBefore, errsAfter: errsAfter,
+		maxPending: maxPending, crossed: crossed}, nil
+}
+
+// render writes the module for the partitions in only (all of them when
+// only is nil): their lines of TraceLog, a Disconnect when it lost an
+// attempt of theirs, and another partition's Bump as EpochMoves (split.go).
+func (pl *plan) render(only map[int32]bool) *Module {
+	in := func(p int32) bool { return only == nil || only[p] }
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	var log []entry
+	faults, expiries, disconnects := 0, 0, 0
+	prev := 0
+	for _, e := range pl.log {
+		e.before, prev = prev, e.line
+		switch {
+		case e.p == -1:
+			// One with no attempt outstanding goes to every part: the
+			// spec has no Disconnect of an idle connection (Split joins
+			// every partition into one part then).
+			if only != nil && len(e.parts) > 0 && !slices.ContainsFunc(e.parts, in) {
+				continue
+			}
+			disconnects++
+		case in(e.p):
+			switch e.fields[0] {
+			case `ev |-> "RejectBeforeAppend"`, `ev |-> "AppendThenFail"`:
+				faults++
+			case `ev |-> "ExpireProducerState"`:
+				expiries++
+			}
+		case e.bump:
+			// e.fields: ev, p, ep
+			e = entry{line: e.line, before: e.before, fields: []string{`ev |-> "EpochMoves"`, e.fields[2]}}
+		default:
+			continue
+		}
+		log = append(log, e)
+	}
+	h, count, conn := pl.h, pl.count, pl.conn
 
 	m := &Module{}
 	var data strings.Builder
 	data.WriteString("---- MODULE TraceData ----\n\\* Generated by kcheck verify --tlc from a trace. DO NOT EDIT.\nEXTENDS Integers, Sequences, TLC\n\n")
-	parts := slices.Sorted(maps.Keys(count))
-	var pl, cl []string
-	for _, p := range parts {
-		pl = append(pl, num(int64(p)))
-		cl = append(cl, fmt.Sprintf("%d :> %d", p, conn[p]))
+	var ps, cl []string
+	for _, p := range slices.Sorted(maps.Keys(count)) {
+		if in(p) {
+			m.Partitions = append(m.Partitions, p)
+			ps = append(ps, num(int64(p)))
+			cl = append(cl, fmt.Sprintf("%d :> %d", p, conn[p]))
+		}
 	}
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("the trace sends no batch: %w", ErrUnsupported)
-	}
-	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceLog == <<\n", strings.Join(pl, ", "), strings.Join(cl, " @@ "))
+	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceLog == <<\n", strings.Join(ps, ", "), strings.Join(cl, " @@ "))
 	for i, e := range log {
 		sep := ","
 		if i == len(log)-1 {
@@ -350,13 +535,16 @@ func (t *Translator) Module() (*Module, error) {
 		}
 		fmt.Fprintf(&data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
 		m.Lines = append(m.Lines, e.line)
+		m.before = append(m.before, e.before)
 	}
 	data.WriteString(">>\n====\n")
 	m.Data = data.String()
 
 	numBatches := 1
-	for _, n := range count {
-		numBatches = max(numBatches, n)
+	for p, n := range count {
+		if in(p) {
+			numBatches = max(numBatches, n)
+		}
 	}
 	set := func(s map[string]bool) string {
 		var q []string
@@ -402,19 +590,24 @@ CONSTANTS
     ImplicitAck = FALSE
     PipelineAfterOk = FALSE
 CONSTRAINT TraceFurthest
-`, numBatches, maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
-		set(errsBefore), set(errsAfter), tf(disconnects > 0), faults+disconnects,
+`, numBatches, pl.maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
+		set(pl.errsBefore), set(pl.errsAfter), tf(disconnects > 0), faults+disconnects,
 		tf(h.DeliveryTimeoutMs > 0), tf(expiries > 0), expiries)
-	return m, nil
+	return m
 }
 
 // Verdict is what TLC concluded about a trace.
 type Verdict struct {
 	Accepted bool
-	Furthest int // the furthest trace line explained (when rejected)
-	States   int64
-	Duration time.Duration
-	TLC      *tlc.Result
+	Furthest int     // the furthest trace line explained (when rejected)
+	Parts    int     // the TLC runs it took: 1, or the parts of a split (CheckAll)
+	Rejected []int32 // the partitions of the part rejected (CheckAll)
+	// Inconclusive says why TLC could not decide (it ran out of time, or
+	// failed); then Accepted is false and nothing was rejected.
+	Inconclusive string
+	States       int64
+	Duration     time.Duration
+	TLC          *tlc.Result
 }
 
 var furthestRE = regexp.MustCompile(`<<"kcheck-furthest", (\d+)>>`)
@@ -446,9 +639,10 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 	if err != nil {
 		return nil, err
 	}
-	v := &Verdict{States: res.States, Duration: res.Duration, TLC: res}
+	v := &Verdict{States: res.States, Duration: res.Duration, TLC: res, Parts: 1}
 	if res.Outcome.Kind != tlc.Pass {
-		return nil, fmt.Errorf("tv: TLC did not conclude: %s: %s", res.Outcome, strings.Join(res.Messages, "; "))
+		v.Inconclusive = fmt.Sprintf("TLC did not conclude (%s) after %d states: %s", res.Outcome, res.States, strings.Join(res.Messages, "; "))
+		return v, nil
 	}
 	v.Accepted = strings.Contains(res.Output, `<<"kcheck-accepted", `)
 	furthest := 0
@@ -456,9 +650,10 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 		n, _ := strconv.Atoi(mm[1])
 		furthest = max(furthest, n)
 	}
-	// TraceLog line k was explained when l reached k + 1.
-	if k := furthest - 1; k >= 1 && k <= len(m.Lines) {
-		v.Furthest = m.Lines[k-1]
+	// TraceLog line k was explained when l reached k + 1; the whole trace
+	// is explained up to the line before the first that was not.
+	if k := furthest - 1; !v.Accepted && k >= 0 && k < len(m.before) {
+		v.Furthest = m.before[k]
 	}
 	return v, nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,7 @@ type Options struct {
 	Jar         string        // tla2tools.jar, for TLC
 	SpecDir     string        // where IdempotentProducer.tla is, for TLC
 	TLCTimeout  time.Duration
+	TLCRuns     int        // at most this many TLC runs, in parallel (0: one per CPU; 1: the whole trace in one)
 	Progress    io.Writer  // a progress line on long traces; nil for none
 	Observers   []Observer // also fed every event of the one pass (the HTML report's collector)
 	// Source, when the trace's bytes can be read again (a regular file),
@@ -59,6 +61,13 @@ type TLCResult struct {
 	States   int64
 	Duration time.Duration
 	Skipped  string // why TLC could not express the trace, if it could not
+	// Runs is how many TLC runs checked the trace: its partitions that
+	// share nothing are checked apart, in parallel (tv.Split).
+	Runs int
+	// Rejected are the partitions of the run that rejected the trace.
+	Rejected []int32 `json:",omitempty"`
+	// Inconclusive says why TLC could not decide: never a pass.
+	Inconclusive string `json:",omitempty"`
 }
 
 // Report is everything kcheck verify found.
@@ -334,7 +343,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 			return nil, err
 		}
 		rep.TLC = t
-		if t.Skipped == "" && !t.Accepted && conformance == nil {
+		if t.Skipped == "" && t.Inconclusive == "" && !t.Accepted && conformance == nil {
 			rep.Violations = append(rep.Violations, checker.Violation{
 				Kind: checker.NonConformance, Partition: -1, Seq: -1, Lines: []int{t.Furthest + 1},
 				Detail: fmt.Sprintf("TLC found no behaviour of the spec that explains the trace past line %d (the Go mirror accepted it: a disagreement to report)", t.Furthest),
@@ -348,7 +357,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	switch {
 	case len(rep.Violations) > 0:
 		rep.Verdict = Violations
-	case !rep.ReadBack.Complete(), lres.Verdict == linz.Inconclusive:
+	case !rep.ReadBack.Complete(), lres.Verdict == linz.Inconclusive, rep.TLC != nil && rep.TLC.Inconclusive != "":
 		rep.Verdict = Inconclusive
 	default:
 		rep.Verdict = Valid
@@ -392,18 +401,23 @@ type translatorObserver struct{ t *tv.Translator }
 func (o translatorObserver) Observe(line int, e *tracer.Event) { o.t.Add(line, e) }
 
 func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, error) {
-	m, err := t.Module()
+	runs := opts.TLCRuns
+	if runs <= 0 {
+		runs = runtime.NumCPU()
+	}
+	mods, err := t.Split(runs)
 	if errors.Is(err, tv.ErrUnsupported) {
 		return &TLCResult{Skipped: err.Error()}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	v, err := tv.Check(ctx, m, opts.SpecDir, opts.Jar, opts.TLCTimeout)
+	v, err := tv.CheckAll(ctx, mods, opts.SpecDir, opts.Jar, opts.TLCTimeout, runs)
 	if err != nil {
 		return nil, err
 	}
-	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration}, nil
+	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration,
+		Runs: v.Parts, Rejected: v.Rejected, Inconclusive: v.Inconclusive}, nil
 }
 
 // observe feeds every event of the batches that come to the observers, in

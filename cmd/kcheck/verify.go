@@ -29,7 +29,12 @@ const verifyDescription = `Checks a trace (written by kcheck run, or later by kc
                     that runs out of time is inconclusive, never a pass)
    --tlc            TLC itself validates the trace against the spec
                     (spec/TraceIdempotentProducer.tla); needs java and the
-                    tla2tools jar (--jar or KCHECK_TLA2TOOLS)
+                    tla2tools jar (--jar or KCHECK_TLA2TOOLS). Partitions
+                    that share nothing (no crossing answers on a connection,
+                    no lost connection whose handled prefix matters to both)
+                    are checked apart, in --tlc-runs parallel runs; a run
+                    that cannot decide (--tlc-timeout) leaves the verdict
+                    inconclusive, never a pass
 
 The report starts with the verdict, then each violation with the trace lines
 that show it. --format json prints the same as JSON; --junit FILE writes JUnit
@@ -73,7 +78,8 @@ func verifyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "tlc", Usage: "also validate the trace with TLC"},
 			&cli.StringFlag{Name: "jar", Usage: "`PATH` of tla2tools.jar (for --tlc)", EnvVars: []string{"KCHECK_TLA2TOOLS"}, TakesFile: true},
 			&cli.StringFlag{Name: "spec-dir", Value: "spec", Usage: "`DIR` holding IdempotentProducer.tla (for --tlc)"},
-			&cli.DurationFlag{Name: "tlc-timeout", Value: 5 * time.Minute, Usage: "time limit for TLC"},
+			&cli.DurationFlag{Name: "tlc-timeout", Value: 5 * time.Minute, Usage: "time limit for each TLC run; a run that reaches it leaves the verdict inconclusive"},
+			&cli.IntFlag{Name: "tlc-runs", Usage: "at most `N` TLC runs in parallel: partitions that share nothing are checked apart (spec/README.md, \"Trace validation, one partition at a time\"); 0: one per CPU; 1: the whole trace in one run"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -89,7 +95,10 @@ func verifyCommand() *cli.Command {
 			}
 			defer closeTrace()
 			opts := verify.Options{LinzTimeout: c.Duration("linz-timeout"), TLC: c.Bool("tlc"), Jar: c.String("jar"),
-				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), Progress: c.App.ErrWriter, Source: source}
+				SpecDir: c.String("spec-dir"), TLCTimeout: c.Duration("tlc-timeout"), TLCRuns: c.Int("tlc-runs"), Progress: c.App.ErrWriter, Source: source}
+			if n := c.Int("tlc-runs"); n < 0 {
+				return usageErrorf("--tlc-runs %d: want 0 (one per CPU) or more", n)
+			}
 			if opts.TLC {
 				if err := tlcTraceable(r); err != nil {
 					return err

@@ -110,6 +110,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{[]string{"verify", write("noheader.jsonl", lines[1])}, "noheader.jsonl:1"},
 		{[]string{"verify", "--format", "yaml", "../../traces/run.jsonl"}, `--format "yaml"`},
 		{[]string{"verify", "--tlc", "--jar", filepath.Join(dir, "none.jar"), "../../traces/run.jsonl"}, "--tlc"},
+		{[]string{"verify", "--tlc", "--tlc-runs", "-1", "../../traces/run.jsonl"}, "--tlc-runs -1"},
 	} {
 		code, _, stderr := runKcheck(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -318,6 +319,27 @@ func TestVerifyTLCStdin(t *testing.T) {
 	code, stdout, stderr := runKcheckStdin(t, string(data), "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "-")
 	if code != exitOK || !strings.Contains(stdout, "TLC trace validation: accepted") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// A TLC run that cannot decide in its time leaves the verdict inconclusive,
+// exit 1, never a pass; the text, JSON and JUnit reports say why. The
+// partitions of traces/run.jsonl share nothing, so they are checked in
+// parallel runs, and the report says so.
+func TestVerifyTLCInconclusiveAndSplit(t *testing.T) {
+	jar := tlctest.Jar(t)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code, stdout, stderr := runKcheck(t, "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "--tlc-timeout", "1ms",
+		"--junit", junit, "../../traces/run.jsonl")
+	if code != exitMismatch || !strings.Contains(stdout, "INCONCLUSIVE") || !strings.Contains(stdout, "TLC trace validation: INCONCLUSIVE: partitions") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `type="inconclusive"`) {
+		t.Fatalf("junit: %v\n%s", err, b)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "--tlc-runs", "2", "--format", "json", "../../traces/run.jsonl")
+	if code != exitOK || !strings.Contains(stdout, `"Accepted": true`) || !strings.Contains(stdout, `"Runs": 2`) {
+		t.Fatalf("--tlc-runs 2: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
