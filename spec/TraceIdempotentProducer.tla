@@ -118,7 +118,12 @@ Logged ==
 \* have handled any prefix of c's requests before the connection went; the
 \* translator says FALSE, nothing handled, when every batch lost is next
 \* answered with success and nothing else happens to its partition first:
-\* then no prefix explains more than the empty one).  Handling later rather than
+\* then no prefix explains more than the empty one).  Even then only prefixes
+\* that end at a request of a partition in the line's matters are taken: for a
+\* partition outside it (its lost batches are next answered with success, and
+\* nothing else happens to it first) every prefix explains what follows exactly
+\* when the empty one does, so a prefix that ends with its requests explains
+\* no more than the shorter one before them.  Handling later rather than
 \* earlier changes nothing the spec can observe: the broker handles each
 \* connection's requests in order whenever it does, the client's rules never
 \* look at the broker, and ExpireProducerState needs an idle partition.
@@ -127,7 +132,8 @@ NeedsHandling(c) ==
     /\ Ev.ev \in {"Receive", "RejectBeforeAppend", "AppendThenFail", "Disconnect"}
     /\ Ev.c = c
     /\ CASE Ev.ev = "Receive" -> resps[c] = <<>>
-         [] Ev.ev = "Disconnect" -> Ev.anyHandled
+         [] Ev.ev = "Disconnect" ->
+              Ev.anyHandled /\ {i \in 1..Len(reqs[c]) : reqs[c][i].p \in Ev.matters} # {}
          [] OTHER -> reqs[c] # <<>> /\ (Head(reqs[c]).p # Ev.p \/ Head(reqs[c]).ep # Ev.ep
                                             \/ Head(reqs[c]).seq # Ev.seq)
 

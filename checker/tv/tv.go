@@ -499,6 +499,15 @@ func (pl *plan) render(only map[int32]bool) *Module {
 				continue
 			}
 			disconnects++
+			// The partitions of this module the handled prefix matters to
+			// (TraceIdempotentProducer.tla, NeedsHandling).
+			var ms []string
+			for _, p := range slices.Sorted(slices.Values(e.matters)) {
+				if in(p) {
+					ms = append(ms, num(int64(p)))
+				}
+			}
+			e.fields = append(slices.Clip(e.fields), "matters |-> {"+strings.Join(ms, ", ")+"}")
 		case in(e.p):
 			switch e.fields[0] {
 			case `ev |-> "RejectBeforeAppend"`, `ev |-> "AppendThenFail"`:

@@ -53,8 +53,8 @@ func TestDisconnectPrefix(t *testing.T) {
 		fixture string
 		want    string
 	}{
-		{"ok-disconnect-retry.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> FALSE]`},
-		{"bad-nonmonotonic-send.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> TRUE]`}, // answered OUT_OF_ORDER_SEQUENCE_NUMBER
+		{"ok-disconnect-retry.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> FALSE, matters |-> {}]`},
+		{"bad-nonmonotonic-send.jsonl", `[ev |-> "Disconnect", c |-> 1, anyHandled |-> TRUE, matters |-> {0}]`}, // answered OUT_OF_ORDER_SEQUENCE_NUMBER
 	} {
 		m := translate(t, filepath.Join("..", "..", "traces", "fixtures", tc.fixture))
 		if !strings.Contains(m.Data, tc.want) {
