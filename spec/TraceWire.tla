@@ -64,9 +64,11 @@ VARIABLES
     pid,    \* the producer id (numbered by the translation) InitProducerId gave; 0: none yet
     out,    \* out[c]: the produce requests outstanding on client connection c, oldest first:
             \*   [req, left (the batches not yet answered), begun (part of its answer came)]
-    cur,    \* cur[k]: batch k's latest attempt [st, c, req, ep, seq, n];
-            \*   st: "none" (never sent, or acknowledged) | "sent" | "retry" (its attempt ended
-            \*   without a success: the client may send it again)
+    cur,    \* cur[k]: batch k's latest attempt [st, c, req, ep, seq, n], for the batches in
+            \*   flight only (the function's domain; Cur(k) is NoAttempt for any other: never
+            \*   sent, or acknowledged); st: "sent" | "retry" (its attempt ended without a
+            \*   success: the client may send it again).  Only the batches in flight, so that
+            \*   a state's size, and a step's cost, does not grow with the trace
     bk,     \* bk[p]: every state of the broker for p that explains the answers so far; a state
             \*   is our producer's entry (none: no state; else ep and win, the retained batches
             \*   [fst, lst, off], oldest first) and len, the log end offset
@@ -183,10 +185,12 @@ TraceInit ==
     /\ l = 1
     /\ pid = 0
     /\ out = [c \in WConns |-> <<>>]
-    /\ cur = [k \in WKeys |-> NoAttempt]
+    /\ cur = <<>>
     /\ bk = [p \in WParts |-> {NoBroker(0)}]
     /\ unc = [p \in WParts |-> <<>>]
     /\ flt = [p \in WParts |-> <<>>]
+
+Cur(k) == IF k \in DOMAIN cur THEN cur[k] ELSE NoAttempt
 
 Begun(c, req) == \E i \in 1..Len(out[c]) : out[c][i].req = req /\ out[c][i].begun
 
@@ -202,7 +206,7 @@ Init ==
        THEN /\ bk' = [p \in WParts |-> {NoBroker(s.len) : s \in Resolved(bk[p], unc[p])}]
             /\ unc' = [p \in WParts |-> <<>>]
             /\ out' = [c \in WConns |-> <<>>]
-            /\ cur' = [k \in WKeys |-> NoAttempt]
+            /\ cur' = <<>>
             /\ flt' = [p \in WParts |-> <<>>]
        ELSE UNCHANGED <<bk, unc, out, cur, flt>>
 
@@ -216,7 +220,7 @@ Init ==
 Send ==
     LET e  == Ev
         k  == e.k
-        cb == cur[k]
+        cb == Cur(k)
         oc == out[e.c]
         at == {i \in 1..Len(oc) : oc[i].req = e.req}
     IN /\ e.ev = "Send"
@@ -228,7 +232,7 @@ Send ==
        /\ unc' = IF cb.st = "sent"
                  THEN [unc EXCEPT ![e.p] = Append(@, [ep |-> cb.ep, seq |-> cb.seq, n |-> cb.n])]
                  ELSE unc
-       /\ cur' = [cur EXCEPT ![k] = [st |-> "sent", c |-> e.c, req |-> e.req, ep |-> e.ep, seq |-> e.seq, n |-> e.n]]
+       /\ cur' = (k :> [st |-> "sent", c |-> e.c, req |-> e.req, ep |-> e.ep, seq |-> e.seq, n |-> e.n]) @@ cur
        /\ out' = [out EXCEPT ![e.c] =
                     IF at # {} THEN [i \in 1..Len(oc) |-> IF i \in at THEN [oc[i] EXCEPT !.left = @ \cup {k}] ELSE oc[i]]
                     ELSE Append(oc, [req |-> e.req, left |-> {k}, begun |-> FALSE])]
@@ -248,7 +252,7 @@ Receive ==
         k  == e.k
         p  == e.p
         c  == e.c
-        cb == cur[k]
+        cb == Cur(k)
         a  == [ep |-> cb.ep, seq |-> cb.seq, n |-> cb.n]
         fi == {i \in 1..Len(flt[p]) : flt[p][i].ep = a.ep /\ flt[p][i].seq = a.seq}
         f  == IF fi = {} THEN NoFault ELSE flt[p][Min(fi)]
@@ -267,7 +271,7 @@ Receive ==
                                      ELSE <<[h EXCEPT !.left = @ \ {k}, !.begun = TRUE]>> \o Tail(out[c])]
        /\ flt' = IF fi = {} THEN flt
                  ELSE [flt EXCEPT ![p] = [i \in 1..(Len(flt[p]) - 1) |-> IF i < Min(fi) THEN flt[p][i] ELSE flt[p][i + 1]]]
-       /\ cur' = [cur EXCEPT ![k].st = IF e.ack THEN "none" ELSE "retry"]
+       /\ cur' = IF e.ack THEN [x \in DOMAIN cur \ {k} |-> cur[x]] ELSE [cur EXCEPT ![k].st = "retry"]
        /\ UNCHANGED pid
 
 \* IdempotentProducer's Disconnect: the connection is lost with its requests; their
@@ -280,7 +284,7 @@ Receive ==
 Disconnect ==
     LET e == Ev
         c == e.c
-        lostSet == {k \in WKeys : cur[k].st = "sent" /\ cur[k].c = c}
+        lostSet == {k \in DOMAIN cur : cur[k].st = "sent" /\ cur[k].c = c}
         L == e.lost
         ofP(q) == LET isQ(x) == x.p = q /\ ~x.cut IN SelectSeq(L, isQ)
         keep(q) == LET kept(f) == ~\E i \in 1..Len(L) : L[i].p = q /\ L[i].ep = f.ep /\ L[i].seq = f.seq
@@ -290,7 +294,7 @@ Disconnect ==
        /\ {L[i].k : i \in 1..Len(L)} = lostSet
        /\ \A i \in 1..Len(L) : L[i].ep = cur[L[i].k].ep /\ L[i].seq = cur[L[i].k].seq /\ L[i].n = cur[L[i].k].n
        /\ out' = [out EXCEPT ![c] = <<>>]
-       /\ cur' = [k \in WKeys |-> IF k \in lostSet THEN [cur[k] EXCEPT !.st = "retry"] ELSE cur[k]]
+       /\ cur' = [k \in DOMAIN cur |-> IF k \in lostSet THEN [cur[k] EXCEPT !.st = "retry"] ELSE cur[k]]
        /\ unc' = [q \in WParts |-> unc[q] \o ofP(q)]
        /\ flt' = [q \in WParts |-> keep(q)]
        /\ UNCHANGED <<pid, bk>>
@@ -307,7 +311,7 @@ Fault ==
 \* removeExpiredProducers drops the entry; only while p has nothing in flight.
 ExpireState ==
     /\ Ev.ev = "ExpireState"
-    /\ \A k \in WKeys : KeyPart[k] = Ev.p => cur[k].st = "none"
+    /\ \A k \in DOMAIN cur : KeyPart[k] # Ev.p
     /\ bk' = [bk EXCEPT ![Ev.p] = {NoBroker(s.len) : s \in bk[Ev.p]}]
     /\ UNCHANGED <<pid, out, cur, unc, flt>>
 
