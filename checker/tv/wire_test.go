@@ -195,7 +195,7 @@ func mutateWire(rng *rand.Rand, evs []tracer.Event) ([]tracer.Event, string) {
 // answers' errors and offsets changed, attempts, answers, faults and
 // disconnects dropped, answers on a partition swapped, attempts renumbered,
 // read-back offsets moved. -wire.seed repeats a run; -wire.mutants sets
-// how many.
+// how many (8 at most with -short).
 func TestWireMutantsAgree(t *testing.T) {
 	j := tlctest.Jar(t)
 	seed := *wireSeed
@@ -205,6 +205,10 @@ func TestWireMutantsAgree(t *testing.T) {
 	t.Logf("seed %d (-wire.seed=%d repeats it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	files := wireTraces(t)
+	n := *wireMutants
+	if testing.Short() {
+		n = min(n, 8)
+	}
 	type tc struct {
 		name, what string
 		data       []byte
@@ -212,7 +216,7 @@ func TestWireMutantsAgree(t *testing.T) {
 	var cases []tc
 	loaded := map[string][]tracer.Event{}
 	headers := map[string]string{}
-	for len(cases) < *wireMutants {
+	for len(cases) < n {
 		f := files[rng.IntN(len(files))]
 		if loaded[f] == nil {
 			headers[f], loaded[f] = readTrace(t, f)

@@ -59,6 +59,10 @@ type TLCResult struct {
 	States   int64
 	Duration time.Duration
 	Skipped  string // why TLC could not express the trace, if it could not
+	// Spec is the trace spec TLC ran (tv.ClientSpec or tv.WireSpec), and
+	// Established what its verdict establishes, in words.
+	Spec        string `json:",omitempty"`
+	Established string `json:",omitempty"`
 }
 
 // Report is everything kcheck verify found.
@@ -403,7 +407,23 @@ func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, er
 	if err != nil {
 		return nil, err
 	}
-	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration}, nil
+	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration,
+		Spec: m.Spec, Established: established(m.Spec, v)}, nil
+}
+
+// established says what TLC's verdict v under spec establishes.
+func established(spec string, v *tv.Verdict) string {
+	switch {
+	case spec == tv.WireSpec && v.Accepted:
+		return "the broker side of the spec (de-duplication, the no-state rule, epochs, sequence checks, offsets, " +
+			"a connection's answers in order) explains every answer; the client's attempts were taken as given, " +
+			"and the read-back was left to the Go checks"
+	case spec == tv.WireSpec:
+		return fmt.Sprintf("no state of the broker side of the spec explains the answers past line %d", v.Furthest)
+	case v.Accepted:
+		return "a behaviour of the spec, client and broker, explains every line"
+	}
+	return fmt.Sprintf("no behaviour of the spec explains the trace past line %d", v.Furthest)
 }
 
 // observe feeds every event of the batches that come to the observers, in
