@@ -197,6 +197,9 @@ func checks(r *verify.Report, views map[int32]string) []checkRow {
 		default:
 			row.Result, row.Class = fmt.Sprintf("REJECTED after line %d (%s states, %v%s)", t.Furthest, count(int(t.States)), t.Duration.Round(1e6), tlcRuns(t)), "bad"
 		}
+		if t.Skipped == "" && t.Established != "" {
+			row.Notes = append(row.Notes, t.Spec+": "+t.Established)
+		}
 		rows = append(rows, row)
 	}
 	order := 0

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kcheck/kcheck/checker"
+	"github.com/kcheck/kcheck/checker/tv"
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -55,6 +56,9 @@ func Text(w io.Writer, r *verify.Report) error {
 			fmt.Fprintf(bw, "  TLC trace validation: INCONCLUSIVE: %s\n", r.TLC.Inconclusive)
 		default:
 			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v%s)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
+		}
+		if r.TLC.Skipped == "" && r.TLC.Spec == tv.WireSpec {
+			fmt.Fprintf(bw, "    TLC (%s): %s\n", r.TLC.Spec, r.TLC.Established)
 		}
 	}
 	if r.ReadBack.Read == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,23 +37,30 @@ func verdicts(t *testing.T, jar, name string, data []byte) (mirror error, tlcv *
 	return mirror, v, nil
 }
 
-// The Go mirror (checker/replay) and TLC agree on every trace in traces/ and
-// traces/fixtures/, and on a trace that breaks the first-ack rule. Fixtures
-// written as the proxy writes (*.proxy.jsonl) are left out: TLC validates a
-// client's steps, which a trace of the wire does not show (Translate refuses
-// it).
-func TestMirrorAndTLCAgree(t *testing.T) {
-	j := tlctest.Jar(t)
-	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "*.jsonl"))
-	fixtures, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.jsonl"))
-	for _, f := range fixtures {
-		if !strings.HasSuffix(f, ".proxy.jsonl") {
-			files = append(files, f)
-		}
+// agreeFiles are the traces both must agree on: every trace in traces/,
+// traces/fixtures/ (our producer's, for TraceIdempotentProducer, and the
+// proxy's *.proxy.jsonl, for TraceWire), traces/proxy/ and traces/scenarios/
+// (the proxy's, for TraceWire).
+func agreeFiles(t *testing.T) []string {
+	var files []string
+	for _, dir := range []string{"", "fixtures", "proxy", "scenarios"} {
+		fs, _ := filepath.Glob(filepath.Join("..", "..", "traces", dir, "*.jsonl"))
+		files = append(files, fs...)
 	}
-	if len(files) < 2 {
+	if len(files) < 40 {
 		t.Fatalf("found %d traces", len(files))
 	}
+	return files
+}
+
+// The Go mirror (checker/replay) and TLC agree on every trace in traces/ and
+// its fixtures/, proxy/ and scenarios/, and on a trace that breaks the
+// first-ack rule. With -short, traces over 2,000 lines are left out (the
+// 6,248-line traces/proxy/java-4.3.1-on-kafka-4.1.0.jsonl takes TLC about
+// 25 s).
+func TestMirrorAndTLCAgree(t *testing.T) {
+	j := tlctest.Jar(t)
+	files := agreeFiles(t)
 	type tc struct {
 		name string
 		data []byte
@@ -63,6 +71,10 @@ func TestMirrorAndTLCAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if testing.Short() && bytes.Count(data, []byte("\n")) > 2000 {
+			t.Logf("-short: %s left out", f)
+			continue
+		}
 		cases = append(cases, tc{filepath.Base(f), data})
 	}
 	// The rule-off run, claimed to be a rule-on run: both must reject it.
@@ -70,6 +82,7 @@ func TestMirrorAndTLCAgree(t *testing.T) {
 	cases = append(cases, tc{"first-ack-off claimed on", bytes.Replace(off, []byte(`"first_ack":false`), []byte(`"first_ack":true `), 1)})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			mirror, v, terr := verdicts(t, j, c.name, c.data)
 			if terr != nil {
 				t.Fatalf("every trace and fixture in the repository must be expressible: %v", terr)
@@ -78,6 +91,8 @@ func TestMirrorAndTLCAgree(t *testing.T) {
 			if mirror != nil && !errors.As(mirror, &re) {
 				t.Fatalf("the mirror could not read it: %v", mirror)
 			}
+			wire := strings.Contains(c.name, "proxy") || bytes.Contains(c.data[:bytes.IndexByte(c.data, '\n')], []byte(`"writer":"kcheck-proxy"`))
+			t.Logf("%s lines, wire %v: mirror %v; TLC accepted=%v, %d states, %v", strconv.Itoa(bytes.Count(c.data, []byte("\n"))), wire, mirror, v.Accepted, v.States, v.Duration.Round(time.Millisecond))
 			if (mirror == nil) != v.Accepted {
 				t.Fatalf("they disagree: mirror %v; TLC accepted=%v (furthest line %d)", mirror, v.Accepted, v.Furthest)
 			}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // Split translates the events added as one module per part of the trace:
@@ -38,6 +40,15 @@ import (
 // them as well as several do), balanced by their lines: each TLC run costs
 // a JVM's start, and a state of a few partitions is still small.
 func (t *Translator) Split(runs int) ([]*Module, error) {
+	if t.h.Writer == tracer.ProxyWriter {
+		// TraceWire keeps each partition's broker states apart already
+		// (a set per partition): one run.
+		m, err := t.wireModule()
+		if err != nil {
+			return nil, err
+		}
+		return []*Module{m}, nil
+	}
 	pl, err := t.plan()
 	if err != nil {
 		return nil, err

@@ -63,9 +63,9 @@ func TestDisconnectPrefix(t *testing.T) {
 	}
 }
 
-// The proxy's fixtures, which TestMirrorAndTLCAgree leaves out, are refused
-// as inexpressible, not mistranslated.
-func TestProxyFixturesRefused(t *testing.T) {
+// The proxy's fixtures translate for the wire spec (TraceWire), not the
+// client's.
+func TestProxyFixturesGoToTheWireSpec(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "traces", "fixtures", "*.proxy.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no proxy fixtures")
@@ -75,10 +75,10 @@ func TestProxyFixturesRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Translate(f.Reader)
+		m, err := Translate(f.Reader)
 		f.Close()
-		if !errors.Is(err, ErrUnsupported) {
-			t.Errorf("%s: got %v, want ErrUnsupported", path, err)
+		if err != nil || m.Spec != WireSpec {
+			t.Errorf("%s: got %v, %v; want a module for %s", path, m, err, WireSpec)
 		}
 	}
 }

@@ -61,6 +61,10 @@ type TLCResult struct {
 	States   int64
 	Duration time.Duration
 	Skipped  string // why TLC could not express the trace, if it could not
+	// Spec is the trace spec TLC ran (tv.ClientSpec or tv.WireSpec), and
+	// Established what its verdict establishes, in words.
+	Spec        string `json:",omitempty"`
+	Established string `json:",omitempty"`
 	// Runs is how many TLC runs checked the trace: its partitions that
 	// share nothing are checked apart, in parallel (tv.Split).
 	Runs int
@@ -417,7 +421,23 @@ func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, er
 		return nil, err
 	}
 	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration,
-		Runs: v.Parts, Rejected: v.Rejected, Inconclusive: v.Inconclusive}, nil
+		Runs: v.Parts, Rejected: v.Rejected, Inconclusive: v.Inconclusive,
+		Spec: mods[0].Spec, Established: established(mods[0].Spec, v)}, nil
+}
+
+// established says what TLC's verdict v under spec establishes.
+func established(spec string, v *tv.Verdict) string {
+	switch {
+	case spec == tv.WireSpec && v.Accepted:
+		return "the broker side of the spec (de-duplication, the no-state rule, epochs, sequence checks, offsets, " +
+			"a connection's answers in order) explains every answer; the client's attempts were taken as given, " +
+			"and the read-back was left to the Go checks"
+	case spec == tv.WireSpec:
+		return fmt.Sprintf("no state of the broker side of the spec explains the answers past line %d", v.Furthest)
+	case v.Accepted:
+		return "a behaviour of the spec, client and broker, explains every line"
+	}
+	return fmt.Sprintf("no behaviour of the spec explains the trace past line %d", v.Furthest)
 }
 
 // observe feeds every event of the batches that come to the observers, in

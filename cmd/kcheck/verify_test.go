@@ -298,13 +298,41 @@ func TestVerifyStdin(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "verify takes one trace file") {
 		t.Errorf("no argument, no stdin: exit %d, stderr %q", code, stderr)
 	}
-	proxy, err := os.ReadFile("../../traces/proxy/java-4.3.1-on-kafka-4.1.0.jsonl")
+}
+
+// --tlc of a trace of the wire (kcheck proxy) runs the broker side of the
+// spec (TraceWire) and says what that established.
+func TestVerifyTLCProxy(t *testing.T) {
+	jar := tlctest.Jar(t)
+	data, err := os.ReadFile("../../traces/fixtures/ok-not-definite.proxy.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = runKcheckStdin(t, string(proxy), "verify", "--tlc", "-")
-	if code != exitUsage || !strings.Contains(stderr, "--tlc: <stdin> was traced on the wire by kcheck proxy") {
-		t.Errorf("--tlc of a proxy trace on stdin: exit %d, stderr %q", code, stderr)
+	code, stdout, stderr := runKcheckStdin(t, string(data), "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "-")
+	if code != exitOK || !strings.Contains(stdout, "TLC trace validation: accepted") ||
+		!strings.Contains(stdout, "TLC (TraceWire): the broker side of the spec") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runKcheckStdin(t, string(data), "verify", "--tlc", "--format", "json", "--jar", jar, "--spec-dir", "../../spec", "-")
+	var rep struct {
+		TLC struct {
+			Accepted          bool
+			Spec, Established string
+		} `json:"tlc"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(stdout), &rep) != nil || !rep.TLC.Accepted || rep.TLC.Spec != "TraceWire" ||
+		!strings.HasPrefix(rep.TLC.Established, "the broker side of the spec") {
+		t.Errorf("json: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// A wrong answer: the broker side of the spec explains none past it.
+	bad := strings.Replace(string(data), `"seq":3,"req":2,"node":1,"err":"NONE","off":3`, `"seq":3,"req":2,"node":1,"err":"NONE","off":2`, 1)
+	if bad == string(data) {
+		t.Fatal("the fixture changed: no answer to doctor")
+	}
+	code, stdout, _ = runKcheckStdin(t, bad, "verify", "--tlc", "--jar", jar, "--spec-dir", "../../spec", "-")
+	if code != exitMismatch || !strings.Contains(stdout, "TLC trace validation: REJECTED after line 10") ||
+		!strings.Contains(stdout, "TLC (TraceWire): no state of the broker side of the spec explains the answers past line 10") {
+		t.Errorf("doctored: exit %d\nstdout:\n%s", code, stdout)
 	}
 }
 
