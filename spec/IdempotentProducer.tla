@@ -218,6 +218,14 @@ NewState(p, r, off) ==
                ELSE <<[seq |-> r.seq, off |-> off]>>
     IN [ep |-> r.ep, win |-> IF Len(win) > DedupWindow THEN Tail(win) ELSE win]
 
+\* The broker's UNKNOWN_PRODUCER_ID answer carries the partition's log start
+\* offset (produce v5 and later; Kafka's brokers always fill it in).  Without one
+\* (-1: kfake's answer), TransactionManager.canRetry retries with no epoch bump:
+\* it cannot tell an expired producer from a truncated log.  TRUE in every model
+\* checking configuration; trace validation replaces it (checker/tv) with what
+\* the trace's answers carried.
+AnswersLogStart == TRUE
+
 Respond(r, err, off) == [p |-> r.p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> err, off |-> off]
 
 -----------------------------------------------------------------------------
@@ -330,7 +338,8 @@ Resend(p) ==
 \*  - success, or a duplicate answered with the original offset: the batch is done
 \*    (TransactionManager.handleCompletedBatch raises lastAcked);
 \*  - UNKNOWN_PRODUCER_ID: the idempotent producer bumps its epoch and retries
-\*    (TransactionManager.canRetry; the log start offset is always 0 here);
+\*    (TransactionManager.canRetry), unless the answer carried no log start offset
+\*    (AnswersLogStart FALSE): then it retries with no bump;
 \*  - OUT_OF_ORDER_SEQUENCE_NUMBER: TransactionManager.canRetry retries WITHOUT a bump
 \*    when nothing is unresolved and the batch is not the next one (its sequence is not
 \*    lastAcked + 1) or was reset by a bump -- the KAFKA-14359 loop; otherwise it
@@ -403,7 +412,7 @@ Receive(c) ==
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
-                    /\ bumpReq' = IF bt.reset THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
+                    /\ bumpReq' = IF bt.reset \/ ~AnswersLogStart THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
                     /\ UNCHANGED lastAcked
                [] r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE, ![p][r.b].ooo = TRUE]

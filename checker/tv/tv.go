@@ -146,6 +146,10 @@ type plan struct {
 	// crossed are pairs of partitions whose attempts on one connection were
 	// answered out of the order they were sent (split.go).
 	crossed [][2]int32
+	// noLogStart: the broker's UNKNOWN_PRODUCER_ID answers carry no log
+	// start offset (kfake), so the client retries them with no bump
+	// (IdempotentProducer.tla, AnswersLogStart).
+	noLogStart bool
 }
 
 // plan translates the events added (Module and Split).
@@ -169,8 +173,19 @@ func (t *Translator) plan() (*plan, error) {
 	conn := map[int32]int32{}    // partition -> node
 	seqs := map[key][][2]int32{} // (partition, epoch) -> (seq, n) sent
 	nOf := map[int64]int32{}
+	withLSO, withoutLSO := false, false // UNKNOWN_PRODUCER_ID answers with and without a log start offset
 	for i := range evs {
 		e := &evs[i]
+		if e.Kind == tracer.Receive && e.Err == "UNKNOWN_PRODUCER_ID" {
+			if e.LogStart == -1 {
+				withoutLSO = true
+			} else {
+				withLSO = true
+			}
+			if withLSO && withoutLSO {
+				return nil, unsupported(i, "UNKNOWN_PRODUCER_ID answers with a log start offset and without one (the spec's AnswersLogStart is one for the trace)")
+			}
+		}
 		switch e.Kind {
 		case tracer.InitProducerID:
 			if inits++; inits > 1 {
@@ -482,7 +497,7 @@ func (t *Translator) plan() (*plan, error) {
 		return nil, fmt.Errorf("the trace sends no batch: %w", ErrUnsupported)
 	}
 	return &plan{h: h, log: log, count: count, conn: conn, errsBefore: errsBefore, errsAfter: errsAfter,
-		maxPending: maxPending, crossed: crossed}, nil
+		maxPending: maxPending, crossed: crossed, noLogStart: withoutLSO}, nil
 }
 
 // render writes the module for the partitions in only (all of them when
@@ -542,7 +557,8 @@ func (pl *plan) render(only map[int32]bool) *Module {
 			cl = append(cl, fmt.Sprintf("%d :> %d", p, conn[p]))
 		}
 	}
-	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceLog == <<\n", strings.Join(ps, ", "), strings.Join(cl, " @@ "))
+	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceAnswersLogStart == %s\n\nTraceLog == <<\n",
+		strings.Join(ps, ", "), strings.Join(cl, " @@ "), strings.ToUpper(strconv.FormatBool(!pl.noLogStart)))
 	for i, e := range log {
 		sep := ","
 		if i == len(log)-1 {
@@ -584,6 +600,7 @@ NEXT TraceNext
 CONSTANTS
     Partitions <- TracePartitions
     ConnOf <- TraceConnOf
+    AnswersLogStart <- TraceAnswersLogStart
     NumBatches = %d
     MaxInFlight = %d
     DedupWindow = 5
