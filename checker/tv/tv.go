@@ -559,16 +559,7 @@ func (pl *plan) render(only map[int32]bool) *Module {
 	}
 	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceAnswersLogStart == %s\n\nTraceLog == <<\n",
 		strings.Join(ps, ", "), strings.Join(cl, " @@ "), strings.ToUpper(strconv.FormatBool(!pl.noLogStart)))
-	for i, e := range log {
-		sep := ","
-		if i == len(log)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
-		m.Lines = append(m.Lines, e.line)
-		m.before = append(m.before, e.before)
-	}
-	data.WriteString(">>\n====\n")
+	m.writeLog(&data, log)
 	m.Data = data.String()
 
 	numBatches := 1
@@ -626,6 +617,21 @@ CONSTRAINT TraceFurthest
 		set(pl.errsBefore), set(pl.errsAfter), tf(disconnects > 0), faults+disconnects,
 		tf(h.DeliveryTimeoutMs > 0), tf(expiries > 0), expiries)
 	return m
+}
+
+// writeLog writes TraceLog's lines and the module's end to data, and notes
+// each line's trace line (Lines) and the whole trace's line before it.
+func (m *Module) writeLog(data *strings.Builder, log []entry) {
+	for i, e := range log {
+		sep := ","
+		if i == len(log)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
+		m.Lines = append(m.Lines, e.line)
+		m.before = append(m.before, e.before)
+	}
+	data.WriteString(">>\n====\n")
 }
 
 // Verdict is what TLC concluded about a trace.
