@@ -74,9 +74,6 @@ type key struct {
 // Translate reads the whole trace from r and translates it.
 func Translate(r *tracer.Reader) (*Module, error) {
 	t := NewTranslator(r.Header())
-	if err := t.supported(); err != nil {
-		return nil, err
-	}
 	if err := r.Each(func(line int, e *tracer.Event) error {
 		t.Add(line, e)
 		return nil
@@ -97,13 +94,6 @@ type Translator struct {
 
 // NewTranslator returns a Translator for the trace with header h.
 func NewTranslator(h tracer.Header) *Translator { return &Translator{h: h} }
-
-// supported refuses a trace the translation cannot express from its header.
-// A trace written by kcheck proxy lacks the client's steps that
-// TraceIdempotentProducer.tla follows; it goes to TraceWire.tla (wire.go).
-func (t *Translator) supported() error {
-	return nil
-}
 
 // Add takes the event at line. It keeps a copy of what the translation
 // needs of e (not its records or log), so e may be reused.
@@ -152,14 +142,9 @@ type plan struct {
 	noLogStart bool
 }
 
-// plan translates the events added (Module and Split).
+// plan translates the events added (Module and Split) of a trace of our
+// producer's steps; a trace of the wire goes to wireModule instead.
 func (t *Translator) plan() (*plan, error) {
-	if err := t.supported(); err != nil {
-		return nil, err
-	}
-	if t.h.Writer == tracer.ProxyWriter {
-		return nil, fmt.Errorf("a trace of the wire has no plan: it goes to TraceWire (wireModule): %w", ErrUnsupported)
-	}
 	h, evs, lines := t.h, t.evs, t.lines
 	unsupported := func(i int, format string, args ...any) error {
 		return fmt.Errorf("line %d: %s: %w", lines[i], fmt.Sprintf(format, args...), ErrUnsupported)
@@ -235,6 +220,7 @@ func (t *Translator) plan() (*plan, error) {
 	faulted := map[key]map[int32]bool{} // attempts (partition, epoch, seq) a Fault line explains
 	realBroker := h.Broker.Kind != "kfake"
 	seqOf := func(p int32, ep int16, seq int32) int { return rank[key{p, ep - baseEpoch}][seq] }
+	isOutstanding := func(b int64) bool { _, ok := outstanding[b]; return ok }
 	// Each connection's attempts not yet answered, in the order sent, to
 	// find the partitions whose steps on a connection cross (plan.crossed):
 	// an attempt answered while an earlier one of another partition is not
@@ -255,8 +241,7 @@ func (t *Translator) plan() (*plan, error) {
 	// its partition's lowest free slot, and gives it back with a Recycle
 	// line once it is done and no attempt of it is outstanding
 	// (TraceIdempotentProducer.tla, Recycle).
-	used := map[int32][]bool{}  // partition -> slot (from 1) -> taken
-	attempts := map[int64]int{} // batch -> its attempts outstanding
+	used := map[int32][]bool{} // partition -> slot (from 1) -> taken
 	done := map[int64]bool{}
 	take := func(p int32, b int64) {
 		u := used[p]
@@ -315,6 +300,15 @@ func (t *Translator) plan() (*plan, error) {
 		parts map[int32]bool
 	}
 	var open []*lost
+	// stillLost reports whether d has a lost batch of p not yet answered.
+	stillLost := func(d *lost, p int32) bool {
+		for lb := range d.left {
+			if partOf[lb] == p {
+				return true
+			}
+		}
+		return false
+	}
 	// settle applies an event on partition p to the open Disconnects that
 	// lost a batch of p: batch b answered NONE (success) is one fewer left;
 	// anything else makes the Disconnect's prefix matter.
@@ -338,7 +332,7 @@ func (t *Translator) plan() (*plan, error) {
 					}
 				} else {
 					delete(d.left, b)
-					if !slices.ContainsFunc(slices.Collect(maps.Keys(d.left)), func(lb int64) bool { return partOf[lb] == p }) {
+					if !stillLost(d, p) {
 						delete(d.parts, p)
 					}
 				}
@@ -371,7 +365,6 @@ func (t *Translator) plan() (*plan, error) {
 			if e.Kind == tracer.SendNew {
 				take(e.Partition, e.Batch)
 			}
-			attempts[e.Batch]++
 			f = []string{"ev |-> " + str(string(e.Kind)), "p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[e.Batch])),
 				"ep |-> " + num(int64(e.Epoch-baseEpoch)), "seq |-> " + num(int64(seqOf(e.Partition, e.Epoch, e.Seq)))}
 			outstanding[e.Batch] = e.Node
@@ -383,7 +376,6 @@ func (t *Translator) plan() (*plan, error) {
 			if node, ok := outstanding[e.Batch]; ok {
 				pending[node]--
 				delete(outstanding, e.Batch)
-				attempts[e.Batch]--
 			}
 			if kafkaerr.IsAck(e.Err) || kafkaerr.InSpecFatal(e.Err) {
 				done[e.Batch] = true
@@ -434,7 +426,6 @@ func (t *Translator) plan() (*plan, error) {
 				if node == e.Node {
 					pending[node]--
 					delete(outstanding, b)
-					attempts[b]--
 					d.left[b] = struct{}{}
 					d.parts[partOf[b]] = true
 				}
@@ -485,7 +476,7 @@ func (t *Translator) plan() (*plan, error) {
 		if f != nil {
 			log = append(log, entry{line: lines[i], fields: f, p: e.Partition, bump: e.Kind == tracer.Bump})
 		}
-		if b := e.Batch; (e.Kind == tracer.Receive || e.Kind == tracer.ExpireBatch || e.Kind == tracer.Fail) && done[b] && attempts[b] == 0 && index[b] > 0 {
+		if b := e.Batch; (e.Kind == tracer.Receive || e.Kind == tracer.ExpireBatch || e.Kind == tracer.Fail) && done[b] && !isOutstanding(b) && index[b] > 0 {
 			log = append(log, entry{line: lines[i], p: e.Partition, fields: []string{`ev |-> "Recycle"`,
 				"p |-> " + num(int64(e.Partition)), "b |-> " + num(int64(index[b]))}})
 			used[e.Partition][index[b]-1] = false
