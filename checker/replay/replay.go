@@ -180,13 +180,30 @@ func New(h tracer.Header) (*Machine, error) {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
 	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{},
-		wire: h.Writer == tracer.ProxyWriter}
+		wire: h.Writer == tracer.ProxyWriter, expiry: ExpiryDelay(h)}
+	return m, nil
+}
+
+// ExpiryDelay is the delay (ns) of the header's state-expiry fault: the
+// real broker's producer.id.expiration.ms, which no event shows. 0: none.
+func ExpiryDelay(h tracer.Header) int64 {
+	var d int64
 	for _, s := range h.Faults {
 		if f, err := fault.Parse(s); err == nil && f.Kind == fault.StateExpiry && f.Delay > 0 {
-			m.expiry = f.Delay.Nanoseconds()
+			d = f.Delay.Nanoseconds()
 		}
 	}
-	return m, nil
+	return d
+}
+
+// MayExpire reports whether the broker may have expired the producer's
+// state for a partition (the spec's ExpireProducerState, unseen) before an
+// attempt sent at sentAt: with a state-expiry delay, once the partition has
+// had an attempt appended, the last of them sent at lastAppend, at least
+// the delay before. checker/tv's translation of the wire flags the same
+// attempts, so that TLC may expire exactly where the mirror may.
+func MayExpire(delay, lastAppend, sentAt int64, appended bool) bool {
+	return delay > 0 && appended && sentAt-lastAppend >= delay
 }
 
 func (m *Machine) part(p int32) *partition {
@@ -510,7 +527,7 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 		}
 	}
 	candidates := m.expand(pt)
-	if m.expiry > 0 && pt.appended && b.sentAt-pt.lastAppend >= m.expiry {
+	if MayExpire(m.expiry, pt.lastAppend, b.sentAt, pt.appended) {
 		// The broker may have expired the producer's state while the
 		// partition was idle, or its check may not have run yet: both.
 		for _, br := range candidates[:len(candidates):len(candidates)] {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kcheck/kcheck/checker/kafkaerr"
-	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -93,12 +93,7 @@ type wireCut struct {
 // wireModule translates a proxy trace for TraceWire.
 func (t *Translator) wireModule() (*Module, error) {
 	h := t.h
-	var expiry int64
-	for _, s := range h.Faults {
-		if f, err := fault.Parse(s); err == nil && f.Kind == fault.StateExpiry && f.Delay > 0 {
-			expiry = f.Delay.Nanoseconds()
-		}
-	}
+	expiry := replay.ExpiryDelay(h)
 	switch h.Broker.NoStateRule {
 	case "pre25", "v25to44", "v45", "kafka19880":
 	default:
@@ -177,7 +172,7 @@ func (t *Translator) wireModule() (*Module, error) {
 			}
 			k := keyOf(e.p, e.b)
 			b := batches[k]
-			expire := expiry > 0 && appended[e.p] && b.sentAt-lastAppend[e.p] >= expiry
+			expire := replay.MayExpire(expiry, lastAppend[e.p], b.sentAt, appended[e.p])
 			ack := kafkaerr.IsAck(e.err)
 			f = []string{`ev |-> "Receive"`, "c |-> " + num(int64(e.node)), "req |-> " + num(int64(e.req)),
 				"p |-> " + num(int64(e.p)), "k |-> " + num(int64(k)), "ep |-> " + num(int64(e.ep)),
