@@ -10,8 +10,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/kcheck/kcheck/tracer"
 )
 
 // Split translates the events added as one module per part of the trace:
@@ -40,7 +38,7 @@ import (
 // them as well as several do), balanced by their lines: each TLC run costs
 // a JVM's start, and a state of a few partitions is still small.
 func (t *Translator) Split(runs int) ([]*Module, error) {
-	if t.h.Writer == tracer.ProxyWriter {
+	if SpecFor(t.h) == WireSpec {
 		// TraceWire keeps each partition's broker states apart already
 		// (a set per partition): one run.
 		m, err := t.wireModule()
@@ -53,11 +51,9 @@ func (t *Translator) Split(runs int) ([]*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := pl.parts()
-	groups := make([][]int32, len(parts))
-	copy(groups, parts)
-	if runs > 0 && runs < len(parts) {
-		groups = pack(parts, pl.lines(), runs)
+	groups := pl.parts()
+	if runs > 0 && runs < len(groups) {
+		groups = pack(groups, pl.lines(), runs)
 	}
 	var mods []*Module
 	for _, g := range groups {

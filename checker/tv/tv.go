@@ -99,7 +99,7 @@ func NewTranslator(h tracer.Header) *Translator { return &Translator{h: h} }
 // needs of e (not its records or log), so e may be reused.
 func (t *Translator) Add(line int, e *tracer.Event) {
 	switch {
-	case t.h.Writer == tracer.ProxyWriter:
+	case SpecFor(t.h) == WireSpec:
 		t.wire.add(line, e) // wire.go
 		return
 	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told:
@@ -113,7 +113,7 @@ func (t *Translator) Add(line int, e *tracer.Event) {
 // Module translates the events added, or says why it cannot
 // (ErrUnsupported): one module for the whole trace.
 func (t *Translator) Module() (*Module, error) {
-	if t.h.Writer == tracer.ProxyWriter {
+	if SpecFor(t.h) == WireSpec {
 		return t.wireModule() // wire.go
 	}
 	pl, err := t.plan()

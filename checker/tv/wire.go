@@ -33,6 +33,17 @@ const (
 	WireSpec   = "TraceWire"
 )
 
+// SpecFor names the trace spec a trace with header h is validated against:
+// a trace of the wire (kcheck proxy) shows a client's attempts but not its
+// own steps, so it goes to the broker side of the spec (WireSpec); any
+// other to the whole spec (ClientSpec).
+func SpecFor(h tracer.Header) string {
+	if h.Writer == tracer.ProxyWriter {
+		return WireSpec
+	}
+	return ClientSpec
+}
+
 // wireEvent is what the wire translation keeps of an event.
 type wireEvent struct {
 	line  int

@@ -104,7 +104,7 @@ func verifyCommand() *cli.Command {
 				return usageErrorf("--tlc-runs %d: want 0 (one per CPU) or more", n)
 			}
 			if opts.TLC {
-				spec := tlcTraceable(r)
+				spec := tv.SpecFor(r.Header())
 				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
 					return usageErrorf("--tlc: %v (without TLC kcheck verify still runs every Go check: drop --tlc)", err)
 				}
@@ -160,17 +160,6 @@ func readable(in io.Reader) bool {
 		return err == nil && st.Mode()&os.ModeCharDevice == 0
 	}
 	return in != nil
-}
-
-// tlcTraceable names the trace spec TLC validates the trace against: a
-// trace of the wire (kcheck proxy) shows a client's attempts but not its
-// internal steps, so it goes to the broker side of the spec (TraceWire.tla),
-// any other to the whole spec (TraceIdempotentProducer.tla).
-func tlcTraceable(r *tracer.Reader) string {
-	if r.Header().Writer == tracer.ProxyWriter {
-		return tv.WireSpec
-	}
-	return tv.ClientSpec
 }
 
 func doVerify(c *cli.Context, r *tracer.Reader, format string, opts verify.Options) error {
