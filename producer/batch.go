@@ -3,6 +3,7 @@ package producer
 import (
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/kcheck/kcheck/producer/core"
 )
@@ -45,93 +46,130 @@ func (b *batch) coreBatch() *core.Batch {
 // of returns the producer's batch behind the core's.
 func of(cb *core.Batch) *batch { return cb.Data.(*batch) }
 
-// A batch and the array behind its records' slice in one allocation, for
-// the common sizes (newBatch).
-type (
-	batch8 struct {
-		b batch
-		r [8]pendingRecord
-	}
-	batch16 struct {
-		b batch
-		r [16]pendingRecord
-	}
-	batch32 struct {
-		b batch
-		r [32]pendingRecord
-	}
-	batch64 struct {
-		b batch
-		r [64]pendingRecord
-	}
+// A batchStore keeps the producer's batches for its life, so that once it
+// holds as many as the buffer needs Produce allocates no batch, not even in
+// a burst that outruns the acknowledgements (the sync.Pool this replaced is
+// emptied by every GC, and its batches came back too late for a burst:
+// bench/README.md, "Where the Produce() call's tail comes from"). Batches
+// come in classes by how many records they have room for (8, 16, ... 4096);
+// a class makes its batches a chunk at a time (two allocations a chunk),
+// up to maxMade(class) of them, and takes back every one of its own that
+// is done. A batch with room for more than the largest
+// class, or asked for once a class has made its bound, is allocated on its
+// own and left to the GC (put keeps one of a class's size in its place).
+//
+// Memory: a class makes batches only as a burst needs them (in chunks that
+// double), and at most enough for 2×MaxBufferedRecords records: 16 bytes a
+// record's room and 296 a batch, so at most 32 + 592/room bytes per buffered
+// record for each class the records' sizes use (69 for 1 KiB records in
+// 16 KiB batches, the room-16 class: 690 KB at the default 10,000).
+type batchStore struct {
+	classes [storeClasses]batchClass
+	max     int // MaxBufferedRecords
+}
+
+// batchClass is one class's batches: those made, and the free ones.
+type batchClass struct {
+	mu   sync.Mutex
+	free []*batch
+	made int
+}
+
+const (
+	minClass     = 8    // the smallest class's room, in records
+	storeClasses = 10   // classes of minClass<<i records' room
+	chunkSlots   = 4096 // records' room a class makes at a time (64 KiB of pendingRecord)
+	pageRecords  = 4096 / int(unsafe.Sizeof(pendingRecord{}))
 )
 
-// batchClasses are the record capacities batchPool keeps batches by.
-var batchClasses = [...]int{8, 16, 32, 64}
+func newBatchStore(maxBuffered int) *batchStore { return &batchStore{max: maxBuffered} }
 
-// newBatch returns an empty batch with room for est records, allocated
-// with its records' array in one object when est is 64 or less: one
-// allocation per batch instead of two.
-func newBatch(est int) *batch {
-	switch {
-	case est <= 8:
-		x := new(batch8)
-		x.b.recs = x.r[:0]
-		return &x.b
-	case est <= 16:
-		x := new(batch16)
-		x.b.recs = x.r[:0]
-		return &x.b
-	case est <= 32:
-		x := new(batch32)
-		x.b.recs = x.r[:0]
-		return &x.b
-	case est <= 64:
-		x := new(batch64)
-		x.b.recs = x.r[:0]
-		return &x.b
-	}
-	return &batch{recs: make([]pendingRecord, 0, est)}
-}
-
-// batchPool recycles done batches, their records' arrays with them, so
-// that in a steady stream Produce allocates no batch: the sender puts a
-// batch back once the application has been told of its records (put) and
-// Produce takes one for its next batch (get). A pool per class of
-// batchClasses; a class's pool holds batches with room for at least its
-// size. Batches with room for more than twice the largest class are let go.
-type batchPool struct {
-	pools [len(batchClasses)]sync.Pool
-}
-
-// get returns an empty batch with room for at least est records: a
-// recycled one when the pool has one, else a new one (newBatch).
-func (bp *batchPool) get(est int) *batch {
-	for i, c := range batchClasses {
-		if est <= c {
-			if b, ok := bp.pools[i].Get().(*batch); ok {
-				return b
-			}
-			break
+// classOf returns the class of batches with room for at least est records,
+// or -1 if none is that large.
+func classOf(est int) int {
+	for i := range storeClasses {
+		if est <= minClass<<i {
+			return i
 		}
 	}
-	return newBatch(est)
+	return -1
 }
 
-// put recycles b, whose records' outcomes have all been delivered and which
-// nothing refers to any more (the core and the sender are done with it):
-// it clears b's references to the records so the pool keeps none alive.
-func (bp *batchPool) put(b *batch) {
+// maxMade bounds the batches class i makes: enough for the buffer's records
+// in batches at least half full.
+func (bs *batchStore) maxMade(i int) int {
+	room := minClass << i
+	return (2*bs.max+room-1)/room + 1
+}
+
+// get returns an empty batch with room for at least est records: a free one
+// of its class, one of a new chunk while the class is under its bound, or
+// else one of its own. A chunk is made outside the class's lock, so that
+// other producers are not held up meanwhile; a class's chunks double in
+// size, the first chunkSlots records' room, up to its bound.
+func (bs *batchStore) get(est int) *batch {
+	i := classOf(est)
+	if i < 0 {
+		return &batch{recs: make([]pendingRecord, 0, est)}
+	}
+	room := minClass << i
+	c := &bs.classes[i]
+	c.mu.Lock()
+	if n := len(c.free); n > 0 {
+		b := c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+		c.mu.Unlock()
+		return b
+	}
+	k := min(bs.maxMade(i)-c.made, max(chunkSlots/room, c.made))
+	c.made += max(k, 0)
+	c.mu.Unlock()
+	if k <= 0 {
+		return &batch{recs: make([]pendingRecord, 0, room)}
+	}
+	chunk := makeChunk(k, room)
+	c.mu.Lock()
+	c.free = append(c.free, chunk[1:]...)
+	c.mu.Unlock()
+	return chunk[0]
+}
+
+// makeChunk makes k batches with room for room records each, in two
+// allocations: the batches, and their records' arrays. It writes to every
+// page of the records' arrays, so that the page faults of memory fresh from
+// the OS are taken here rather than by Produce, one in every 256 records.
+func makeChunk(k, room int) []*batch {
+	bs := make([]batch, k)
+	rs := make([]pendingRecord, k*room)
+	for j := 0; j < len(rs); j += pageRecords {
+		rs[j] = pendingRecord{}
+	}
+	out := make([]*batch, k)
+	for j := range bs {
+		bs[j].recs = rs[j*room : j*room : (j+1)*room]
+		out[j] = &bs[j]
+	}
+	return out
+}
+
+// put takes back b, whose records' outcomes have all been delivered and
+// which nothing refers to any more (the core and the sender are done with
+// it), if it is one of a class's: it clears b's references to the records
+// so the store keeps none alive. Others are left to the GC.
+func (bs *batchStore) put(b *batch) {
 	n := cap(b.recs)
-	if n < batchClasses[0] || n > 2*batchClasses[len(batchClasses)-1] {
+	i := classOf(n)
+	if i < 0 || n != minClass<<i {
 		return
 	}
 	recs := b.recs[:n]
 	clear(recs)
 	*b = batch{recs: recs[:0]}
-	i := len(batchClasses) - 1
-	for i > 0 && batchClasses[i] > n {
-		i--
+	c := &bs.classes[i]
+	c.mu.Lock()
+	if len(c.free) < c.made {
+		c.free = append(c.free, b)
 	}
-	bp.pools[i].Put(b)
+	c.mu.Unlock()
 }

@@ -150,7 +150,10 @@ func RetryBackoff(d time.Duration) Opt { return optFunc(func(c *cfg) { c.retryBa
 
 // MaxBufferedRecords bounds the records produced and not yet done, default
 // 10000; Produce blocks (until its context ends) while the buffer is full.
-// Memory is bounded by this, not by the number of records sent.
+// Memory is bounded by this, not by the number of records sent. The
+// producer keeps the batches it makes for its life, so that Produce
+// allocates none once it has as many as a burst needs: at most about 70
+// bytes per buffered record for 1 KiB records in 16 KiB batches.
 func MaxBufferedRecords(n int) Opt { return optFunc(func(c *cfg) { c.maxBuffered = n }) }
 
 // Trace sends an event for every protocol step the spec models to s. Every

@@ -161,7 +161,7 @@ func TestProduceSizesAsEncoded(t *testing.T) {
 		c := defaults()
 		c.batchBytes = 2048
 		part := newPartition("t", 0)
-		p := &Producer{cfg: c, ids: traced, gate: newGate(1 << 20), wake: make(chan struct{}, 1)}
+		p := &Producer{cfg: c, ids: traced, gate: newGate(1 << 20), batches: newBatchStore(1 << 20), wake: make(chan struct{}, 1)}
 		p.meta.Store(&snapshot{topics: map[string]*topicInfo{"t": {parts: []*partition{part}, leaders: []int32{0}}}})
 		base := time.UnixMilli(1_700_000_000_000)
 		ctx := t.Context()

@@ -56,7 +56,7 @@ type Producer struct {
 
 	stats   stats
 	bufs    *bufPool
-	batches batchPool // done batches (sender.release) for Produce to fill again
+	batches *batchStore // the producer's batches: Produce fills them, sender.release gives them back
 
 	wake     chan struct{}
 	nextWake atomic.Int64 // the sender's next timer (unix ns); 0 while it is busy, -1 for none
@@ -103,11 +103,12 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 	p := &Producer{
 		cfg:   c,
 		trace: c.trace, ids: c.trace != nil || c.recordIDs,
-		gate:  newGate(c.maxBuffered),
-		wake:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
-		mdone: make(chan struct{}),
-		bufs:  newBufPool(c.batchBytes + c.batchBytes/4 + recordbatch.HeaderSize),
+		gate:    newGate(c.maxBuffered),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		mdone:   make(chan struct{}),
+		bufs:    newBufPool(c.batchBytes + c.batchBytes/4 + recordbatch.HeaderSize),
+		batches: newBatchStore(c.maxBuffered),
 	}
 	p.meta.Store(&snapshot{brokers: map[int32]string{}, topics: map[string]*topicInfo{}})
 	p.mloop = &metadataLoop{p: p, want: make(chan struct{}, 1), topics: map[string]bool{}, gen: make(chan struct{})}

@@ -409,7 +409,7 @@ func (s *sender) failRecords(b *batch, err error) {
 
 // release frees a done batch's buffer slots (with the others freed in the
 // same pass over the inbox or step: see freeSlots) and recycles its
-// compressed records and the batch itself (batchPool): the application has
+// compressed records and the batch itself (batchStore): the application has
 // been told of its records, and neither the core (the batch is out of its
 // partition's in-flight batches and of every outstanding request) nor the
 // sender looks at it again.

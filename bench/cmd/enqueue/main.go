@@ -35,7 +35,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/trace"
 	"strconv"
@@ -117,6 +119,7 @@ func newKgo(addrs []string, buffered int) (*client, error) {
 // result is the JSON line; times in nanoseconds.
 type result struct {
 	Client     string  `json:"client"`
+	Broker     string  `json:"broker"`
 	Goroutines int     `json:"goroutines"`
 	Records    int     `json:"records"`
 	GOMAXPROCS int     `json:"gomaxprocs"`
@@ -136,13 +139,24 @@ func main() {
 	records := fs.Int("records", 200000, "records in all, split between the goroutines")
 	fs.StringVar(&traceFile, "trace", "", "write a runtime/trace of the timed part to this file, with a log event (category \"slow\", the call's ns) at the end of every call slower than --slow-ns: for finding where the tail comes from")
 	fs.Int64Var(&slowNs, "slow-ns", 10000, "with --trace: the calls logged")
+	broker := fs.String("broker", "inproc", "where the kfake cluster runs: inproc (in this process, sharing its heap, GC and 2 Ps) or process (a child process of its own; the OS then shares the cores between the two)")
+	serve := fs.Bool("serve-kfake", false, "run only the kfake cluster, print its addresses, and stop when stdin closes (what --broker process starts)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
+	}
+	if *serve {
+		if err := serveKfake(); err != nil {
+			die("enqueue --serve-kfake: " + err.Error())
+		}
+		return
 	}
 	if *goroutines < 1 || *records < *goroutines || fs.NArg() > 0 {
 		die("enqueue: want --goroutines >= 1 and --records >= goroutines, and no arguments")
 	}
-	res, err := run(*name, *goroutines, *records)
+	if *broker != "process" && *broker != "inproc" {
+		die(fmt.Sprintf("enqueue: --broker %q: want process or inproc", *broker))
+	}
+	res, err := run(*name, *broker, *goroutines, *records)
 	if err != nil {
 		die("enqueue: " + err.Error())
 	}
@@ -160,21 +174,76 @@ func die(msg string) {
 	os.Exit(2)
 }
 
-func run(name string, goroutines, records int) (*result, error) {
+// newCluster starts the kfake cluster the client produces to, in this
+// process or in a child of its own, and returns its addresses and how to
+// stop it.
+func newCluster(broker string) ([]string, func(), error) {
+	if broker == "inproc" {
+		c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.ListenAddrs(), c.Close, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(self, "--serve-kfake")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("starting the kfake process: %w", err)
+	}
+	stop := func() {
+		stdin.Close()
+		cmd.Wait()
+	}
+	var addrs []string
+	if err := json.NewDecoder(stdout).Decode(&addrs); err != nil || len(addrs) == 0 {
+		stop()
+		return nil, nil, fmt.Errorf("the kfake process gave no addresses: %v", err)
+	}
+	return addrs, stop, nil
+}
+
+// serveKfake is the child of --broker process: the cluster, its addresses
+// as a JSON array on stdout, and then nothing until stdin closes.
+func serveKfake() error {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := json.NewEncoder(os.Stdout).Encode(c.ListenAddrs()); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
+}
+
+func run(name, broker string, goroutines, records int) (*result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+	addrs, stop, err := newCluster(broker)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer stop()
 	buffered := records + partitions
 	var cl *client
 	switch name {
 	case "ours":
-		cl, err = newOurs(ctx, c.ListenAddrs(), buffered)
+		cl, err = newOurs(ctx, addrs, buffered)
 	case "kgo":
-		cl, err = newKgo(c.ListenAddrs(), buffered)
+		cl, err = newKgo(addrs, buffered)
 	default:
 		return nil, fmt.Errorf("--client %q: want ours or kgo", name)
 	}
@@ -248,7 +317,7 @@ func run(name string, goroutines, records int) (*result, error) {
 		all.Merge(h)
 	}
 	return &result{
-		Client: name, Goroutines: goroutines, Records: records, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Client: name, Broker: broker, Goroutines: goroutines, Records: records, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		P50: all.ValueAtQuantile(50), P90: all.ValueAtQuantile(90), P99: all.ValueAtQuantile(99),
 		P999: all.ValueAtQuantile(99.9), Max: all.Max(), Mean: all.Mean(),
 		CallsPerS: float64(records) / elapsed.Seconds(),
