@@ -102,31 +102,39 @@ func (s *suite) throughput(ctx context.Context) {
 	}
 }
 
-// warmBroker runs our producer, untimed, at each partition count before the
-// first measurement: on a broker just started (its JIT cold), whichever
-// client went first in the first repeat measured 2-3x slower than the rest
-// (session 2's results.json, at 1 partition, for every client). After it
-// the first client of the first repeat (ours-on, the first of clients) is
-// still often slower at 1 partition, whatever its configuration: 0.75 of the
-// second client's records/s (median of 7 runs, session 5, an A/A run and
-// one with the order swapped among them); a second pass of this warm-up did
-// not clearly change that (0.86 over 8 runs, load 4-17), so it stays one
-// pass. bench/README.md, "Rule on and rule off".
+// warmBroker runs one untimed round before the first measurement: every
+// client once at each partition count, in the order of the first repeat,
+// exactly as a measured repeat runs them. On a broker just started (its JIT
+// cold), whichever client went first measured 2-3x slower than the rest
+// (session 2's results.json); after a warm-up of our producer alone, the
+// first client of the first repeat still measured 0.75 of the second
+// client's records/s at 1 partition whatever its configuration (session 5:
+// 7 of 7 runs, an A/A run and one with the order swapped among them). After
+// a whole untimed round, every measured repeat follows the same thing: a
+// full round of the clients. bench/README.md, "Rule on and rule off".
 func (s *suite) warmBroker(ctx context.Context) {
 	if s.warmed {
 		return
 	}
 	s.warmed = true
 	for _, parts := range s.p.TPPartitions {
-		res, err := s.measureOnce(ctx, "ours-on", fmt.Sprintf("bench-warm-broker-p%d", parts), parts, s.p.TPRecords, s.p.TPWarmup)
-		line := fmt.Sprintf("%d partitions: ", parts)
-		if err != nil {
-			line += "failed: " + err.Error()
-		} else {
-			line += fmt.Sprintf("%.0f records/s (not counted)", res.RecordsPerS)
+		for _, c := range rotate(clients, 0) {
+			if ctx.Err() != nil {
+				return
+			}
+			res, err := s.measureOnce(ctx, c, fmt.Sprintf("bench-warm-%s-p%d", c, parts), parts, s.p.TPRecords, s.p.TPWarmup)
+			line := fmt.Sprintf("%s at %d partitions: ", c, parts)
+			if parts == 1 {
+				line = fmt.Sprintf("%s at 1 partition: ", c)
+			}
+			if err != nil {
+				line += "failed: " + err.Error()
+			} else {
+				line += fmt.Sprintf("%.0f records/s (not counted)", res.RecordsPerS)
+			}
+			s.logf("throughput: warming up, %s", line)
+			s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
 		}
-		s.logf("throughput: warming the broker up, %s", line)
-		s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
 	}
 }
 

@@ -340,7 +340,7 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 	}
 	w("\nClient CPU is the client process's own CPU time (every thread: Java's JIT and GC, librdkafka's threads and Python) over the timed part, per record: less sensitive than records/s to other work on the machine, since it counts only the time the client ran. ")
 	if len(s.res.BrokerWarmup) > 0 {
-		w("Before the first measurement the broker was warmed up with one untimed run of ours per partition count (%s): a broker just started made whichever client went first 2-3x slower. ", strings.Join(s.res.BrokerWarmup, "; "))
+		w("Before the first measurement one untimed round ran every client once per partition count, in the first repeat's order (%s): a broker just started made whichever client went first 2-3x slower, and after a warm-up of ours alone the first measured client was still about 0.75 of the second (bench/README.md). ", strings.Join(s.res.BrokerWarmup, "; "))
 	}
 	if pin := s.res.Pin; pin != nil {
 		w("Pinned (`--pin`, taskset): the broker ran on CPU %s for the whole run, each client on CPU %s: they did not take turns on a core, and a client had that much CPU and no more.\n\nRatios, per repeat", pin.Broker, pin.Clients)
@@ -547,7 +547,7 @@ func (s *suite) reportEnqueue(b *strings.Builder) error {
 	}
 	w("\nGoals: ours' p99 at most kgo's (median ratio ≤ 1 at every goroutine count): %s. Ours' p99.9 under 10 µs (median, at every goroutine count): %s.\n\n", s.goal("3", "Produce p99 ≤ kgo's", "median ours ÷ kgo by goroutines: "+strings.Join(m99, ", "), goal99, have),
 		s.goal("3", "Produce p99.9 < 10 µs", "median by goroutines: "+strings.Join(m999, ", "), goal999, have))
-	w("Where the tail comes from (runtime traces of `bench/cmd/enqueue --trace` put down call by call by `bench/tailtrace.py`; bench/README.md, \"Where the Produce() call's tail comes from\"): the calls of 10 µs or more are mostly the allocator's slow paths (a span refill, a sweep, a GC assist) while Produce allocates a new batch, stop-the-world pauses, and the thread losing its core (%d cores shared with kfake, the sender and other work); waking the sender and lock contention are behind few of them. A throwaway build in which Produce allocates nothing measured p99.9 of 5-9 µs on this machine.\n\n", s.res.Machine.Nproc)
+	w("Where the tail comes from (runtime traces of `bench/cmd/enqueue --trace` put down call by call by `bench/tailtrace.py`; bench/README.md, \"Where the Produce() call's tail comes from\"): since session 9 Produce allocates no batch once the producer's batch store has grown (it keeps its batches for the producer's life, their pages faulted in when made); the calls of 10 µs or more are then mostly the GC of the whole process (kfake's three brokers keep every record in the same heap) marking or stopping the world meanwhile, and, with more goroutines than the %d cores, a goroutine that finds a partition's lock held (by the sender, or a goroutine descheduled while holding it) waiting behind the runnable others.\n\n", s.res.Machine.Nproc)
 	var groups []string
 	var series []Series
 	for _, g := range p.EnqGoroutines {
