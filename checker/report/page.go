@@ -166,8 +166,8 @@ func traceLine(r *verify.Report) string {
 	if h.Writer == tracer.ProxyWriter {
 		rules = "traced on the wire: the client's rules unknown, checked by the broker's"
 	}
-	s := fmt.Sprintf("%s events by %s (%s), topic %q, %d partitions; %s; broker %s %s (%s)",
-		count(r.Events), h.Writer, h.Client, h.Topic, h.Partitions, rules, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
+	s := fmt.Sprintf("%s events by %s (%s), topic %q, %s; %s; broker %s %s (%s)",
+		count(r.Events), h.Writer, h.Client, h.Topic, partitions(h.Partitions), rules, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
 	if len(h.Faults) > 0 {
 		s += "; faults: " + strings.Join(h.Faults, ", ")
 	}

@@ -39,8 +39,8 @@ func Text(w io.Writer, r *verify.Report) error {
 	case h.FirstAck:
 		rule = "first-ack rule on"
 	}
-	fmt.Fprintf(bw, "  trace: %d events by %s (%s), topic %q, %d partitions, %s, broker %s %s (%s)\n",
-		r.Events, h.Writer, h.Client, h.Topic, h.Partitions, rule, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
+	fmt.Fprintf(bw, "  trace: %d events by %s (%s), topic %q, %s, %s, broker %s %s (%s)\n",
+		r.Events, h.Writer, h.Client, h.Topic, partitions(h.Partitions), rule, h.Broker.Kind, h.Broker.Version, h.Broker.NoStateRule)
 	conf := "follows the spec"
 	if r.Conformance != "" {
 		conf = "DOES NOT follow the spec"
@@ -259,4 +259,12 @@ func tlcRuns(t *verify.TLCResult) string {
 		s += fmt.Sprintf("; the run of partitions %v rejected it", t.Rejected)
 	}
 	return s
+}
+
+// partitions says how many partitions, as "1 partition" or "8 partitions".
+func partitions(n int32) string {
+	if n == 1 {
+		return "1 partition"
+	}
+	return fmt.Sprintf("%d partitions", n)
 }
