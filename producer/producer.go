@@ -46,6 +46,7 @@ type Producer struct {
 
 	startPID   int64 // the producer id and epoch New got, for ProducerID
 	startEpoch int16
+	rearmFrom  string // where the idle re-arm bound came from (IdleRearm)
 
 	gate     *gate // MaxBufferedRecords; Flush waits on it
 	flushing atomic.Int32
@@ -117,7 +118,7 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 		return nil, err
 	}
 	p.startPID, p.startEpoch = p.pid, p.epoch
-	if _, err := p.resolveRearm(ctx); err != nil {
+	if err := p.resolveRearm(ctx); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -46,10 +46,11 @@ func (r rearmCfg) validate(firstAck bool) []error {
 // refuses DescribeConfigs leaves the configured bound or the default, and
 // the returned text says so; a configured bound at or above the broker's
 // setting is an error naming both.
-func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
+func (p *Producer) resolveRearm(ctx context.Context) error {
 	c := &p.cfg
 	if !c.rearm.on || !c.rules.FirstAck {
-		return "off", nil
+		p.rearmFrom = "off"
+		return nil
 	}
 	var from string
 	exp := c.rearm.expiration
@@ -67,7 +68,7 @@ func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
 	after := c.rearm.after
 	switch {
 	case after > 0 && exp > 0 && after >= exp:
-		return "", fmt.Errorf("producer: IdleRearmAfter (%v) must be below the brokers' %s (%v, %s)", after, expirationKey, exp, from)
+		return fmt.Errorf("producer: IdleRearmAfter (%v) must be below the brokers' %s (%v, %s)", after, expirationKey, exp, from)
 	case after > 0:
 		from = "IdleRearmAfter; " + from
 	case exp > 0:
@@ -84,10 +85,18 @@ func (p *Producer) resolveRearm(ctx context.Context) (string, error) {
 		ms := c.rules.RearmMs
 		err := a.Amend(func(h *tracer.Header) { h.IdleRearmMs, h.IdleRearmFrom = ms, from })
 		if err != nil && !errors.Is(err, tracer.ErrHeaderWritten) {
-			return "", fmt.Errorf("producer: recording the idle re-arm bound in the trace header: %w", err)
+			return fmt.Errorf("producer: recording the idle re-arm bound in the trace header: %w", err)
 		}
 	}
-	return from, nil
+	p.rearmFrom = from
+	return nil
+}
+
+// IdleRearm returns the idle re-arm bound in effect (0 when the rule is off)
+// and where it came from: the options, or the brokers' producer.id.expiration.ms
+// read with DescribeConfigs, or Kafka's default when that failed (and why).
+func (p *Producer) IdleRearm() (time.Duration, string) {
+	return time.Duration(p.cfg.rules.RearmMs) * time.Millisecond, p.rearmFrom
 }
 
 // readExpiration asks a broker for its producer.id.expiration.ms: the

@@ -81,8 +81,12 @@ func TestRearmBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newProducer(t, cl, append([]Opt{Trace(w)}, c.opts...)...)
-		if p.cfg.rules.RearmMs != c.wantMs {
-			t.Errorf("%v: bound %d ms, want %d", c.wantFrom, p.cfg.rules.RearmMs, c.wantMs)
+		wantFrom := c.wantFrom
+		if c.wantMs == 0 {
+			wantFrom = "off"
+		}
+		if after, from := p.IdleRearm(); after != time.Duration(c.wantMs)*time.Millisecond || from != wantFrom {
+			t.Errorf("IdleRearm() = %v from %q, want %d ms from %q", after, from, c.wantMs, wantFrom)
 		}
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
