@@ -105,12 +105,11 @@ type paths struct {
 
 // suite is one run.
 type suite struct {
-	p      params
-	path   paths
-	res    *results
-	b      *broker   // the real broker of the throughput and delay phases
-	goals  []goalRow // filled while the report is written
-	warmed bool      // the broker's warm-up (warmBroker) has run
+	p     params
+	path  paths
+	res   *results
+	b     *broker   // the real broker of the throughput and delay phases
+	goals []goalRow // filled while the report is written
 }
 
 var phaseNames = []string{"steady", "throughput", "delay", "enqueue", "checker", "tlc"}

@@ -75,7 +75,7 @@ type tpRun struct {
 // interleaved in an order that changes every repeat, each topic deleted
 // after its measurement so that the broker's log stays small.
 func (s *suite) throughput(ctx context.Context) {
-	s.warmBroker(ctx)
+	s.warmBroker(ctx, "throughput")
 	for r := 0; r < s.p.TPRepeats; r++ {
 		for _, parts := range s.p.TPPartitions {
 			for _, c := range rotate(clients, r) {
@@ -111,12 +111,10 @@ func (s *suite) throughput(ctx context.Context) {
 // client's records/s at 1 partition whatever its configuration (session 5:
 // 7 of 7 runs, an A/A run and one with the order swapped among them). After
 // a whole untimed round, every measured repeat follows the same thing: a
-// full round of the clients. bench/README.md, "Rule on and rule off".
-func (s *suite) warmBroker(ctx context.Context) {
-	if s.warmed {
-		return
-	}
-	s.warmed = true
+// full round of the clients. Each phase that measures clients on the broker
+// (steady, throughput) runs its own round right before its first
+// measurement. bench/README.md, "Rule on and rule off".
+func (s *suite) warmBroker(ctx context.Context, phase string) {
 	for _, parts := range s.p.TPPartitions {
 		for _, c := range rotate(clients, 0) {
 			if ctx.Err() != nil {
@@ -132,8 +130,10 @@ func (s *suite) warmBroker(ctx context.Context) {
 			} else {
 				line += fmt.Sprintf("%.0f records/s (not counted)", res.RecordsPerS)
 			}
-			s.logf("throughput: warming up, %s", line)
-			s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
+			s.logf("%s: warming up, %s", phase, line)
+			if phase == "throughput" {
+				s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
+			}
 		}
 	}
 }
@@ -212,7 +212,7 @@ func settle(ctx context.Context, addr, topic string, parts int) error {
 // its acknowledgements counted per TPWindowMs window: how long each takes
 // from a fresh topic to a steady rate, which sets TPWarmup and TPRecords.
 func (s *suite) steady(ctx context.Context) {
-	s.warmBroker(ctx)
+	s.warmBroker(ctx, "steady")
 	for _, parts := range s.p.TPPartitions {
 		for _, c := range rotate(clients, 0) {
 			if ctx.Err() != nil {
