@@ -199,6 +199,9 @@ type Result struct {
 	// WindowMs from the first timed produce call (the last window partial).
 	WindowMs int     `json:"window_ms,omitempty"`
 	Windows  []int64 `json:"windows,omitempty"`
+	// What the client counted of itself over the whole run, warm-up
+	// included, where it can say (ours: producer.Stats).
+	ClientStats any `json:"client_stats,omitempty"`
 }
 
 // Write prints r as one line of JSON.

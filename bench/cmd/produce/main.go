@@ -129,6 +129,7 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 		return nil, err
 	}
 	res.Client = "kcheck"
+	res.ClientStats = p.Stats()
 	res.Version = fmt.Sprintf("first-ack %s, hold-while-retrying %s", cfg.Extra["first-ack"], cfg.Extra["hold-while-retrying"])
 	return res, nil
 }
