@@ -79,6 +79,8 @@ type sender struct {
 	core  *core.Core
 	conns map[int32]*brokerConn
 
+	told, sent tracer.Event // tell's and emitSends' events, reused (tracer.Sink keeps none)
+
 	snap   *snapshot
 	parts  []*partition // every partition of snap, topic then id order
 	byPart []*partition // by core.Part
@@ -162,13 +164,16 @@ func (s *sender) tell(b *batch, err error) {
 			e.Err = tracer.ErrorName(ke.Code)
 		}
 	}
+	// One event for all of them, the sender's own (tracer.Sink does not keep
+	// it): a Told per record is on the traced hot path.
+	ev := &s.told
 	for i, r := range b.recs {
-		ev := e
+		*ev = e
 		ev.RecordID = b.ids[i]
 		if err == nil {
 			ev.Offset = r.msg.Offset
 		}
-		s.p.trace.Emit(&ev)
+		s.p.trace.Emit(ev)
 	}
 }
 
@@ -499,11 +504,11 @@ func (s *sender) emitSends(cr *core.Request, corr int32) {
 		return
 	}
 	for i, cb := range cr.Batches {
-		e := cr.Event(i, corr)
+		s.sent = cr.Event(i, corr)
 		if cr.New[i] {
 			of(cb).traced = true
 		}
-		s.p.trace.Emit(&e)
+		s.p.trace.Emit(&s.sent)
 	}
 }
 

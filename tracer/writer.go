@@ -12,6 +12,8 @@ import (
 
 // Sink receives trace events. The producer calls it at every step the spec
 // has an action for; a nil Sink means tracing is off and costs nothing.
+// Emit may set e.I but must not keep e once it returns: the producer
+// reuses its events.
 type Sink interface {
 	Emit(e *Event)
 }
