@@ -79,7 +79,7 @@ type sender struct {
 	core  *core.Core
 	conns map[int32]*brokerConn
 
-	told, sent tracer.Event // tell's and emitSends' events, reused (tracer.Sink keeps none)
+	ev tracer.Event // the event tell and emitSends fill and emit, reused (tracer.Sink keeps none)
 
 	snap   *snapshot
 	parts  []*partition // every partition of snap, topic then id order
@@ -166,7 +166,7 @@ func (s *sender) tell(b *batch, err error) {
 	}
 	// One event for all of them, the sender's own (tracer.Sink does not keep
 	// it): a Told per record is on the traced hot path.
-	ev := &s.told
+	ev := &s.ev
 	for i, r := range b.recs {
 		*ev = e
 		ev.RecordID = b.ids[i]
@@ -504,11 +504,11 @@ func (s *sender) emitSends(cr *core.Request, corr int32) {
 		return
 	}
 	for i, cb := range cr.Batches {
-		s.sent = cr.Event(i, corr)
+		s.ev = cr.Event(i, corr)
 		if cr.New[i] {
 			of(cb).traced = true
 		}
-		s.p.trace.Emit(&s.sent)
+		s.p.trace.Emit(&s.ev)
 	}
 }
 

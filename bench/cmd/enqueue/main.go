@@ -179,7 +179,7 @@ func die(msg string) {
 // stop it.
 func newCluster(broker string) ([]string, func(), error) {
 	if broker == "inproc" {
-		c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+		c, err := startKfake()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -214,10 +214,16 @@ func newCluster(broker string) ([]string, func(), error) {
 	return addrs, stop, nil
 }
 
+// startKfake starts the cluster every measurement produces to: 3 brokers
+// and topic "t" of 64 partitions.
+func startKfake() (*kfake.Cluster, error) {
+	return kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+}
+
 // serveKfake is the child of --broker process: the cluster, its addresses
 // as a JSON array on stdout, and then nothing until stdin closes.
 func serveKfake() error {
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "t"))
+	c, err := startKfake()
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ type tpRun struct {
 // interleaved in an order that changes every repeat, each topic deleted
 // after its measurement so that the broker's log stays small.
 func (s *suite) throughput(ctx context.Context) {
-	s.warmBroker(ctx, "throughput")
+	s.res.BrokerWarmup = s.warmBroker(ctx, "throughput")
 	for r := 0; r < s.p.TPRepeats; r++ {
 		for _, parts := range s.p.TPPartitions {
 			for _, c := range rotate(clients, r) {
@@ -113,12 +113,14 @@ func (s *suite) throughput(ctx context.Context) {
 // a whole untimed round, every measured repeat follows the same thing: a
 // full round of the clients. Each phase that measures clients on the broker
 // (steady, throughput) runs its own round right before its first
-// measurement. bench/README.md, "Rule on and rule off".
-func (s *suite) warmBroker(ctx context.Context, phase string) {
+// measurement. It returns a line per run, for the report.
+// bench/README.md, "Rule on and rule off".
+func (s *suite) warmBroker(ctx context.Context, phase string) []string {
+	var lines []string
 	for _, parts := range s.p.TPPartitions {
 		for _, c := range rotate(clients, 0) {
 			if ctx.Err() != nil {
-				return
+				return lines
 			}
 			res, err := s.measureOnce(ctx, c, fmt.Sprintf("bench-warm-%s-p%d", c, parts), parts, s.p.TPRecords, s.p.TPWarmup)
 			line := fmt.Sprintf("%s at %d partitions: ", c, parts)
@@ -131,11 +133,10 @@ func (s *suite) warmBroker(ctx context.Context, phase string) {
 				line += fmt.Sprintf("%.0f records/s (not counted)", res.RecordsPerS)
 			}
 			s.logf("%s: warming up, %s", phase, line)
-			if phase == "throughput" {
-				s.res.BrokerWarmup = append(s.res.BrokerWarmup, line)
-			}
+			lines = append(lines, line)
 		}
 	}
+	return lines
 }
 
 // measureOnce runs client's throughput mode once on a fresh topic of parts
@@ -212,7 +213,7 @@ func settle(ctx context.Context, addr, topic string, parts int) error {
 // its acknowledgements counted per TPWindowMs window: how long each takes
 // from a fresh topic to a steady rate, which sets TPWarmup and TPRecords.
 func (s *suite) steady(ctx context.Context) {
-	s.warmBroker(ctx, "steady")
+	s.warmBroker(ctx, "steady") // its lines are in the log; the report has the throughput phase's
 	for _, parts := range s.p.TPPartitions {
 		for _, c := range rotate(clients, 0) {
 			if ctx.Err() != nil {
