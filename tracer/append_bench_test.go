@@ -31,6 +31,37 @@ func BenchmarkAppendEvent(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendRun measures a 15-record batch's Told lines, written one
+// event at a time (AppendEvent) and as a run (appendRun).
+//
+//	go test ./tracer -run '^$' -bench AppendRun -benchmem
+func BenchmarkAppendRun(b *testing.B) {
+	ids := make([]int64, 15)
+	for i := range ids {
+		ids[i] = int64(1_000_000 + i)
+	}
+	e := Event{I: 123456, T: 987654321, Kind: Told, Partition: 17, Result: Delivered, Offset: 4_567_890}
+	buf := make([]byte, 0, 4096)
+	b.Run("each", func(b *testing.B) {
+		for b.Loop() {
+			buf = buf[:0]
+			for k, id := range ids {
+				one := e
+				one.RecordID, one.Offset = id, e.Offset+int64(k)
+				buf = append(AppendEvent(buf, &one), '\n')
+			}
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+	b.Run("run", func(b *testing.B) {
+		var segs []byte
+		for b.Loop() {
+			buf = appendRun(buf[:0], &e, ids, e.I, &segs)
+		}
+		b.SetBytes(int64(len(buf)))
+	})
+}
+
 // TestAppendQuoteAsStrconv checks that the fast path writes what
 // strconv.AppendQuote writes, for plain strings and for each kind of
 // character that takes strconv's path.

@@ -18,6 +18,17 @@ type Sink interface {
 	Emit(e *Event)
 }
 
+// RunSink is a Sink that also writes a run of events that differ only in
+// their record id and offset, in one call: the Told lines of one batch's
+// records, the traced hot path. The lines are those Emit would write for
+// the same events in turn.
+type RunSink interface {
+	Sink
+	// EmitRun emits one event per id: e with RecordID ids[k] and, when
+	// e.Offset >= 0, Offset e.Offset+k (else -1). It must not keep e or ids.
+	EmitRun(e *Event, ids []int64)
+}
+
 // flushAt is the buffer size at which the writer writes its complete lines.
 const flushAt = 64 << 10
 
@@ -33,6 +44,7 @@ type Writer struct {
 	next  int64
 	start time.Time
 	err   error
+	segs  []byte // EmitRun's scratch
 	// header is the header line not yet written (NewDeferredWriter); nil
 	// once written.
 	header *Header
@@ -102,6 +114,72 @@ func (w *Writer) Emit(e *Event) {
 	if len(w.buf) >= flushAt {
 		w.flushLocked()
 	}
+}
+
+// EmitRun implements RunSink: one lock, one timestamp and one encoding of
+// the fields the events share, for all of them.
+func (w *Writer) EmitRun(e *Event, ids []int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.T = int64(time.Since(w.start))
+	w.buf = appendRun(w.buf, e, ids, w.next, &w.segs)
+	w.next += int64(len(ids))
+	if len(w.buf) >= flushAt {
+		w.flushLocked()
+	}
+}
+
+// runFields are the fields that differ between the events of a run.
+const runFields = fOffset | fRecordID
+
+// appendRun appends the lines of EmitRun's events, numbered from i, to dst.
+// It encodes the fields the events share once, into segs (scratch kept by
+// the caller), split where the fields of runFields go; each line is then
+// its number, the segments, and the two numbers between them.
+func appendRun(dst []byte, e *Event, ids []int64, i int64, segs *[]byte) []byte {
+	fs := kindFields[e.Kind]
+	seg := append((*segs)[:0], `,"t":`...)
+	seg = strconv.AppendInt(seg, e.T, 10)
+	seg = append(seg, `,"ev":`...)
+	seg = appendQuote(seg, string(e.Kind))
+	var cut [3]int // where each varying field's value goes, in seg
+	var vary [2]field
+	n := 0
+	for _, fn := range fieldNames {
+		if fs&fn.f == 0 {
+			continue
+		}
+		seg = append(seg, ',', '"')
+		seg = append(seg, fn.name...)
+		seg = append(seg, '"', ':')
+		if fn.f&runFields != 0 {
+			cut[n], vary[n] = len(seg), fn.f
+			n++
+			continue
+		}
+		seg = appendField(seg, e, fn.f)
+	}
+	seg = append(seg, '}', '\n')
+	cut[n] = len(seg)
+	*segs = seg
+	for k, id := range ids {
+		dst = append(dst, `{"i":`...)
+		dst = strconv.AppendInt(dst, i+int64(k), 10)
+		prev := 0
+		for j := 0; j < n; j++ {
+			dst = append(dst, seg[prev:cut[j]]...)
+			prev = cut[j]
+			if vary[j] == fRecordID {
+				dst = strconv.AppendInt(dst, id, 10)
+			} else if e.Offset >= 0 {
+				dst = strconv.AppendInt(dst, e.Offset+int64(k), 10)
+			} else {
+				dst = append(dst, '-', '1')
+			}
+		}
+		dst = append(dst, seg[prev:cut[n]]...)
+	}
+	return dst
 }
 
 // Events returns how many events have been emitted.
