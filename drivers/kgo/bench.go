@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -32,6 +33,31 @@ func (s *kgoSender) Send(ctx context.Context, topic string, key, value []byte, s
 }
 
 func (s *kgoSender) Close() { closeWithin(s.cl, closeTimeout) }
+
+// kgoStats counts, through kgo's hooks, what bench/cmd/produce's
+// client_stats count for our producer: produce requests written and
+// batches acknowledged (kgo calls its batch hook once a batch is written
+// successfully), so that the two clients' requests can be compared.
+type kgoStats struct {
+	requests, batches, records atomic.Int64
+}
+
+func (k *kgoStats) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == 0 && err == nil { // Produce
+		k.requests.Add(1)
+	}
+}
+
+func (k *kgoStats) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.ProduceBatchMetrics) {
+	k.batches.Add(1)
+	k.records.Add(int64(m.NumRecords))
+}
+
+// json is client_stats: the same names as producer.Stats where they mean
+// the same thing.
+func (k *kgoStats) json() map[string]int64 {
+	return map[string]int64{"Requests": k.requests.Load(), "Batches": k.batches.Load(), "Records": k.records.Load()}
+}
 
 // benchMain runs the throughput mode and exits: 0 every record acknowledged,
 // 1 some failed, 2 bad usage or setup errors.
@@ -62,7 +88,9 @@ func runBench(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	// is split as in run (see there).
 	rt := time.Duration(cfg.RequestTMs) * time.Millisecond
 	rec := loadgen.NewRecorder(errorName)
+	stats := new(kgoStats)
 	cl, err := kgo.NewClient(
+		kgo.WithHooks(stats),
 		kgo.SeedBrokers(strings.Split(cfg.Bootstrap, ",")...),
 		kgo.ClientID("kcheck-kgo-bench"),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -91,5 +119,6 @@ func runBench(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	}
 	res.Client = "kgo"
 	res.Version = kgoVersion()
+	res.ClientStats = stats.json()
 	return res, nil
 }

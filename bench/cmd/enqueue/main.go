@@ -130,6 +130,11 @@ type result struct {
 	Max        int64   `json:"max_ns"`
 	Mean       float64 `json:"mean_ns"`
 	CallsPerS  float64 `json:"calls_per_s"`
+	// What else happened in the timed part, to tell runs apart: the GC
+	// cycles that began, and the times the OS took a core from one of the
+	// process's threads (-1: not known here).
+	GCCycles            uint32 `json:"gc_cycles"`
+	InvoluntarySwitches int64  `json:"involuntary_switches"`
 }
 
 func main() {
@@ -308,10 +313,18 @@ func run(name, broker string, goroutines, records int) (*result, error) {
 		}
 		defer trace.Stop()
 	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gc0, sw0 := ms.NumGC, involuntarySwitches()
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
+	runtime.ReadMemStats(&ms)
+	switches := int64(-1)
+	if sw1 := involuntarySwitches(); sw0 >= 0 && sw1 >= 0 {
+		switches = sw1 - sw0
+	}
 	if err := cl.flush(ctx); err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
 	}
@@ -327,5 +340,6 @@ func run(name, broker string, goroutines, records int) (*result, error) {
 		P50: all.ValueAtQuantile(50), P90: all.ValueAtQuantile(90), P99: all.ValueAtQuantile(99),
 		P999: all.ValueAtQuantile(99.9), Max: all.Max(), Mean: all.Mean(),
 		CallsPerS: float64(records) / elapsed.Seconds(),
+		GCCycles:  ms.NumGC - gc0, InvoluntarySwitches: switches,
 	}, nil
 }

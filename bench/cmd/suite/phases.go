@@ -339,6 +339,8 @@ type enqRun struct {
 	P50, P90, P99      int64
 	P999, Max          int64
 	Mean, CallsPerS    float64
+	GCCycles           uint32 // GC cycles begun in the timed part
+	Switches           int64  // times the OS took a core from the process's threads (-1: unknown)
 	Err                string `json:",omitempty"`
 }
 
@@ -360,6 +362,8 @@ func (s *suite) enqueue(ctx context.Context) {
 					Max  int64   `json:"max_ns"`
 					Mean float64 `json:"mean_ns"`
 					CPS  float64 `json:"calls_per_s"`
+					GC   uint32  `json:"gc_cycles"`
+					Sw   int64   `json:"involuntary_switches"`
 				}
 				err := p.err
 				if err == nil && p.exit != 0 {
@@ -373,7 +377,8 @@ func (s *suite) enqueue(ctx context.Context) {
 					s.fail("enqueue", fmt.Errorf("%s, %d goroutines, repeat %d: %w", c, g, r+1, err))
 				} else {
 					run.P50, run.P90, run.P99, run.P999, run.Max, run.Mean, run.CallsPerS = out.P50, out.P90, out.P99, out.P999, out.Max, out.Mean, out.CPS
-					s.logf("enqueue %s g=%d r=%d: p50 %d ns, p99 %d ns, p99.9 %d ns", c, g, r+1, out.P50, out.P99, out.P999)
+					run.GCCycles, run.Switches = out.GC, out.Sw
+					s.logf("enqueue %s g=%d r=%d: p50 %d ns, p99 %d ns, p99.9 %d ns, %d GC cycles, %d involuntary switches", c, g, r+1, out.P50, out.P99, out.P999, out.GC, out.Sw)
 				}
 				s.res.Enqueue = append(s.res.Enqueue, run)
 			}

@@ -514,19 +514,22 @@ func (s *suite) reportEnqueue(b *strings.Builder) error {
 	w("## 3. The send path under contention (KAFKA-2102)\n\n")
 	w("`bench/cmd/enqueue`: G goroutines call Produce at once, %s records in all, each client on its own in-process kfake cluster (3 brokers, 64 partitions, as `producer/bench_test.go`: 1 KiB values without keys, round-robin, linger 5 ms, 16 KiB batches, idempotent, acks=all), one process per measurement. ", num(float64(p.EnqRecords)))
 	w("Each call's time (the enqueue, not the ack; the record is allocated before the clock starts) goes into an HdrHistogram (3 significant digits). The buffer holds every record of the run, so a call never waits for the broker; the clients' senders and kfake run on the same %d cores meanwhile. Ours and kgo take turns in the order scheme of § 1 (reversed within each pair of repeats).\n\n", s.res.Machine.Nproc)
-	w("| goroutines | client | p50 ns | p99 ns | p99.9 ns | max ns | calls/s | runs ok |\n|---|---|---|---|---|---|---|---|\n")
+	w("| goroutines | client | p50 ns | p99 ns | p99.9 ns | max ns | calls/s | GC cycles | involuntary switches | runs ok |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	get := func(f func(enqRun) float64) func(enqRun) float64 { return f }
 	fp50 := get(func(r enqRun) float64 { return float64(r.P50) })
 	fp99 := get(func(r enqRun) float64 { return float64(r.P99) })
 	fp999 := get(func(r enqRun) float64 { return float64(r.P999) })
 	fmax := get(func(r enqRun) float64 { return float64(r.Max) })
 	fcps := get(func(r enqRun) float64 { return r.CallsPerS })
+	fgc := get(func(r enqRun) float64 { return float64(r.GCCycles) })
+	fsw := get(func(r enqRun) float64 { return float64(r.Switches) })
 	for _, g := range p.EnqGoroutines {
 		for _, c := range []string{"ours", "kgo"} {
 			v := s.enqVals(c, g, fp50)
-			w("| %d | %s | %s | %s | %s | %s | %s | %d/%d |\n", g, s.clientName(c), fmtSpread(spread(v)),
+			w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d |\n", g, s.clientName(c), fmtSpread(spread(v)),
 				fmtSpread(spread(s.enqVals(c, g, fp99))), fmtSpread(spread(s.enqVals(c, g, fp999))),
-				fmtSpread(spread(s.enqVals(c, g, fmax))), fmtSpread(spread(s.enqVals(c, g, fcps))), spread(v).N, p.EnqRepeats)
+				fmtSpread(spread(s.enqVals(c, g, fmax))), fmtSpread(spread(s.enqVals(c, g, fcps))),
+				fmtSpread(spread(s.enqVals(c, g, fgc))), fmtSpread(spread(s.enqVals(c, g, fsw))), spread(v).N, p.EnqRepeats)
 		}
 	}
 	w("\nRatios per repeat, ours ÷ kgo (below 1: ours is faster):\n\n| goroutines | p50 | p99 | p99.9 |\n|---|---|---|---|\n")
