@@ -162,24 +162,57 @@ func appendRun(dst []byte, e *Event, ids []int64, i int64, segs *[]byte) []byte 
 	seg = append(seg, '}', '\n')
 	cut[n] = len(seg)
 	*segs = seg
+	// The numbers and offsets of a run are consecutive: each is the one
+	// before with its decimal digits counted up, not converted again.
+	var num, off decimal
+	num.set(i)
+	off.set(e.Offset)
 	for k, id := range ids {
+		if k > 0 {
+			num.inc()
+			if e.Offset >= 0 {
+				off.inc()
+			}
+		}
 		dst = append(dst, `{"i":`...)
-		dst = strconv.AppendInt(dst, i+int64(k), 10)
+		dst = append(dst, num.digits()...)
 		prev := 0
 		for j := 0; j < n; j++ {
 			dst = append(dst, seg[prev:cut[j]]...)
 			prev = cut[j]
 			if vary[j] == fRecordID {
 				dst = strconv.AppendInt(dst, id, 10)
-			} else if e.Offset >= 0 {
-				dst = strconv.AppendInt(dst, e.Offset+int64(k), 10)
 			} else {
-				dst = append(dst, '-', '1')
+				dst = append(dst, off.digits()...)
 			}
 		}
 		dst = append(dst, seg[prev:cut[n]]...)
 	}
 	return dst
+}
+
+// decimal is a number as its decimal digits, in b[:n]; inc is for
+// non-negative ones.
+type decimal struct {
+	b [24]byte
+	n int
+}
+
+func (d *decimal) set(v int64)    { d.n = len(strconv.AppendInt(d.b[:0], v, 10)) }
+func (d *decimal) digits() []byte { return d.b[:d.n] }
+
+// inc adds one to a non-negative d in place.
+func (d *decimal) inc() {
+	for i := d.n - 1; i >= 0; i-- {
+		if d.b[i] < '9' {
+			d.b[i]++
+			return
+		}
+		d.b[i] = '0'
+	}
+	d.b[d.n] = '0' // all nines: one digit more, 1 followed by zeros
+	d.b[0] = '1'
+	d.n++
 }
 
 // Events returns how many events have been emitted.

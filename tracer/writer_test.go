@@ -43,19 +43,22 @@ func TestAppendRunAsAppendEvent(t *testing.T) {
 		{T: 987654321, Kind: Told, Partition: 63, Offset: 4_567_890, Result: Delivered},
 		{T: 1, Kind: Told, Partition: -1, Offset: -1, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: `broker said "no"` + "\n"},
 		{T: 2, Kind: Told, Partition: 0, Offset: -1, Result: Failed, Reason: "delivery timeout"},
+		{T: 3, Kind: Told, Partition: 1, Offset: 9998, Result: Delivered},
+		{T: 4, Kind: Told, Partition: 1, Offset: 8, Result: Delivered},
 	} {
-		for _, n := range []int{0, 1, len(ids)} {
+		for _, c := range []struct{ n, i0 int }{{0, 41}, {1, 41}, {len(ids), 41}, {len(ids), 98}, {len(ids), 999}} {
+			n, i0 := c.n, int64(c.i0)
 			var want []byte
 			for k, id := range ids[:n] {
 				one := e
-				one.I, one.RecordID = 41+int64(k), id
+				one.I, one.RecordID = i0+int64(k), id
 				if e.Offset >= 0 {
 					one.Offset = e.Offset + int64(k)
 				}
 				want = append(AppendEvent(want, &one), '\n')
 			}
-			if got := appendRun(nil, &e, ids[:n], 41, &segs); !bytes.Equal(got, want) {
-				t.Errorf("appendRun(%+v, %d ids):\n got %s\nwant %s", e, n, got, want)
+			if got := appendRun(nil, &e, ids[:n], i0, &segs); !bytes.Equal(got, want) {
+				t.Errorf("appendRun(%+v, %d ids from %d):\n got %s\nwant %s", e, n, i0, got, want)
 			}
 		}
 	}
