@@ -24,11 +24,12 @@ def main():
     evs = [json.loads(l) for l in lines[1:]]
     nodes = {e["node"] for e in evs if e.get("p") == part and e["ev"] in ("SendNew", "Resend")}
     out = [json.dumps(h, separators=(",", ":"))]
-    i = 0
+    i = 1
     for e in evs:
         if e["ev"] == "InitProducerId" or e.get("p") == part or (e["ev"] == "Disconnect" and e["node"] in nodes):
-            i += 1
             e["i"] = i
+            # a ToldRun line takes a number for each of its records (tracer/FORMAT.md)
+            i += len(e["recs"]) if e["ev"] == "ToldRun" else 1
             if "p" in e:
                 e["p"] = 0
             out.append(json.dumps(e, separators=(",", ":")))

@@ -167,9 +167,10 @@ func (s *sender) tell(b *batch, err error) {
 	if err == nil && len(b.recs) > 0 {
 		e.Offset = b.recs[0].msg.Offset // deliver numbered the rest from it, or set all -1
 	}
-	// A Told per record is on the traced hot path: a tracer.RunSink writes
-	// the batch's in one call; any other sink gets one event, the sender's
-	// own (a Sink does not keep it), for each.
+	// A Told per record is on the traced hot path: a tracer.RunSink takes
+	// the batch's in one call (tracer.Writer writes them as one ToldRun
+	// line); any other sink gets one event, the sender's own (a Sink does
+	// not keep it), for each.
 	if rs, ok := s.p.trace.(tracer.RunSink); ok {
 		s.ev = e
 		rs.EmitRun(&s.ev, b.ids)

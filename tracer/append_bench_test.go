@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"io"
 	"strconv"
 	"testing"
 )
@@ -31,35 +32,39 @@ func BenchmarkAppendEvent(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendRun measures a 15-record batch's Told lines, written one
-// event at a time (AppendEvent) and as a run (appendRun).
+// BenchmarkEmitTold measures a 15-record batch's Told events written one
+// event at a time (Emit) and as one ToldRun line (EmitRun).
 //
-//	go test ./tracer -run '^$' -bench AppendRun -benchmem
-func BenchmarkAppendRun(b *testing.B) {
+//	go test ./tracer -run '^$' -bench EmitTold -benchmem
+func BenchmarkEmitTold(b *testing.B) {
 	ids := make([]int64, 15)
 	for i := range ids {
 		ids[i] = int64(1_000_000 + i)
 	}
-	e := Event{I: 123456, T: 987654321, Kind: Told, Partition: 17, Result: Delivered, Offset: 4_567_890}
-	buf := make([]byte, 0, 4096)
-	b.Run("each", func(b *testing.B) {
-		for b.Loop() {
-			buf = buf[:0]
+	e := Event{Kind: Told, Partition: 17, Result: Delivered, Offset: 4_567_890}
+	for _, c := range []struct {
+		name string
+		emit func(w *Writer)
+	}{
+		{"each", func(w *Writer) {
 			for k, id := range ids {
 				one := e
 				one.RecordID, one.Offset = id, e.Offset+int64(k)
-				buf = append(AppendEvent(buf, &one), '\n')
+				w.Emit(&one)
 			}
-		}
-		b.SetBytes(int64(len(buf)))
-	})
-	b.Run("run", func(b *testing.B) {
-		var segs []byte
-		for b.Loop() {
-			buf = appendRun(buf[:0], &e, ids, e.I, &segs)
-		}
-		b.SetBytes(int64(len(buf)))
-	})
+		}},
+		{"run", func(w *Writer) { w.EmitRun(&e, ids) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w, err := NewWriter(io.Discard, Header{Writer: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				c.emit(w)
+			}
+		})
+	}
 }
 
 // TestAppendQuoteAsStrconv checks that the fast path writes what

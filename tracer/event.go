@@ -1,9 +1,10 @@
 package tracer
 
 // Version is the trace format version the writer writes. Version 2 added
-// Told, what the client told its application about each record; a reader
-// reads every version from MinVersion to Version.
-const Version = 2
+// Told, what the client told its application about each record; version 3
+// ToldRun, the Told events of a batch's records in one line. A reader reads
+// every version from MinVersion to Version.
+const Version = 3
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -31,6 +32,10 @@ const (
 	ReadBack       Kind = "ReadBack"       // one partition's log as read back at the end of the run
 	ReadBackShort  Kind = "ReadBackShort"  // a partition's high watermark never passed the offset the run acknowledged
 	Told           Kind = "Told"           // what the client told its application about one record (format version 2)
+	// ToldRun is the Told events of records told the same thing at once (a
+	// batch's, at consecutive offsets) in one line (format version 3). The
+	// Reader never returns one: it returns its Told events, one per record.
+	ToldRun Kind = "ToldRun"
 )
 
 // The results a Told event reports.
@@ -58,7 +63,7 @@ type Event struct {
 	Err       string      // Kafka error name, "NONE" for success
 	Offset    int64       // base offset in a response, -1 when none
 	LogStart  int64       // log start offset in a response, -1 when none
-	Records   []int64     // SendNew: the ids of the batch's records, in order
+	Records   []int64     // SendNew: the ids of the batch's records, in order; ToldRun: the records told
 	Bumped    bool        // ResolveSequences: an epoch bump was requested
 	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, ExpireProducerState, DropConnection, DropResponse, TimeoutBeforeAppend, Delay
 	Reason    string      // Fail: why

@@ -56,10 +56,11 @@ var kindFields = map[Kind]field{
 	ReadBack:         fPartition | fLog,
 	ReadBackShort:    fPartition | fNode | fOffset | fHWM | fWaited,
 	Told:             fPartition | fErr | fOffset | fReason | fRecordID | fResult,
+	ToldRun:          fPartition | fErr | fOffset | fReason | fRecords | fResult,
 }
 
 // Kinds lists every event kind, in the order FORMAT.md documents them.
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
-		InitProducerID, Fault, Fail, Told, ReadBackShort, ReadBack}
+		InitProducerID, Fault, Fail, Told, ToldRun, ReadBackShort, ReadBack}
 }

@@ -38,7 +38,7 @@ func checkHeader(h *Header) (key string, err error) {
 // record the client did not say the partition of.
 func (r *Reader) checkPartition(e *Event) error {
 	p := e.Partition
-	if p >= 0 && p < r.header.Partitions || p == -1 && (e.Kind == Fault || e.Kind == Told) {
+	if p >= 0 && p < r.header.Partitions || p == -1 && (e.Kind == Fault || e.Kind == Told || e.Kind == ToldRun) {
 		return nil
 	}
 	return r.errorf("p", "partition %d is not one of the header's %d partitions (0 to %d)", p, r.header.Partitions, r.header.Partitions-1)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // SyntaxError is a trace line that is not what the format says.
@@ -40,7 +41,28 @@ type Reader struct {
 	last    int64 // I of the previous event
 	lastT   int64
 	mem     slabs // what events are decoded into
+	run     toldRun
 }
+
+// toldRun is a ToldRun line being returned as its Told events: the line's
+// event, and how many of its records have been returned.
+type toldRun struct {
+	e    Event
+	done int
+}
+
+// next fills e with the run's next Told event.
+func (t *toldRun) next(e *Event) {
+	k := t.done
+	t.done++
+	*e = Event{I: t.e.I + int64(k), T: t.e.T, Kind: Told, Partition: t.e.Partition, Err: t.e.Err,
+		Offset: -1, Reason: t.e.Reason, RecordID: t.e.Records[k], Result: t.e.Result}
+	if t.e.Offset >= 0 {
+		e.Offset = t.e.Offset + int64(k)
+	}
+}
+
+func (t *toldRun) pending() bool { return t.done < len(t.e.Records) }
 
 // NewReader reads and checks the header line of the trace in r; name is used
 // in errors (usually the file's path).
@@ -161,7 +183,15 @@ func (r *Reader) Next() (*Event, error) {
 // returns its line; io.EOF after the last event. It lets a caller reuse
 // Events: the Records and Log it sets are never shared with another event,
 // so they stay valid after e is reused.
+//
+// A ToldRun line gives one Told event per record, each with the line's
+// number, offset and text.
 func (r *Reader) ReadInto(e *Event) (line int, err error) {
+	if r.run.pending() {
+		r.run.next(e)
+		r.last = e.I
+		return r.line, nil
+	}
 	text, err := r.readLine()
 	if err != nil {
 		return 0, err
@@ -210,6 +240,33 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	if e.Kind == Told && r.header.Version < 2 {
 		return 0, r.errorf("ev", "Told is an event of format version 2; this trace's header says version %d", r.header.Version)
 	}
-	r.last, r.lastT = e.I, e.T
+	r.lastT = e.T
+	if e.Kind == ToldRun {
+		if err := r.startRun(e); err != nil {
+			return 0, err
+		}
+		r.run.next(e)
+	}
+	r.last = e.I
 	return r.line, nil
+}
+
+// startRun checks a ToldRun line and keeps it to be returned as its Told
+// events.
+func (r *Reader) startRun(e *Event) error {
+	if r.header.Version < 3 {
+		return r.errorf("ev", "ToldRun is an event of format version 3; this trace's header says version %d", r.header.Version)
+	}
+	n := int64(len(e.Records))
+	if n == 0 {
+		return r.errorf("recs", "empty: a ToldRun tells of at least one record")
+	}
+	if e.Offset > math.MaxInt64-n {
+		return r.errorf("off", "%d: the run's last record would be past the largest offset", e.Offset)
+	}
+	if e.I > math.MaxInt64-n {
+		return r.errorf("i", "%d: the run's last event would be past the largest number", e.I)
+	}
+	r.run = toldRun{e: *e}
+	return nil
 }

@@ -27,6 +27,7 @@ func sample() []*Event {
 		{Kind: Bump, Partition: 3, PID: 1000, Epoch: 1},
 		{Kind: Fail, Partition: 3, Batch: 8, PID: 1000, Epoch: 1, Seq: 0, Reason: "producer closed"},
 		{Kind: Told, Partition: 3, RecordID: 4, Result: Delivered, Offset: 0},
+		{Kind: ToldRun, Partition: 2, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: "broker said no", Offset: -1, Records: []int64{5, 6}},
 		{Kind: ReadBackShort, Partition: 3, Node: 2, Offset: 1, HWM: 1, WaitedMs: 60000},
 		{Kind: ReadBack, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}, {Offset: 1, PID: -1, Epoch: -1, Seq: -1, ID: -1}}},
 	}
@@ -67,6 +68,23 @@ func readAll(data []byte) ([]*Event, error) {
 	}
 }
 
+// told returns evs as a reader returns them: each ToldRun as its Told
+// events, numbered in turn.
+func told(evs []*Event) []*Event {
+	var out []*Event
+	for _, e := range evs {
+		if e.Kind != ToldRun {
+			out = append(out, e)
+			continue
+		}
+		for k, id := range e.Records {
+			out = append(out, &Event{I: e.I + int64(k), T: e.T, Kind: Told, Partition: e.Partition, Err: e.Err,
+				Offset: -1, Reason: e.Reason, RecordID: id, Result: e.Result})
+		}
+	}
+	return out
+}
+
 func TestRoundTripEveryKind(t *testing.T) {
 	in := sample()
 	if len(in) != len(Kinds()) {
@@ -77,7 +95,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(in, out) {
+	if in := told(in); !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip differs:\n in %+v\nout %+v", in, out)
 	}
 	for i, e := range out {
@@ -90,13 +108,14 @@ func TestRoundTripEveryKind(t *testing.T) {
 // TestKilledMidWrite cuts a trace at every byte: what is left must read back as
 // a prefix of the events, ending either cleanly or with the truncation error.
 func TestKilledMidWrite(t *testing.T) {
-	data := writeTrace(t, sample())
+	in := sample()
+	data := writeTrace(t, in)
 	header := bytes.IndexByte(data, '\n') + 1
 	for cut := header; cut <= len(data); cut++ {
 		evs, err := readAll(data[:cut])
-		full := bytes.Count(data[header:cut], []byte("\n"))
+		full := len(told(in[:bytes.Count(data[header:cut], []byte("\n"))]))
 		if len(evs) != full {
-			t.Fatalf("cut at %d: read %d events, want the %d full lines", cut, len(evs), full)
+			t.Fatalf("cut at %d: read %d events, want the %d of the full lines", cut, len(evs), full)
 		}
 		truncated := cut > 0 && data[cut-1] != '\n'
 		if truncated != (err != nil) || (err != nil && !errors.Is(err, errTruncated)) {
@@ -109,7 +128,7 @@ func TestBadInput(t *testing.T) {
 	good := string(writeTrace(t, sample()[:2]))
 	lines := strings.SplitAfter(good, "\n")
 	header, ev1, ev2 := lines[0], lines[1], lines[2]
-	told := func(res string) string {
+	toldLine := func(res string) string {
 		return `{"i":1,"t":0,"ev":"Told","p":1,"err":"","off":5,"reason":"","id":3,"res":"` + res + `"}` + "\n"
 	}
 	for _, tc := range []struct {
@@ -125,10 +144,10 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", header + strings.Replace(ev1, `"node":1`, `"node":1,"zzz":1`, 1), `unknown field "zzz"`},
 		{"out of order", header + ev2, `trace.jsonl:2: field "i": event 2 out of order: expected 1`},
 		{"truncated", header + ev1 + strings.TrimSuffix(ev2, "\n"), "trace.jsonl:3: truncated last line"},
-		{"told result", header + told("bogus"), `trace.jsonl:2: field "res": "bogus" is not a result: delivered, failed or none`},
-		{"told in version 1", strings.Replace(header, `"kcheck_trace":2`, `"kcheck_trace":1`, 1) + told("delivered"),
+		{"told result", header + toldLine("bogus"), `trace.jsonl:2: field "res": "bogus" is not a result: delivered, failed or none`},
+		{"told in version 1", strings.Replace(header, `"kcheck_trace":3`, `"kcheck_trace":1`, 1) + toldLine("delivered"),
 			`trace.jsonl:2: field "ev": Told is an event of format version 2; this trace's header says version 1`},
-		{"version 0", strings.Replace(header, `"kcheck_trace":2`, `"kcheck_trace":0`, 1), `version 0 is not supported (want 1 to 2)`},
+		{"version 0", strings.Replace(header, `"kcheck_trace":3`, `"kcheck_trace":0`, 1), `version 0 is not supported (want 1 to 3)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readAll([]byte(tc.trace))
@@ -209,8 +228,9 @@ func TestLimits(t *testing.T) {
 			`trace.jsonl:3: field "p": partition 2147483647 is not one of the header's 4 partitions (0 to 3)`},
 		{"event partition 4 of 4", header + init + strings.Replace(send, `"p":3`, `"p":4`, 1), `trace.jsonl:3: field "p": partition 4`},
 		{"event partition -1", header + init + strings.Replace(send, `"p":3`, `"p":-1`, 1), `trace.jsonl:3: field "p": partition -1`},
-		{"read-back-short partition", strings.Replace(good, `"ev":"ReadBackShort","p":3`, `"ev":"ReadBackShort","p":9`, 1), `trace.jsonl:13: field "p": partition 9`},
-		{"read-back partition", strings.Replace(good, `"ev":"ReadBack","p":3`, `"ev":"ReadBack","p":9`, 1), `trace.jsonl:14: field "p": partition 9`},
+		{"read-back-short partition", strings.Replace(good, `"ev":"ReadBackShort","p":3`, `"ev":"ReadBackShort","p":9`, 1), `trace.jsonl:14: field "p": partition 9`},
+		{"read-back partition", strings.Replace(good, `"ev":"ReadBack","p":3`, `"ev":"ReadBack","p":9`, 1), `trace.jsonl:15: field "p": partition 9`},
+		{"told-run partition", strings.Replace(good, `"ev":"ToldRun","p":2`, `"ev":"ToldRun","p":4`, 1), `trace.jsonl:13: field "p": partition 4`},
 		{"told partition", strings.Replace(good, `"ev":"Told","p":3`, `"ev":"Told","p":4`, 1), `trace.jsonl:12: field "p": partition 4`},
 		{"too many records", header + init + recs(MaxBatchRecords+1), `trace.jsonl:3: field "recs": more than 1000000 records, the limit on a batch`},
 		{"n too large", header + init + strings.Replace(send, `"n":2`, `"n":1000001`, 1), `trace.jsonl:3: field "n": more than 1000000 records`},

@@ -18,14 +18,13 @@ type Sink interface {
 	Emit(e *Event)
 }
 
-// RunSink is a Sink that also writes a run of events that differ only in
-// their record id and offset, in one call: the Told lines of one batch's
-// records, the traced hot path. The lines are those Emit would write for
-// the same events in turn.
+// RunSink is a Sink that also takes, in one call, the Told events of
+// records told the same thing at once: a batch's, the traced hot path.
 type RunSink interface {
 	Sink
-	// EmitRun emits one event per id: e with RecordID ids[k] and, when
-	// e.Offset >= 0, Offset e.Offset+k (else -1). It must not keep e or ids.
+	// EmitRun emits the Told event e (RecordID aside) for each of ids in
+	// turn: RecordID ids[k] and, when e.Offset >= 0, Offset e.Offset+k (else
+	// -1). It must not keep e or ids.
 	EmitRun(e *Event, ids []int64)
 }
 
@@ -44,7 +43,6 @@ type Writer struct {
 	next  int64
 	start time.Time
 	err   error
-	segs  []byte // EmitRun's scratch
 	// header is the header line not yet written (NewDeferredWriter); nil
 	// once written.
 	header *Header
@@ -103,11 +101,19 @@ func (w *Writer) Amend(f func(*Header)) error {
 
 // Emit numbers e, stamps it with the time since the trace started, and
 // buffers its line. Write errors are kept and returned by Flush and Close.
+// A ToldRun takes a number for each of its records (none: nothing is
+// written).
 func (w *Writer) Emit(e *Event) {
+	n := int64(1)
+	if e.Kind == ToldRun {
+		if n = int64(len(e.Records)); n == 0 {
+			return
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e.I = w.next
-	w.next++
+	w.next += n
 	e.T = int64(time.Since(w.start))
 	w.buf = AppendEvent(w.buf, e)
 	w.buf = append(w.buf, '\n')
@@ -116,103 +122,12 @@ func (w *Writer) Emit(e *Event) {
 	}
 }
 
-// EmitRun implements RunSink: one lock, one timestamp and one encoding of
-// the fields the events share, for all of them.
+// EmitRun implements RunSink with one ToldRun line for all of ids.
 func (w *Writer) EmitRun(e *Event, ids []int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	e.T = int64(time.Since(w.start))
-	w.buf = appendRun(w.buf, e, ids, w.next, &w.segs)
-	w.next += int64(len(ids))
-	if len(w.buf) >= flushAt {
-		w.flushLocked()
-	}
-}
-
-// runFields are the fields that differ between the events of a run.
-const runFields = fOffset | fRecordID
-
-// appendRun appends the lines of EmitRun's events, numbered from i, to dst.
-// It encodes the fields the events share once, into segs (scratch kept by
-// the caller), split where the fields of runFields go; each line is then
-// its number, the segments, and the two numbers between them.
-func appendRun(dst []byte, e *Event, ids []int64, i int64, segs *[]byte) []byte {
-	fs := kindFields[e.Kind]
-	seg := append((*segs)[:0], `,"t":`...)
-	seg = strconv.AppendInt(seg, e.T, 10)
-	seg = append(seg, `,"ev":`...)
-	seg = appendQuote(seg, string(e.Kind))
-	var cut [3]int // where each varying field's value goes, in seg
-	var vary [2]field
-	n := 0
-	for _, fn := range fieldNames {
-		if fs&fn.f == 0 {
-			continue
-		}
-		seg = append(seg, ',', '"')
-		seg = append(seg, fn.name...)
-		seg = append(seg, '"', ':')
-		if fn.f&runFields != 0 {
-			cut[n], vary[n] = len(seg), fn.f
-			n++
-			continue
-		}
-		seg = appendField(seg, e, fn.f)
-	}
-	seg = append(seg, '}', '\n')
-	cut[n] = len(seg)
-	*segs = seg
-	// The numbers and offsets of a run are consecutive: each is the one
-	// before with its decimal digits counted up, not converted again.
-	var num, off decimal
-	num.set(i)
-	off.set(e.Offset)
-	for k, id := range ids {
-		if k > 0 {
-			num.inc()
-			if e.Offset >= 0 {
-				off.inc()
-			}
-		}
-		dst = append(dst, `{"i":`...)
-		dst = append(dst, num.digits()...)
-		prev := 0
-		for j := 0; j < n; j++ {
-			dst = append(dst, seg[prev:cut[j]]...)
-			prev = cut[j]
-			if vary[j] == fRecordID {
-				dst = strconv.AppendInt(dst, id, 10)
-			} else {
-				dst = append(dst, off.digits()...)
-			}
-		}
-		dst = append(dst, seg[prev:cut[n]]...)
-	}
-	return dst
-}
-
-// decimal is a number as its decimal digits, in b[:n]; inc is for
-// non-negative ones.
-type decimal struct {
-	b [24]byte
-	n int
-}
-
-func (d *decimal) set(v int64)    { d.n = len(strconv.AppendInt(d.b[:0], v, 10)) }
-func (d *decimal) digits() []byte { return d.b[:d.n] }
-
-// inc adds one to a non-negative d in place.
-func (d *decimal) inc() {
-	for i := d.n - 1; i >= 0; i-- {
-		if d.b[i] < '9' {
-			d.b[i]++
-			return
-		}
-		d.b[i] = '0'
-	}
-	d.b[d.n] = '0' // all nines: one digit more, 1 followed by zeros
-	d.b[0] = '1'
-	d.n++
+	run := *e
+	run.Kind, run.Records, run.RecordID = ToldRun, ids, 0
+	w.Emit(&run)
+	e.I, e.T = run.I, run.T
 }
 
 // Events returns how many events have been emitted.

@@ -2,6 +2,9 @@ package tracer
 
 import (
 	"bytes"
+	"io"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,61 +36,91 @@ func TestDeferredWriterAmend(t *testing.T) {
 	}
 }
 
-// TestAppendRunAsAppendEvent checks that a run's lines are, byte for byte,
-// the lines AppendEvent writes for the same events one at a time.
-func TestAppendRunAsAppendEvent(t *testing.T) {
+// TestEmitRunReadsAsTold checks that a ToldRun line reads back as the Told
+// events Emit would have written one by one, numbered in turn, and that
+// the events after it go on from there.
+func TestEmitRunReadsAsTold(t *testing.T) {
 	ids := []int64{4, 8, 9, 1_000_000_007}
-	var segs []byte
 	for _, e := range []Event{
-		{T: 5, Kind: Told, Partition: 3, Offset: 0, Result: Delivered},
-		{T: 987654321, Kind: Told, Partition: 63, Offset: 4_567_890, Result: Delivered},
-		{T: 1, Kind: Told, Partition: -1, Offset: -1, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: `broker said "no"` + "\n"},
-		{T: 2, Kind: Told, Partition: 0, Offset: -1, Result: Failed, Reason: "delivery timeout"},
-		{T: 3, Kind: Told, Partition: 1, Offset: 9998, Result: Delivered},
-		{T: 4, Kind: Told, Partition: 1, Offset: 8, Result: Delivered},
+		{Kind: Told, Partition: 3, Offset: 0, Result: Delivered},
+		{Kind: Told, Partition: 7, Offset: 9998, Result: Delivered},
+		{Kind: Told, Partition: -1, Offset: -1, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: `broker said "no"` + "\n"},
+		{Kind: Told, Partition: 0, Offset: -1, Result: Failed, Reason: "delivery timeout"},
 	} {
-		for _, c := range []struct{ n, i0 int }{{0, 41}, {1, 41}, {len(ids), 41}, {len(ids), 98}, {len(ids), 999}} {
-			n, i0 := c.n, int64(c.i0)
-			var want []byte
+		for _, n := range []int{0, 1, len(ids)} {
+			var each, run bytes.Buffer
+			h := Header{Writer: "test", Topic: "t", Partitions: 8, MaxInFlight: 5, Broker: Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"}}
+			we, err := NewWriter(&each, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wr, _ := NewWriter(&run, h)
+			for _, w := range []*Writer{we, wr} {
+				w.Emit(&Event{Kind: InitProducerID, PID: 1, Node: -1})
+			}
 			for k, id := range ids[:n] {
 				one := e
-				one.I, one.RecordID = i0+int64(k), id
+				one.RecordID = id
 				if e.Offset >= 0 {
 					one.Offset = e.Offset + int64(k)
 				}
-				want = append(AppendEvent(want, &one), '\n')
+				we.Emit(&one)
 			}
-			if got := appendRun(nil, &e, ids[:n], i0, &segs); !bytes.Equal(got, want) {
-				t.Errorf("appendRun(%+v, %d ids from %d):\n got %s\nwant %s", e, n, i0, got, want)
+			in := e
+			wr.EmitRun(&in, ids[:n])
+			for _, w := range []*Writer{we, wr} {
+				w.Emit(&Event{Kind: Disconnect, Node: 1})
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := wr.Events(), int64(n+2); got != want {
+				t.Errorf("Events() after a run of %d = %d, want %d", n, got, want)
+			}
+			if n > 1 && strings.Count(run.String(), "\n") != 4 {
+				t.Errorf("a run of %d took more than one line:\n%s", n, run.String())
+			}
+			want, err := readAll(each.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readAll(run.Bytes())
+			if err != nil {
+				t.Fatalf("run of %d: %v", n, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("run of %d: read %d events, want %d", n, len(got), len(want))
+			}
+			for i := range want {
+				want[i].T, got[i].T = 0, 0
+				if !reflect.DeepEqual(*got[i], *want[i]) {
+					t.Errorf("run of %d, event %d:\n got %+v\nwant %+v", n, i+1, got[i], want[i])
+				}
 			}
 		}
 	}
 }
 
-// TestWriterEmitRunNumbers checks that a run takes one number per event and
-// that the events after it go on from there.
-func TestWriterEmitRunNumbers(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Writer: "test"})
-	if err != nil {
-		t.Fatal(err)
+// TestToldRunRefused checks what a reader says of a ToldRun it must refuse.
+func TestToldRunRefused(t *testing.T) {
+	head := func(v int) string {
+		return `{"kcheck_trace":` + strconv.Itoa(v) + `,"writer":"w","client":"c","topic":"t","partitions":2,"first_ack":true,"hold_while_retrying":true,"max_in_flight":5,"delivery_timeout_ms":0,"broker":{"kind":"kfake","version":"4.1","no_state_rule":"v25to44"},"seed":0}` + "\n"
 	}
-	w.Emit(&Event{Kind: InitProducerID})
-	w.EmitRun(&Event{Kind: Told, Offset: 10, Result: Delivered}, []int64{7, 8, 9})
-	w.Emit(&Event{Kind: Disconnect})
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
+	run := func(i, off, recs string) string {
+		return `{"i":` + i + `,"t":0,"ev":"ToldRun","p":1,"err":"","off":` + off + `,"reason":"","recs":[` + recs + `],"res":"delivered"}` + "\n"
 	}
-	if got := w.Events(); got != 5 {
-		t.Errorf("Events() = %d after 5 events, want 5", got)
-	}
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")[1:]
-	for k, l := range lines {
-		if want := `{"i":` + string(rune('1'+k)) + `,`; !strings.HasPrefix(l, want) {
-			t.Errorf("line %d is %s, want it to start %s", k+1, l, want)
+	for _, c := range []struct{ name, trace, want string }{
+		{"version 2", head(2) + run("1", "0", "1,2"), `trace.jsonl:2: field "ev": ToldRun is an event of format version 3; this trace's header says version 2`},
+		{"no records", head(3) + run("1", "0", ""), `trace.jsonl:2: field "recs": empty`},
+		{"offset overflow", head(3) + run("1", "9223372036854775807", "1,2"), `trace.jsonl:2: field "off": 9223372036854775807: the run's last record would be past the largest offset`},
+		{"number after the run", head(3) + run("1", "0", "1,2") + `{"i":2,"t":0,"ev":"Disconnect","node":1}` + "\n", `trace.jsonl:3: field "i": event 2 out of order: expected 3`},
+	} {
+		r, err := NewReader(strings.NewReader(c.trace), "trace.jsonl")
+		for err == nil {
+			_, err = r.Next()
 		}
-	}
-	if len(lines) != 5 || !strings.Contains(lines[3], `"off":12,`) || !strings.Contains(lines[3], `"id":9,`) {
-		t.Errorf("lines: %q", lines)
+		if err == io.EOF || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %s...", c.name, err, c.want)
+		}
 	}
 }

@@ -217,16 +217,20 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		// This goroutine also keeps the lines' text, or their offsets, the
 		// lightest of the three: the reader only copies them into the
 		// batch, in memory reused.
+		prev := 1 // the line of the event before: the events of a ToldRun line share it
 		for b := range toLinz {
 			start := int32(0)
 			for i := range b.n {
 				lc.Add(b.lines[i], &b.events[i])
-				if keepText {
-					lines.add(b.text[start:b.textEnd[i]])
-					start = b.textEnd[i]
-				} else {
-					offsets.add(b.offset[i])
+				if b.lines[i] != prev {
+					if keepText {
+						lines.add(b.text[start:b.textEnd[i]])
+					} else {
+						offsets.add(b.offset[i])
+					}
+					prev = b.lines[i]
 				}
+				start = b.textEnd[i]
 			}
 			done(b)
 		}
@@ -247,7 +251,9 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 				break
 			}
 			if keepText {
-				b.text = append(b.text, shown(r.Text())...)
+				if line != lastLine { // a ToldRun line's events after its first add no text
+					b.text = append(b.text, shown(r.Text())...)
+				}
 				b.textEnd[b.n] = int32(len(b.text))
 			} else {
 				b.offset[b.n] = r.Offset()
