@@ -60,9 +60,11 @@ func of(cb *core.Batch) *batch { return cb.Data.(*batch) }
 //
 // Memory: a class makes batches only as a burst needs them (in chunks that
 // double), and at most enough for 2×MaxBufferedRecords records: 16 bytes a
-// record's room and 296 a batch, so at most 32 + 592/room bytes per buffered
-// record for each class the records' sizes use (69 for 1 KiB records in
-// 16 KiB batches, the room-16 class: 690 KB at the default 10,000).
+// record's room (24 when traced: its kcheck id, kept with the batch too) and
+// 296 a batch, so at most 32 + 592/room bytes per buffered record for each
+// class the records' sizes use, 48 + 592/room traced (69 and 85 for 1 KiB
+// records in 16 KiB batches, the room-16 class: 690 and 850 KB at the
+// default 10,000).
 type batchStore struct {
 	classes [storeClasses]batchClass
 	max     int // MaxBufferedRecords
@@ -165,7 +167,7 @@ func (bs *batchStore) put(b *batch) {
 	}
 	recs := b.recs[:n]
 	clear(recs)
-	*b = batch{recs: recs[:0]}
+	*b = batch{recs: recs[:0], ids: b.ids[:0]}
 	c := &bs.classes[i]
 	c.mu.Lock()
 	if len(c.free) < c.made {

@@ -4,7 +4,8 @@ import "testing"
 
 // TestBatchStore checks what Produce may rely on from a batch it takes from
 // the store: room for the records it asked for, no records, and none of the
-// previous batch's state; that put lets go of the records; and that a class
+// previous batch's state; that put lets go of the records but keeps the
+// arrays (the records', the ids'); and that a class
 // hands its done batches out again rather than making new ones.
 func TestBatchStore(t *testing.T) {
 	bs := newBatchStore(100)
@@ -29,9 +30,12 @@ func TestBatchStore(t *testing.T) {
 				t.Fatalf("put (cap %d): record %d still referenced", cap(recs), i)
 			}
 		}
-		if b.id != 0 || b.size != 0 || b.seq != 0 || b.traced || b.ids != nil ||
+		if b.id != 0 || b.size != 0 || b.seq != 0 || b.traced || len(b.ids) != 0 ||
 			b.c.Data != nil || b.c.N != 0 || len(b.recs) != 0 || cap(b.recs) != cap(recs) {
 			t.Fatalf("put (cap %d): state left: %+v", cap(recs), *b)
+		}
+		if cap(b.ids) == 0 {
+			t.Fatalf("put (cap %d): the ids' array was let go, not kept for the next traced batch", cap(recs))
 		}
 		if got := bs.get(est); got != b {
 			t.Fatalf("get(%d) after put: a new batch, not the one put back", est)

@@ -153,7 +153,8 @@ func RetryBackoff(d time.Duration) Opt { return optFunc(func(c *cfg) { c.retryBa
 // Memory is bounded by this, not by the number of records sent. The
 // producer keeps the batches it makes for its life, so that Produce
 // allocates none once it has as many as a burst needs: at most about 70
-// bytes per buffered record for 1 KiB records in 16 KiB batches.
+// bytes per buffered record for 1 KiB records in 16 KiB batches (85 when
+// traced).
 func MaxBufferedRecords(n int) Opt { return optFunc(func(c *cfg) { c.maxBuffered = n }) }
 
 // Trace sends an event for every protocol step the spec models to s. Every

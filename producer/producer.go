@@ -269,6 +269,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		// Room for as many records as batch.size holds of this one's size.
 		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
 		b = p.batches.get(est)
+		ids := b.ids[:0] // kept by the store with the batch, as recs
 		*b = batch{
 			id:      p.nextB.Add(1),
 			part:    part,
@@ -281,7 +282,10 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 			epoch:   -1,
 		}
 		if traced {
-			b.ids = make([]int64, 0, est)
+			if cap(ids) < cap(b.recs) {
+				ids = make([]int64, 0, cap(b.recs))
+			}
+			b.ids = ids
 		}
 		part.open = b
 		touch = true

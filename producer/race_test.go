@@ -3,6 +3,7 @@ package producer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -26,7 +27,9 @@ func (s *memSink) Emit(e *tracer.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.I = int64(len(s.evs) + 1)
-	s.evs = append(s.evs, *e)
+	c := *e
+	c.Records = slices.Clone(e.Records) // the producer reuses a batch's ids once it is done
+	s.evs = append(s.evs, c)
 	for _, ch := range s.waiters[e.Kind] {
 		close(ch)
 	}
