@@ -209,7 +209,15 @@ func BenchmarkProduce(b *testing.B) {
 	}
 }
 
-// BenchmarkSolo runs one client at a time, for profiling it:
+// dropSink is a tracer.Sink that drops every event: the producer builds
+// them, nothing writes them.
+type dropSink struct{}
+
+func (dropSink) Emit(*tracer.Event) {}
+
+// BenchmarkSolo runs one client at a time, for profiling it; besides
+// BenchmarkProduce's clients, "ids" (the kcheck-id header without tracing)
+// and "drop" (tracing to dropSink) split tracing's cost:
 //
 //	go test ./producer -run '^$' -bench 'BenchmarkSolo/on$' -benchtime 100000x -cpuprofile /tmp/on.prof
 func BenchmarkSolo(b *testing.B) {
@@ -217,7 +225,10 @@ func BenchmarkSolo(b *testing.B) {
 	for i := range value {
 		value[i] = byte('a' + i%26)
 	}
-	for _, cl := range benchClients() {
+	clients := append(benchClients(),
+		benchOurs("ids", func() Opt { return RecordIDs(true) }),
+		benchOurs("drop", func() Opt { return Trace(dropSink{}) }))
+	for _, cl := range clients {
 		b.Run(cl.name, func(b *testing.B) {
 			r := benchLeg(b, cl, b.N, value)
 			b.ReportMetric(float64(b.N)/r.elapsed.Seconds(), "rec/s")
