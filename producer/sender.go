@@ -167,24 +167,12 @@ func (s *sender) tell(b *batch, err error) {
 	if err == nil && len(b.recs) > 0 {
 		e.Offset = b.recs[0].msg.Offset // deliver numbered the rest from it, or set all -1
 	}
-	// A Told per record is on the traced hot path: a tracer.RunSink takes
-	// the batch's in one call (tracer.Writer writes them as one ToldRun
-	// line); any other sink gets one event, the sender's own (a Sink does
-	// not keep it), for each.
-	if rs, ok := s.p.trace.(tracer.RunSink); ok {
-		s.ev = e
-		rs.EmitRun(&s.ev, b.ids)
-		return
-	}
-	ev := &s.ev
-	for i, r := range b.recs {
-		*ev = e
-		ev.RecordID = b.ids[i]
-		if err == nil {
-			ev.Offset = r.msg.Offset
-		}
-		s.p.trace.Emit(ev)
-	}
+	// A Told per record is on the traced hot path: tracer.EmitRun hands a
+	// RunSink the batch's in one call (tracer.Writer writes one ToldRun
+	// line), any other sink one event each, the sender's own (a Sink does
+	// not keep it).
+	s.ev = e
+	tracer.EmitRun(s.p.trace, &s.ev, b.ids)
 }
 
 // refreshPartitions registers new partitions with the core and gives it

@@ -53,13 +53,8 @@ type toldRun struct {
 
 // next fills e with the run's next Told event.
 func (t *toldRun) next(e *Event) {
-	k := t.done
+	*e = told(&t.e, t.done, t.e.Records[t.done])
 	t.done++
-	*e = Event{I: t.e.I + int64(k), T: t.e.T, Kind: Told, Partition: t.e.Partition, Err: t.e.Err,
-		Offset: -1, Reason: t.e.Reason, RecordID: t.e.Records[k], Result: t.e.Result}
-	if t.e.Offset >= 0 {
-		e.Offset = t.e.Offset + int64(k)
-	}
 }
 
 func (t *toldRun) pending() bool { return t.done < len(t.e.Records) }

@@ -68,9 +68,9 @@ func readAll(data []byte) ([]*Event, error) {
 	}
 }
 
-// told returns evs as a reader returns them: each ToldRun as its Told
-// events, numbered in turn.
-func told(evs []*Event) []*Event {
+// expandRuns returns evs as a reader returns them: each ToldRun as its
+// Told events, numbered in turn.
+func expandRuns(evs []*Event) []*Event {
 	var out []*Event
 	for _, e := range evs {
 		if e.Kind != ToldRun {
@@ -78,8 +78,8 @@ func told(evs []*Event) []*Event {
 			continue
 		}
 		for k, id := range e.Records {
-			out = append(out, &Event{I: e.I + int64(k), T: e.T, Kind: Told, Partition: e.Partition, Err: e.Err,
-				Offset: -1, Reason: e.Reason, RecordID: id, Result: e.Result})
+			t := told(e, k, id)
+			out = append(out, &t)
 		}
 	}
 	return out
@@ -95,7 +95,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := told(in); !reflect.DeepEqual(in, out) {
+	if in := expandRuns(in); !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip differs:\n in %+v\nout %+v", in, out)
 	}
 	for i, e := range out {
@@ -113,7 +113,7 @@ func TestKilledMidWrite(t *testing.T) {
 	header := bytes.IndexByte(data, '\n') + 1
 	for cut := header; cut <= len(data); cut++ {
 		evs, err := readAll(data[:cut])
-		full := len(told(in[:bytes.Count(data[header:cut], []byte("\n"))]))
+		full := len(expandRuns(in[:bytes.Count(data[header:cut], []byte("\n"))]))
 		if len(evs) != full {
 			t.Fatalf("cut at %d: read %d events, want the %d of the full lines", cut, len(evs), full)
 		}

@@ -28,6 +28,34 @@ type RunSink interface {
 	EmitRun(e *Event, ids []int64)
 }
 
+// EmitRun gives s the Told event e for each of ids, as RunSink.EmitRun
+// says: in one call when s is a RunSink, else one Emit each, e reused for
+// them (told says what each holds).
+func EmitRun(s Sink, e *Event, ids []int64) {
+	if rs, ok := s.(RunSink); ok {
+		rs.EmitRun(e, ids)
+		return
+	}
+	run := *e
+	for k, id := range ids {
+		*e = told(&run, k, id)
+		s.Emit(e)
+	}
+}
+
+// told is the Told event of a run's k-th record, id: run's partition,
+// error, reason, result and time, number run.I+k, and offset run.Offset+k
+// when run.Offset >= 0, else -1. The one place a run's events are made,
+// by EmitRun and by the Reader.
+func told(run *Event, k int, id int64) Event {
+	e := Event{I: run.I + int64(k), T: run.T, Kind: Told, Partition: run.Partition, Err: run.Err,
+		Offset: -1, Reason: run.Reason, RecordID: id, Result: run.Result}
+	if run.Offset >= 0 {
+		e.Offset = run.Offset + int64(k)
+	}
+	return e
+}
+
 // flushAt is the buffer size at which the writer writes its complete lines.
 const flushAt = 64 << 10
 

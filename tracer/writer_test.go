@@ -68,6 +68,9 @@ func TestEmitRunReadsAsTold(t *testing.T) {
 			}
 			in := e
 			wr.EmitRun(&in, ids[:n])
+			var plain collectSink // a Sink that is no RunSink: one Emit each
+			in = e
+			EmitRun(&plain, &in, ids[:n])
 			for _, w := range []*Writer{we, wr} {
 				w.Emit(&Event{Kind: Disconnect, Node: 1})
 				if err := w.Flush(); err != nil {
@@ -97,9 +100,24 @@ func TestEmitRunReadsAsTold(t *testing.T) {
 					t.Errorf("run of %d, event %d:\n got %+v\nwant %+v", n, i+1, got[i], want[i])
 				}
 			}
+			if len(plain) != n {
+				t.Fatalf("EmitRun to a plain Sink, run of %d: %d events", n, len(plain))
+			}
+			for k, p := range plain {
+				w := *want[k+1] // after the InitProducerId
+				p.I, w.I, w.T = 0, 0, 0
+				if !reflect.DeepEqual(p, w) {
+					t.Errorf("EmitRun to a plain Sink, run of %d, event %d:\n got %+v\nwant %+v", n, k+1, p, w)
+				}
+			}
 		}
 	}
 }
+
+// collectSink keeps a copy of every event.
+type collectSink []Event
+
+func (c *collectSink) Emit(e *Event) { *c = append(*c, *e) }
 
 // TestToldRunRefused checks what a reader says of a ToldRun it must refuse.
 func TestToldRunRefused(t *testing.T) {
