@@ -2,18 +2,24 @@ package tracer
 
 import (
 	"io"
+	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkAppendEvent measures the encoding of the lines a traced producer
-// writes most: a Told per record, a SendNew per batch (15 record ids).
+// writes most: a Told per record, a SendNew per batch (15 record ids,
+// consecutive as a sticky partitioner gives them, or 64 apart as
+// round-robin over 64 partitions does), and a ToldRun per batch.
 //
 //	go test ./tracer -run '^$' -bench AppendEvent -benchmem
 func BenchmarkAppendEvent(b *testing.B) {
-	ids := make([]int64, 15)
+	ids, apart := make([]int64, 15), make([]int64, 15)
 	for i := range ids {
-		ids[i] = int64(1_000_000 + i)
+		ids[i], apart[i] = int64(1_000_000+i), int64(1_000_000+64*i)
 	}
 	for _, c := range []struct {
 		name string
@@ -21,6 +27,8 @@ func BenchmarkAppendEvent(b *testing.B) {
 	}{
 		{"Told", Event{I: 123456, T: 987654321, Kind: Told, Partition: 17, RecordID: 1_234_567, Result: Delivered, Offset: 4_567_890}},
 		{"SendNew", Event{I: 123456, T: 987654321, Kind: SendNew, Partition: 17, Batch: 81234, PID: 4000, Epoch: 3, Seq: 12345, N: 15, Req: 9876, Node: 1, Records: ids}},
+		{"SendNew64", Event{I: 123456, T: 987654321, Kind: SendNew, Partition: 17, Batch: 81234, PID: 4000, Epoch: 3, Seq: 12345, N: 15, Req: 9876, Node: 1, Records: apart}},
+		{"ToldRun64", Event{I: 123456, T: 987654321, Kind: ToldRun, Partition: 17, Result: Delivered, Offset: 4_567_890, Records: apart}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			buf := make([]byte, 0, 512)
@@ -64,6 +72,46 @@ func BenchmarkEmitTold(b *testing.B) {
 				c.emit(w)
 			}
 		})
+	}
+}
+
+// TestAppendIDsAsStrconv checks that appendIDs writes what formatting each
+// id with strconv writes: steps of one, of many, at the largest it adds,
+// just past it, carries into new digits, zero, negative ids, falls, and
+// the largest ids; then random lists (the seed is printed on failure).
+func TestAppendIDsAsStrconv(t *testing.T) {
+	want := func(ids []int64) string {
+		s := make([]string, len(ids))
+		for i, id := range ids {
+			s[i] = strconv.FormatInt(id, 10)
+		}
+		return strings.Join(s, ",")
+	}
+	cases := [][]int64{nil, {0}, {7}, {0, 1, 2}, {9, 10, 99, 100, 101}, {999_999, 1_000_063, 1_000_127},
+		{5, 5 + maxStep, 5 + 2*maxStep + 1, 4}, {99, 99 + maxStep}, {-3, -2, 0, 1}, {10, 3, 1 << 40, 1<<40 + 64},
+		{math.MaxInt64 - 70, math.MaxInt64 - 6, math.MaxInt64}, {math.MinInt64, 0, math.MaxInt64}, {1, 1, 1}}
+	seed := time.Now().UnixNano()
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	for k := 0; k < 2000; k++ {
+		ids := make([]int64, r.IntN(40))
+		id := r.Int64N(1 << uint(r.IntN(63)))
+		for i := range ids {
+			switch r.IntN(8) {
+			case 0:
+				id = r.Int64() - r.Int64()
+			case 1:
+				id -= r.Int64N(100)
+			default:
+				id += r.Int64N(2 * maxStep)
+			}
+			ids[i] = id
+		}
+		cases = append(cases, ids)
+	}
+	for _, ids := range cases {
+		if got, want := string(appendIDs(nil, ids)), want(ids); got != want {
+			t.Fatalf("appendIDs(%v) = %s, want %s (seed %d)", ids, got, want, seed)
+		}
 	}
 }
 

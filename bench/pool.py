@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Pool BenchmarkProduce runs: the median of each paired ratio, with a 95%
+bootstrap interval of that median, over every run in the files given.
+
+    go test ./producer -run '^$' -bench 'BenchmarkProduce$' -benchtime 100000x -count 200 > runs.txt
+    bench/pool.py runs.txt [more.txt ...]
+
+Each run (a line of `go test -bench` output) pairs every client inside one
+process on the same machine state, so the ratios of one run are the unit;
+their median over many runs, and how far it would move if the runs were
+drawn again (the bootstrap), say how finely the runs resolve a ratio. The
+CPU ratios are per record (the client's leg: the whole process, kfake
+included), the inverse of the time ratio so that both read "higher is
+better for the first". The bootstrap's seed is fixed, so the same files
+give the same intervals.
+
+A line of another benchmark, or a file with no runs, is an error (exit 2).
+"""
+import random
+import re
+import statistics
+import sys
+
+RATE_RATIOS = ["on/kgo", "off/kgo", "trace/kgo", "on/off", "trace/on"]
+CPU_RATIOS = [("on", "kgo"), ("on", "off"), ("trace", "on")]
+SEED = 1
+DRAWS = 4000
+
+
+def fail(msg):
+    print(f"pool.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def runs(paths):
+    out = []
+    for path in paths:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.startswith("BenchmarkProduce-") and not line.startswith("BenchmarkProduce "):
+                    continue
+                m = dict((k, float(v)) for v, k in re.findall(r"([0-9.eE+-]+) (\S+)", line))
+                if "trace/on" not in m:
+                    fail(f"{path}:{n}: a BenchmarkProduce line without the trace/on ratio")
+                out.append(m)
+    if not out:
+        fail(f"no BenchmarkProduce runs in {' '.join(paths)}")
+    return out
+
+
+def interval(values, rng):
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(DRAWS))
+    return meds[int(DRAWS * 0.025)], meds[int(DRAWS * 0.975) - 1]
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(argv) >= 2 else 2
+    try:
+        ms = runs(argv[1:])
+    except OSError as e:
+        fail(f"reading {e.filename}: {e.strerror}")
+    rng = random.Random(SEED)
+    rows = [(k, [m[k] for m in ms]) for k in RATE_RATIOS]
+    for a, b in CPU_RATIOS:
+        ka, kb = f"{a}-cpu-ns/rec", f"{b}-cpu-ns/rec"
+        rows.append((f"cpu {a}/{b}", [m[kb] / m[ka] for m in ms if ka in m and kb in m]))
+    print(f"{len(ms)} runs; median (95% bootstrap interval of the median) [min-max]")
+    for name, v in rows:
+        if not v:
+            continue
+        lo, hi = interval(v, rng)
+        print(f"{name:14s} {statistics.median(v):.3f} ({lo:.3f}-{hi:.3f}) [{min(v):.3f}-{max(v):.3f}]")
+    for k in ["on-cpu-ns/rec", "trace-cpu-ns/rec", "off-cpu-ns/rec", "kgo-cpu-ns/rec", "on-allocs/rec", "trace-allocs/rec"]:
+        v = [m[k] for m in ms if k in m]
+        if v:
+            print(f"{k:17s} median {statistics.median(v):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
