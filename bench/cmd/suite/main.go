@@ -123,6 +123,7 @@ func main() {
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
 	clientsFlag := fs.String("clients", strings.Join(clients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(clients, ","))
 	fs.StringVar(&profileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
+	tpRepeats := fs.Int("tp-repeats", 0, "the throughput phase's repeats, for a finer median of its ratios (0: the mode's, 5 in full)")
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
@@ -167,6 +168,10 @@ func main() {
 		cs = append(cs, c)
 	}
 	clients = cs
+	if *tpRepeats < 0 || *tpRepeats > 1000 {
+		fmt.Fprintf(os.Stderr, "suite: --tp-repeats %d: want 0 (the mode's) to 1000\n", *tpRepeats)
+		os.Exit(2)
+	}
 	mode := "full"
 	if *quick {
 		mode = "quick"
@@ -209,7 +214,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := &suite{p: modes[mode], path: pa, res: &results{Mode: mode, Started: time.Now(), Note: *note, Errors: map[string][]string{}}}
+	p := modes[mode]
+	if *tpRepeats > 0 {
+		p.TPRepeats = *tpRepeats
+	}
+	s := &suite{p: p, path: pa, res: &results{Mode: mode, Started: time.Now(), Note: *note, Errors: map[string][]string{}}}
 	if *pin {
 		cpus, err := pinning()
 		if err != nil {
