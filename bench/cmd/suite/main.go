@@ -123,7 +123,7 @@ func main() {
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
 	clientsFlag := fs.String("clients", strings.Join(clients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(clients, ","))
 	fs.StringVar(&profileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
-	tpRepeats := fs.Int("tp-repeats", 0, "the throughput phase's repeats, for a finer median of its ratios (0: the mode's, 5 in full)")
+	tpRepeats := fs.Int("tp-repeats", 0, fmt.Sprintf("the throughput phase's repeats, for a finer median of its ratios (0: the mode's, %d in full)", modes["full"].TPRepeats))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
