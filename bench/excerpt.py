@@ -25,11 +25,15 @@ def main():
     nodes = {e["node"] for e in evs if e.get("p") == part and e["ev"] in ("SendNew", "Resend")}
     out = [json.dumps(h, separators=(",", ":"))]
     i = 1
+    sent = {}  # batch -> its SendNew's record count
     for e in evs:
+        if e["ev"] == "SendNew":
+            sent[e["b"]] = len(e["recs"])
         if e["ev"] == "InitProducerId" or e.get("p") == part or (e["ev"] == "Disconnect" and e["node"] in nodes):
             e["i"] = i
-            # a ToldRun line takes a number for each of its records (tracer/FORMAT.md)
-            i += len(e["recs"]) if e["ev"] == "ToldRun" else 1
+            # a ToldRun or ToldBatch line takes a number for each of its
+            # records, a ToldBatch's its batch's SendNew's (tracer/FORMAT.md)
+            i += len(e["recs"]) if e["ev"] == "ToldRun" else sent[e["b"]] if e["ev"] == "ToldBatch" else 1
             if "p" in e:
                 e["p"] = 0
             out.append(json.dumps(e, separators=(",", ":")))

@@ -156,7 +156,7 @@ func (s *sender) tell(b *batch, err error) {
 	if s.p.trace == nil || !b.traced || len(b.ids) != len(b.recs) {
 		return
 	}
-	e := tracer.Event{Kind: tracer.Told, Partition: b.part.id, Offset: -1, Result: tracer.Delivered}
+	e := tracer.Event{Kind: tracer.Told, Partition: b.part.id, Batch: b.id, Offset: -1, Result: tracer.Delivered}
 	if err != nil {
 		e.Result, e.Reason = tracer.Failed, err.Error()
 		var ke *kerr.Error
@@ -168,9 +168,9 @@ func (s *sender) tell(b *batch, err error) {
 		e.Offset = b.recs[0].msg.Offset // deliver numbered the rest from it, or set all -1
 	}
 	// A Told per record is on the traced hot path: tracer.EmitRun hands a
-	// RunSink the batch's in one call (tracer.Writer writes one ToldRun
-	// line), any other sink one event each, the sender's own (a Sink does
-	// not keep it).
+	// RunSink the batch's in one call (tracer.Writer writes one ToldBatch
+	// line, naming the batch whose SendNew listed b.ids), any other sink
+	// one event each, the sender's own (a Sink does not keep it).
 	s.ev = e
 	tracer.EmitRun(s.p.trace, &s.ev, b.ids)
 }

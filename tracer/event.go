@@ -2,9 +2,10 @@ package tracer
 
 // Version is the trace format version the writer writes. Version 2 added
 // Told, what the client told its application about each record; version 3
-// ToldRun, the Told events of a batch's records in one line. A reader reads
-// every version from MinVersion to Version.
-const Version = 3
+// ToldRun, the Told events of a batch's records in one line; version 4
+// ToldBatch, the same naming the batch instead of listing its records. A
+// reader reads every version from MinVersion to Version.
+const Version = 4
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -36,6 +37,10 @@ const (
 	// batch's, at consecutive offsets) in one line (format version 3). The
 	// Reader never returns one: it returns its Told events, one per record.
 	ToldRun Kind = "ToldRun"
+	// ToldBatch is a ToldRun that names its batch (b) instead of listing
+	// its records: they are the records of that batch's SendNew (format
+	// version 4). The Reader returns its Told events, as for a ToldRun.
+	ToldBatch Kind = "ToldBatch"
 )
 
 // The results a Told event reports.
@@ -63,7 +68,7 @@ type Event struct {
 	Err       string      // Kafka error name, "NONE" for success
 	Offset    int64       // base offset in a response, -1 when none
 	LogStart  int64       // log start offset in a response, -1 when none
-	Records   []int64     // SendNew: the ids of the batch's records, in order; ToldRun: the records told
+	Records   []int64     // SendNew: the ids of the batch's records, in order; ToldRun, ToldBatch: the records told (a ToldBatch's are not written: they are its batch's SendNew's)
 	Bumped    bool        // ResolveSequences: an epoch bump was requested
 	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, ExpireProducerState, DropConnection, DropResponse, TimeoutBeforeAppend, Delay
 	Reason    string      // Fail: why

@@ -57,10 +57,11 @@ var kindFields = map[Kind]field{
 	ReadBackShort:    fPartition | fNode | fOffset | fHWM | fWaited,
 	Told:             fPartition | fErr | fOffset | fReason | fRecordID | fResult,
 	ToldRun:          fPartition | fErr | fOffset | fReason | fRecords | fResult,
+	ToldBatch:        fPartition | fBatch | fErr | fOffset | fReason | fResult,
 }
 
 // Kinds lists every event kind, in the order FORMAT.md documents them.
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
-		InitProducerID, Fault, Fail, Told, ToldRun, ReadBackShort, ReadBack}
+		InitProducerID, Fault, Fail, Told, ToldRun, ToldBatch, ReadBackShort, ReadBack}
 }

@@ -42,10 +42,18 @@ type Reader struct {
 	lastT   int64
 	mem     slabs // what events are decoded into
 	run     toldRun
+	untold  map[int64]sent // version 4: the batches sent new whose ToldBatch has not been read
 }
 
-// toldRun is a ToldRun line being returned as its Told events: the line's
-// event, and how many of its records have been returned.
+// sent is a batch's SendNew as a ToldBatch needs it: its partition and
+// records.
+type sent struct {
+	p    int32
+	recs []int64
+}
+
+// toldRun is a ToldRun or ToldBatch line being returned as its Told
+// events: the line's event, and how many of its records have been returned.
 type toldRun struct {
 	e    Event
 	done int
@@ -70,7 +78,7 @@ func newReader(r io.Reader, name string, maxLine int) (*Reader, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, min(128<<10, maxLine+1)), maxLine+1) // +1: bufio counts a line's newline against the limit
 	sc.Split(scanFullLines)
-	rd := &Reader{name: name, maxLine: maxLine, sc: sc}
+	rd := &Reader{name: name, maxLine: maxLine, sc: sc, untold: map[int64]sent{}}
 	line, err := rd.readLine()
 	if err == io.EOF {
 		return nil, rd.errorf("", "empty trace: no header line")
@@ -179,8 +187,8 @@ func (r *Reader) Next() (*Event, error) {
 // Events: the Records and Log it sets are never shared with another event,
 // so they stay valid after e is reused.
 //
-// A ToldRun line gives one Told event per record, each with the line's
-// number, offset and text.
+// A ToldRun or ToldBatch line gives one Told event per record, each with
+// the line's number, offset and text.
 func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	if r.run.pending() {
 		r.run.next(e)
@@ -236,7 +244,17 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 		return 0, r.errorf("ev", "Told is an event of format version 2; this trace's header says version %d", r.header.Version)
 	}
 	r.lastT = e.T
-	if e.Kind == ToldRun {
+	switch e.Kind {
+	case SendNew:
+		if r.header.Version >= 4 {
+			r.untold[e.Batch] = sent{e.Partition, e.Records}
+		}
+	case ToldBatch:
+		if err := r.batchRecords(e); err != nil {
+			return 0, err
+		}
+		fallthrough
+	case ToldRun:
 		if err := r.startRun(e); err != nil {
 			return 0, err
 		}
@@ -246,14 +264,35 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	return r.line, nil
 }
 
-// startRun checks a ToldRun line and keeps it to be returned as its Told
-// events.
+// batchRecords gives a ToldBatch line the records of its batch's SendNew,
+// which it tells of: once, so the reader forgets them.
+func (r *Reader) batchRecords(e *Event) error {
+	if r.header.Version < 4 {
+		return r.errorf("ev", "ToldBatch is an event of format version 4; this trace's header says version %d", r.header.Version)
+	}
+	b, ok := r.untold[e.Batch]
+	if !ok {
+		return r.errorf("b", "batch %d has no SendNew before this line, or its records were told already", e.Batch)
+	}
+	if b.p != e.Partition {
+		return r.errorf("p", "partition %d, but batch %d was sent to partition %d", e.Partition, e.Batch, b.p)
+	}
+	delete(r.untold, e.Batch)
+	e.Records = b.recs
+	return nil
+}
+
+// startRun checks a ToldRun or ToldBatch line and keeps it to be returned
+// as its Told events.
 func (r *Reader) startRun(e *Event) error {
 	if r.header.Version < 3 {
 		return r.errorf("ev", "ToldRun is an event of format version 3; this trace's header says version %d", r.header.Version)
 	}
 	n := int64(len(e.Records))
 	if n == 0 {
+		if e.Kind == ToldBatch {
+			return r.errorf("b", "batch %d's SendNew has no records: a ToldBatch tells of at least one", e.Batch)
+		}
 		return r.errorf("recs", "empty: a ToldRun tells of at least one record")
 	}
 	if e.Offset > math.MaxInt64-n {

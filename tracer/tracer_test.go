@@ -28,6 +28,7 @@ func sample() []*Event {
 		{Kind: Fail, Partition: 3, Batch: 8, PID: 1000, Epoch: 1, Seq: 0, Reason: "producer closed"},
 		{Kind: Told, Partition: 3, RecordID: 4, Result: Delivered, Offset: 0},
 		{Kind: ToldRun, Partition: 2, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: "broker said no", Offset: -1, Records: []int64{5, 6}},
+		{Kind: ToldBatch, Partition: 3, Batch: 7, Result: Delivered, Offset: 0, Records: []int64{4, 9}}, // SendNew's records
 		{Kind: ReadBackShort, Partition: 3, Node: 2, Offset: 1, HWM: 1, WaitedMs: 60000},
 		{Kind: ReadBack, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}, {Offset: 1, PID: -1, Epoch: -1, Seq: -1, ID: -1}}},
 	}
@@ -68,12 +69,12 @@ func readAll(data []byte) ([]*Event, error) {
 	}
 }
 
-// expandRuns returns evs as a reader returns them: each ToldRun as its
-// Told events, numbered in turn.
+// expandRuns returns evs as a reader returns them: each ToldRun and
+// ToldBatch as its Told events, numbered in turn.
 func expandRuns(evs []*Event) []*Event {
 	var out []*Event
 	for _, e := range evs {
-		if e.Kind != ToldRun {
+		if e.Kind != ToldRun && e.Kind != ToldBatch {
 			out = append(out, e)
 			continue
 		}
@@ -128,6 +129,7 @@ func TestBadInput(t *testing.T) {
 	good := string(writeTrace(t, sample()[:2]))
 	lines := strings.SplitAfter(good, "\n")
 	header, ev1, ev2 := lines[0], lines[1], lines[2]
+	version := fmt.Sprintf(`"kcheck_trace":%d`, Version) // the header's, as written
 	toldLine := func(res string) string {
 		return `{"i":1,"t":0,"ev":"Told","p":1,"err":"","off":5,"reason":"","id":3,"res":"` + res + `"}` + "\n"
 	}
@@ -145,9 +147,9 @@ func TestBadInput(t *testing.T) {
 		{"out of order", header + ev2, `trace.jsonl:2: field "i": event 2 out of order: expected 1`},
 		{"truncated", header + ev1 + strings.TrimSuffix(ev2, "\n"), "trace.jsonl:3: truncated last line"},
 		{"told result", header + toldLine("bogus"), `trace.jsonl:2: field "res": "bogus" is not a result: delivered, failed or none`},
-		{"told in version 1", strings.Replace(header, `"kcheck_trace":3`, `"kcheck_trace":1`, 1) + toldLine("delivered"),
+		{"told in version 1", strings.Replace(header, version, `"kcheck_trace":1`, 1) + toldLine("delivered"),
 			`trace.jsonl:2: field "ev": Told is an event of format version 2; this trace's header says version 1`},
-		{"version 0", strings.Replace(header, `"kcheck_trace":3`, `"kcheck_trace":0`, 1), `version 0 is not supported (want 1 to 3)`},
+		{"version 0", strings.Replace(header, version, `"kcheck_trace":0`, 1), fmt.Sprintf(`version 0 is not supported (want 1 to %d)`, Version)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readAll([]byte(tc.trace))
@@ -228,8 +230,9 @@ func TestLimits(t *testing.T) {
 			`trace.jsonl:3: field "p": partition 2147483647 is not one of the header's 4 partitions (0 to 3)`},
 		{"event partition 4 of 4", header + init + strings.Replace(send, `"p":3`, `"p":4`, 1), `trace.jsonl:3: field "p": partition 4`},
 		{"event partition -1", header + init + strings.Replace(send, `"p":3`, `"p":-1`, 1), `trace.jsonl:3: field "p": partition -1`},
-		{"read-back-short partition", strings.Replace(good, `"ev":"ReadBackShort","p":3`, `"ev":"ReadBackShort","p":9`, 1), `trace.jsonl:14: field "p": partition 9`},
-		{"read-back partition", strings.Replace(good, `"ev":"ReadBack","p":3`, `"ev":"ReadBack","p":9`, 1), `trace.jsonl:15: field "p": partition 9`},
+		{"read-back-short partition", strings.Replace(good, `"ev":"ReadBackShort","p":3`, `"ev":"ReadBackShort","p":9`, 1), `trace.jsonl:15: field "p": partition 9`},
+		{"read-back partition", strings.Replace(good, `"ev":"ReadBack","p":3`, `"ev":"ReadBack","p":9`, 1), `trace.jsonl:16: field "p": partition 9`},
+		{"told-batch partition", strings.Replace(good, `"ev":"ToldBatch","p":3`, `"ev":"ToldBatch","p":4`, 1), `trace.jsonl:14: field "p": partition 4`},
 		{"told-run partition", strings.Replace(good, `"ev":"ToldRun","p":2`, `"ev":"ToldRun","p":4`, 1), `trace.jsonl:13: field "p": partition 4`},
 		{"told partition", strings.Replace(good, `"ev":"Told","p":3`, `"ev":"Told","p":4`, 1), `trace.jsonl:12: field "p": partition 4`},
 		{"too many records", header + init + recs(MaxBatchRecords+1), `trace.jsonl:3: field "recs": more than 1000000 records, the limit on a batch`},

@@ -25,7 +25,8 @@ type RunSink interface {
 	Sink
 	// EmitRun emits the Told event e (RecordID aside) for each of ids in
 	// turn: RecordID ids[k] and, when e.Offset >= 0, Offset e.Offset+k (else
-	// -1). It must not keep e or ids.
+	// -1). A nonzero e.Batch says that ids are that batch's, as its SendNew
+	// listed them. It must not keep e or ids.
 	EmitRun(e *Event, ids []int64)
 }
 
@@ -130,11 +131,11 @@ func (w *Writer) Amend(f func(*Header)) error {
 
 // Emit numbers e, stamps it with the time since the trace started, and
 // buffers its line. Write errors are kept and returned by Flush and Close.
-// A ToldRun takes a number for each of its records (none: nothing is
-// written).
+// A ToldRun or ToldBatch takes a number for each of its Records (none:
+// nothing is written).
 func (w *Writer) Emit(e *Event) {
 	n := int64(1)
-	if e.Kind == ToldRun {
+	if e.Kind == ToldRun || e.Kind == ToldBatch {
 		if n = int64(len(e.Records)); n == 0 {
 			return
 		}
@@ -151,10 +152,15 @@ func (w *Writer) Emit(e *Event) {
 	}
 }
 
-// EmitRun implements RunSink with one ToldRun line for all of ids.
+// EmitRun implements RunSink with one line for all of ids: a ToldBatch
+// naming e.Batch when it is nonzero (the ids are not written again), else
+// a ToldRun listing them.
 func (w *Writer) EmitRun(e *Event, ids []int64) {
 	run := *e
 	run.Kind, run.Records, run.RecordID = ToldRun, ids, 0
+	if e.Batch != 0 {
+		run.Kind = ToldBatch
+	}
 	w.Emit(&run)
 	e.I, e.T = run.I, run.T
 }
@@ -309,7 +315,7 @@ func appendField(dst []byte, e *Event, f field) []byte {
 
 // appendIDs appends ids, comma-separated, as strconv.AppendInt writes each.
 // It is the traced producer's most frequent step (a batch's ids are listed
-// twice, in its SendNew and its ToldRun), and a batch's ids rise by small
+// in its SendNew), and a batch's ids rise by small
 // steps: Produce numbers records in turn, and a partitioner spreads them
 // over the partitions. So an id up to maxStep above the one before is made
 // from the one before's digits by adding the difference, a few digits'

@@ -217,7 +217,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		// This goroutine also keeps the lines' text, or their offsets, the
 		// lightest of the three: the reader only copies them into the
 		// batch, in memory reused.
-		prev := 1 // the line of the event before: the events of a ToldRun line share it
+		prev := 1 // the line of the event before: the events of a ToldRun or ToldBatch line share it
 		for b := range toLinz {
 			start := int32(0)
 			for i := range b.n {
@@ -251,7 +251,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 				break
 			}
 			if keepText {
-				if line != lastLine { // a ToldRun line's events after its first add no text
+				if line != lastLine { // a ToldRun or ToldBatch line's events after its first add no text
 					b.text = append(b.text, shown(r.Text())...)
 				}
 				b.textEnd[b.n] = int32(len(b.text))
