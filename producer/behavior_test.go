@@ -333,3 +333,22 @@ func TestUnknownTopic(t *testing.T) {
 		t.Fatalf("got %v, want ErrUnknownTopic naming the topic", got)
 	}
 }
+
+// TestOnlyItsTopics checks that the producer learns only the topics it
+// produces to: a metadata request with no topics must not ask for the whole
+// cluster, whose every partition the sender would then keep and scan (a
+// cluster of 500 topics made each step walk 19,000 partitions).
+func TestOnlyItsTopics(t *testing.T) {
+	c := newCluster(t, 1, kfake.SeedTopics(50, "other-1", "other-2"))
+	p := newProducer(t, c)
+	produceAll(t, p, 10, 1)
+	var names []string
+	parts := 0
+	for name, ti := range p.meta.Load().topics {
+		names = append(names, name)
+		parts += len(ti.parts)
+	}
+	if len(names) != 1 || names[0] != "t" || parts != 1 {
+		t.Fatalf("the producer knows topics %v (%d partitions), want only t (1 partition)", names, parts)
+	}
+}

@@ -101,6 +101,9 @@ func (m *metadataLoop) fetch(ctx context.Context) error {
 	}
 	req := kmsg.NewPtrMetadataRequest()
 	m.mu.Lock()
+	// Never nil: a null list asks for every topic in the cluster, and the
+	// sender would then keep, and scan, every partition of them.
+	req.Topics = make([]kmsg.MetadataRequestTopic, 0, len(m.topics))
 	for t := range m.topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t)
