@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kcheck/kcheck/tracer"
@@ -27,18 +26,18 @@ const (
 	benchBuffered   = 10000
 )
 
-// benchClient is one client under test. start sets it up on c (not timed);
-// the client it returns produces n records of value to topic and waits for
-// every outcome.
+// benchClient is one client under test. start sets it up on the brokers at
+// addrs (not timed); the client it returns produces n records of value to
+// topic and waits for every outcome.
 type benchClient struct {
 	name  string
-	start func(b *testing.B, c *kfake.Cluster) (produce func(topic string, n int, value []byte), stop func())
+	start func(b *testing.B, addrs []string) (produce func(topic string, n int, value []byte), stop func())
 }
 
 func benchOurs(name string, opts ...func() Opt) benchClient {
-	return benchClient{name: name, start: func(b *testing.B, c *kfake.Cluster) (func(string, int, []byte), func()) {
+	return benchClient{name: name, start: func(b *testing.B, addrs []string) (func(string, int, []byte), func()) {
 		ctx := context.Background()
-		all := []Opt{Brokers(c.ListenAddrs()...), Linger(benchLinger), BatchBytes(benchBatchBytes), MaxBufferedRecords(benchBuffered)}
+		all := []Opt{Brokers(addrs...), Linger(benchLinger), BatchBytes(benchBatchBytes), MaxBufferedRecords(benchBuffered)}
 		for _, o := range opts {
 			all = append(all, o())
 		}
@@ -65,9 +64,9 @@ func benchOurs(name string, opts ...func() Opt) benchClient {
 }
 
 func benchKgo() benchClient {
-	return benchClient{name: "kgo", start: func(b *testing.B, c *kfake.Cluster) (func(string, int, []byte), func()) {
+	return benchClient{name: "kgo", start: func(b *testing.B, addrs []string) (func(string, int, []byte), func()) {
 		ctx := context.Background()
-		cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...),
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...),
 			kgo.ProducerLinger(benchLinger), kgo.ProducerBatchMaxBytes(benchBatchBytes), kgo.MaxBufferedRecords(benchBuffered),
 			kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
 		if err != nil {
@@ -117,17 +116,24 @@ func benchClients() []benchClient {
 // pays the same things inside the measurement: the first batch of nearly
 // every partition of t, which with the first-ack rule must be acknowledged
 // before the partition's next batch is sent (the rule's cost).
-func benchLeg(b *testing.B, cl benchClient, n int, value []byte) legResult {
+//
+// shared, when not nil, is the run's site on a real broker (benchPlace.site),
+// where the legs take turns on the same topics and the warm-up also brings t
+// to a steady rate (benchPlace.warmup).
+func benchLeg(b *testing.B, cl benchClient, n int, value []byte, shared *benchSite) legResult {
 	b.StopTimer()
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(benchPartitions, "t", "warm-up"))
-	if err != nil {
-		b.Fatal(err)
+	at := benchAt(b)
+	site := shared
+	if site == nil {
+		s := at.open(b)
+		defer s.close()
+		site = &s
 	}
-	defer c.Close()
-	produce, stop := cl.start(b, c)
+	t := site.topic
+	produce, stop := cl.start(b, site.addrs)
 	defer stop()
-	produce("warm-up", benchPartitions, value)
-	produce("t", 1, value)
+	produce(site.warm, int(at.partitions), value)
+	produce(t, at.warmup(n), value)
 	runtime.GC() // do not charge this leg for the previous leg's garbage
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -135,7 +141,7 @@ func benchLeg(b *testing.B, cl benchClient, n int, value []byte) legResult {
 	cpu, _ := processCPU()
 	b.StartTimer()
 	start := time.Now()
-	produce("t", n, value)
+	produce(t, n, value)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	cpuEnd, cpuOK := processCPU()
@@ -184,6 +190,10 @@ func BenchmarkProduce(b *testing.B) {
 	}
 	clients := benchClients()
 	res := make([]legResult, len(clients))
+	site := benchAt(b).site(b)
+	if site != nil {
+		defer site.close()
+	}
 	order := rand.Perm(len(clients))
 	for pass := 0; pass < 2; pass++ {
 		for k := range clients {
@@ -191,7 +201,7 @@ func BenchmarkProduce(b *testing.B) {
 			if pass == 1 {
 				i = order[len(clients)-1-k]
 			}
-			res[i].add(benchLeg(b, clients[i], b.N, value))
+			res[i].add(benchLeg(b, clients[i], b.N, value, site))
 		}
 	}
 	rate := make(map[string]float64, len(clients))
@@ -230,7 +240,7 @@ func BenchmarkSolo(b *testing.B) {
 		benchOurs("drop", func() Opt { return Trace(dropSink{}) }))
 	for _, cl := range clients {
 		b.Run(cl.name, func(b *testing.B) {
-			r := benchLeg(b, cl, b.N, value)
+			r := benchLeg(b, cl, b.N, value, nil)
 			b.ReportMetric(float64(b.N)/r.elapsed.Seconds(), "rec/s")
 			if r.cpuOK {
 				b.ReportMetric(float64(r.cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")

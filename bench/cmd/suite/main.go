@@ -194,8 +194,8 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if pa.JavaJar == "" && (phases["steady"] || phases["throughput"] || phases["delay"]) && *from == "" {
-		fmt.Fprintln(os.Stderr, "suite: --java-jar is required for the throughput and delay phases: the jar drivers/java/build.sh 4.3.1 prints")
+	if pa.JavaJar == "" && slices.Contains(clients, "java") && (phases["steady"] || phases["throughput"]) && *from == "" {
+		fmt.Fprintln(os.Stderr, "suite: --java-jar is required when the steady or throughput phase runs the java client: the jar drivers/java/build.sh 4.3.1 prints")
 		os.Exit(2)
 	}
 	for _, p := range []*string{&pa.Out, &pa.Kcheck, &pa.Produce, &pa.KgoDriver, &pa.JavaJar, &pa.Enqueue, &pa.VerifyTest, &pa.ReplayTest} {

@@ -1,0 +1,177 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/wire"
+)
+
+// benchPlace is where BenchmarkProduce's legs produce: a fresh kfake
+// cluster of 3 brokers per leg (the default), or, when KCHECK_BENCH_BROKERS
+// names one (host:port,...), that real cluster, with two fresh topics per
+// run that are deleted after it. KCHECK_BENCH_PARTITIONS sets the topics'
+// partitions (default benchPartitions):
+//
+//	KCHECK_BENCH_BROKERS=127.0.0.1:9092 KCHECK_BENCH_PARTITIONS=1 go test ./producer -run '^$' -bench 'BenchmarkProduce$' -benchtime 100000x -count 40
+type benchPlace struct {
+	brokers    []string // nil: kfake
+	partitions int32
+}
+
+// benchAt reads the place from the environment; a bad value fails b.
+func benchAt(b *testing.B) benchPlace {
+	at := benchPlace{partitions: benchPartitions}
+	if v := os.Getenv("KCHECK_BENCH_PARTITIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			b.Fatalf("KCHECK_BENCH_PARTITIONS=%q: want a partition count from 1 to 10000", v)
+		}
+		at.partitions = int32(n)
+	}
+	if v := os.Getenv("KCHECK_BENCH_BROKERS"); v != "" {
+		at.brokers = strings.Split(v, ",")
+	}
+	return at
+}
+
+// benchSite is a cluster and topics to produce to: the addresses to give
+// the client, the timed topic, the warm-up topic, and what undoes it all.
+type benchSite struct {
+	addrs       []string
+	topic, warm string
+	close       func()
+}
+
+// site returns the run's shared site on a real broker (a fresh topic per
+// run, its legs in turn: creating and deleting a topic of many partitions
+// per leg would take longer than the leg), nil on kfake, whose legs each
+// get a cluster of their own (open).
+func (at benchPlace) site(b *testing.B) *benchSite {
+	if at.brokers == nil {
+		return nil
+	}
+	s := at.open(b)
+	return &s
+}
+
+// open makes a cluster and topics: a fresh kfake cluster, or fresh topics
+// on the real one.
+func (at benchPlace) open(b *testing.B) benchSite {
+	if at.brokers == nil {
+		c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(at.partitions, "t", "warm-up"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return benchSite{c.ListenAddrs(), "t", "warm-up", c.Close}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := wire.Dial(ctx, at.brokers[0], "kcheck-bench")
+	if err != nil {
+		b.Fatalf("KCHECK_BENCH_BROKERS: %v", err)
+	}
+	base := fmt.Sprintf("kcheck-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
+	topic, warm := base+"-t", base+"-w"
+	del := func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.TimeoutMillis = 30000
+		for _, name := range []string{topic, warm} {
+			req.TopicNames = append(req.TopicNames, name) // versions 0-5
+			dt := kmsg.NewDeleteTopicsRequestTopic()      // 6 and later
+			dt.Topic = kmsg.StringPtr(name)
+			req.Topics = append(req.Topics, dt)
+		}
+		defer conn.Close()
+		resp, err := conn.Request(dctx, req)
+		if err != nil {
+			b.Errorf("deleting %s and %s: %v", topic, warm, err)
+			return
+		}
+		for _, t := range resp.(*kmsg.DeleteTopicsResponse).Topics {
+			if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+				b.Errorf("deleting %v: %v", t.Topic, err)
+			}
+		}
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	for _, name := range []string{topic, warm} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, at.partitions, -1
+		req.Topics = append(req.Topics, rt)
+	}
+	req.TimeoutMillis = 30000
+	resp, err := conn.Request(ctx, req)
+	if err != nil {
+		conn.Close()
+		b.Fatalf("creating %s and %s: %v", topic, warm, err)
+	}
+	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			del()
+			b.Fatalf("creating %s: %v", t.Topic, err)
+		}
+	}
+	if err := awaitLeaders(ctx, conn, at.partitions, topic, warm); err != nil {
+		del()
+		b.Fatal(err)
+	}
+	return benchSite{at.brokers, topic, warm, del}
+}
+
+// warmup is how many of a leg's n records go to the timed topic before
+// the timer starts: one on kfake (so each client pays the first batch of
+// nearly every partition, the first-ack rule's cost, inside the
+// measurement), n/4 on a real broker, whose fresh topic is slower at first
+// (its log files are new): there the legs measure the steady rate, as
+// bench/RESULTS.md's throughput does.
+func (at benchPlace) warmup(n int) int {
+	if at.brokers == nil {
+		return 1
+	}
+	return max(n/4, 1)
+}
+
+// awaitLeaders polls the metadata until every partition of the topics has
+// a leader.
+func awaitLeaders(ctx context.Context, conn *wire.Conn, partitions int32, topics ...string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, name := range topics {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, mt)
+	}
+	for {
+		resp, err := conn.Request(ctx, req)
+		if err != nil {
+			return fmt.Errorf("metadata for %v: %w", topics, err)
+		}
+		led := 0
+		for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode == 0 && p.Leader >= 0 {
+					led++
+				}
+			}
+		}
+		if led == len(topics)*int(partitions) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topics %v: %d of %d partitions led after a minute", topics, led, len(topics)*int(partitions))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
