@@ -42,7 +42,7 @@ type Reader struct {
 	lastT   int64
 	mem     slabs // what events are decoded into
 	run     toldRun
-	untold  map[int64]sent // version 4: the batches sent new whose ToldBatch has not been read
+	untold  map[int64]sent // version 4, not a proxy's: the batches sent new whose ToldBatch has not been read
 }
 
 // sent is a batch's SendNew as a ToldBatch needs it: its partition and
@@ -246,7 +246,7 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	r.lastT = e.T
 	switch e.Kind {
 	case SendNew:
-		if r.header.Version >= 4 {
+		if r.header.Version >= 4 && r.header.Writer != ProxyWriter { // a proxy writes no ToldBatch
 			r.untold[e.Batch] = sent{e.Partition, e.Records}
 		}
 	case ToldBatch:
@@ -269,6 +269,9 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 func (r *Reader) batchRecords(e *Event) error {
 	if r.header.Version < 4 {
 		return r.errorf("ev", "ToldBatch is an event of format version 4; this trace's header says version %d", r.header.Version)
+	}
+	if r.header.Writer == ProxyWriter {
+		return r.errorf("ev", "ToldBatch is written by kcheck's producer, never by %s (its Told events come from the driver's report)", ProxyWriter)
 	}
 	b, ok := r.untold[e.Batch]
 	if !ok {

@@ -166,6 +166,7 @@ func TestToldRunRefused(t *testing.T) {
 		{"batch told twice", head(4) + sendNew("1", 7, "1,2") + batch("2", 1, 7) + batch("4", 1, 7), `trace.jsonl:4: field "b": batch 7 has no SendNew before this line, or its records were told already`},
 		{"batch of another partition", head(4) + sendNew("1", 7, "1,2") + batch("2", 0, 7), `trace.jsonl:3: field "p": partition 0, but batch 7 was sent to partition 1`},
 		{"batch of no records", head(4) + sendNew("1", 7, "") + batch("2", 1, 7), `trace.jsonl:3: field "b": batch 7's SendNew has no records`},
+		{"batch in a proxy trace", strings.Replace(head(4), `"writer":"w"`, `"writer":"kcheck-proxy"`, 1) + sendNew("1", 7, "1,2") + batch("2", 1, 7), `trace.jsonl:3: field "ev": ToldBatch is written by kcheck's producer, never by kcheck-proxy`},
 		{"number after the batch", head(4) + sendNew("1", 7, "1,2") + batch("2", 1, 7) + `{"i":3,"t":0,"ev":"Disconnect","node":1}` + "\n", `trace.jsonl:4: field "i": event 3 out of order: expected 4`},
 	} {
 		r, err := NewReader(strings.NewReader(c.trace), "trace.jsonl")

@@ -190,6 +190,9 @@ func (s *suite) report() (string, error) {
 		flag, res.Mode, map[bool]string{true: "-quick", false: ""}[res.Mode == "quick"],
 		res.Started.UTC().Format("2006-01-02 15:04"), res.Finished.UTC().Format("15:04"),
 		res.Finished.Sub(res.Started).Round(time.Second))
+	if m, ok := modes[res.Mode]; ok && res.Params.TPRepeats != m.TPRepeats {
+		w("The throughput phase ran %d repeats (`--tp-repeats %d`), not the %s mode's %d. ", res.Params.TPRepeats, res.Params.TPRepeats, res.Mode, m.TPRepeats)
+	}
 	w("Every number is the median of the repeats with the minimum and maximum in parentheses, `median (min–max)`; ")
 	w("a ratio to a peer is taken per repeat (the two clients measured in the same repeat, on the same broker) and then summarised the same way. ")
 	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`.\n\n")
