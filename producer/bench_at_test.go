@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/wire"
 )
 
@@ -85,45 +84,12 @@ func (at benchPlace) open(b *testing.B) benchSite {
 	del := func() {
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		req := kmsg.NewPtrDeleteTopicsRequest()
-		req.TimeoutMillis = 30000
-		for _, name := range []string{topic, warm} {
-			req.TopicNames = append(req.TopicNames, name) // versions 0-5
-			dt := kmsg.NewDeleteTopicsRequestTopic()      // 6 and later
-			dt.Topic = kmsg.StringPtr(name)
-			req.Topics = append(req.Topics, dt)
-		}
 		defer conn.Close()
-		resp, err := conn.Request(dctx, req)
-		if err != nil {
-			b.Errorf("deleting %s and %s: %v", topic, warm, err)
-			return
-		}
-		for _, t := range resp.(*kmsg.DeleteTopicsResponse).Topics {
-			if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-				b.Errorf("deleting %v: %v", t.Topic, err)
-			}
+		if err := topics.Delete(dctx, conn, topic, warm); err != nil {
+			b.Error(err)
 		}
 	}
-	req := kmsg.NewPtrCreateTopicsRequest()
-	for _, name := range []string{topic, warm} {
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, at.partitions, -1
-		req.Topics = append(req.Topics, rt)
-	}
-	req.TimeoutMillis = 30000
-	resp, err := conn.Request(ctx, req)
-	if err != nil {
-		conn.Close()
-		b.Fatalf("creating %s and %s: %v", topic, warm, err)
-	}
-	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			del()
-			b.Fatalf("creating %s: %v", t.Topic, err)
-		}
-	}
-	if err := awaitLeaders(ctx, conn, at.partitions, topic, warm); err != nil {
+	if err := topics.Create(ctx, conn, at.partitions, topic, warm); err != nil {
 		del()
 		b.Fatal(err)
 	}
@@ -141,37 +107,4 @@ func (at benchPlace) warmup(n int) int {
 		return 1
 	}
 	return max(n/4, 1)
-}
-
-// awaitLeaders polls the metadata until every partition of the topics has
-// a leader.
-func awaitLeaders(ctx context.Context, conn *wire.Conn, partitions int32, topics ...string) error {
-	req := kmsg.NewPtrMetadataRequest()
-	for _, name := range topics {
-		mt := kmsg.NewMetadataRequestTopic()
-		mt.Topic = kmsg.StringPtr(name)
-		req.Topics = append(req.Topics, mt)
-	}
-	for {
-		resp, err := conn.Request(ctx, req)
-		if err != nil {
-			return fmt.Errorf("metadata for %v: %w", topics, err)
-		}
-		led := 0
-		for _, t := range resp.(*kmsg.MetadataResponse).Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode == 0 && p.Leader >= 0 {
-					led++
-				}
-			}
-		}
-		if led == len(topics)*int(partitions) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("topics %v: %d of %d partitions led after a minute", topics, led, len(topics)*int(partitions))
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

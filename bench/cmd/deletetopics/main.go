@@ -9,16 +9,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kcheck/kcheck/topics"
 )
 
 func main() {
@@ -35,35 +34,13 @@ func main() {
 	}
 }
 
-func deleteTopics(brokers string, timeout time.Duration, topics []string) error {
+func deleteTopics(brokers string, timeout time.Duration, names []string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	req := kmsg.NewPtrDeleteTopicsRequest()
-	req.TimeoutMillis = int32(timeout / time.Millisecond)
-	for _, t := range topics {
-		rt := kmsg.NewDeleteTopicsRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-		req.TopicNames = append(req.TopicNames, t)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, t := range resp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-			name := ""
-			if t.Topic != nil {
-				name = *t.Topic
-			}
-			errs = append(errs, fmt.Errorf("deleting %s: %w", name, err))
-		}
-	}
-	return errors.Join(errs...)
+	return topics.Delete(ctx, cl, names...)
 }

@@ -18,10 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -298,26 +297,8 @@ func (b *broker) createTopic(ctx context.Context, topic string, n int) error {
 
 // deleteTopics deletes topics, so that the broker's log does not grow over
 // the run.
-func (b *broker) deleteTopics(ctx context.Context, topics ...string) error {
-	req := kmsg.NewPtrDeleteTopicsRequest()
-	req.TimeoutMillis = 30000
-	for _, t := range topics {
-		rt := kmsg.NewDeleteTopicsRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-		req.TopicNames = append(req.TopicNames, t)
-	}
+func (b *broker) deleteTopics(ctx context.Context, names ...string) error {
 	dctx, cancel := context.WithTimeout(ctx, 40*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(dctx, b.admin)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, t := range resp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-			errs = append(errs, fmt.Errorf("deleting %v: %w", t.Topic, err))
-		}
-	}
-	return errors.Join(errs...)
+	return topics.Delete(dctx, b.admin, names...)
 }
