@@ -19,13 +19,20 @@ import (
 // cluster of 3 brokers per leg (the default), or, when KCHECK_BENCH_BROKERS
 // names one (host:port,...), that real cluster, with two fresh topics per
 // run that are deleted after it. KCHECK_BENCH_PARTITIONS sets the topics'
-// partitions (default benchPartitions):
+// partitions (default benchPartitions), KCHECK_BENCH_TURNS the turns a run
+// takes there (benchTurns):
 //
 //	KCHECK_BENCH_BROKERS=127.0.0.1:9092 KCHECK_BENCH_PARTITIONS=1 go test ./producer -run '^$' -bench 'BenchmarkProduce$' -benchtime 100000x -count 40
 type benchPlace struct {
 	brokers    []string // nil: kfake
 	partitions int32
+	turns      int // KCHECK_BENCH_TURNS: turns a run on a real broker (0: benchTurns)
 }
+
+// benchTurns is how many turns a run on a real broker splits each client's
+// records into by default: at 40,000 records a leg, turns of 8,000 records,
+// about a quarter of a second each at 1 partition.
+const benchTurns = 10
 
 // benchAt reads the place from the environment; a bad value fails b.
 func benchAt(b *testing.B) benchPlace {
@@ -36,6 +43,13 @@ func benchAt(b *testing.B) benchPlace {
 			b.Fatalf("KCHECK_BENCH_PARTITIONS=%q: want a partition count from 1 to 10000", v)
 		}
 		at.partitions = int32(n)
+	}
+	if v := os.Getenv("KCHECK_BENCH_TURNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 1000 {
+			b.Fatalf("KCHECK_BENCH_TURNS=%q: want a number of turns from 2 to 1000", v)
+		}
+		at.turns = n
 	}
 	if v := os.Getenv("KCHECK_BENCH_BROKERS"); v != "" {
 		at.brokers = strings.Split(v, ",")
@@ -94,6 +108,16 @@ func (at benchPlace) open(b *testing.B) benchSite {
 		b.Fatal(err)
 	}
 	return benchSite{at.brokers, topic, warm, del}
+}
+
+// rounds is how many turns a run on a real broker splits a client's recs
+// records into: KCHECK_BENCH_TURNS or benchTurns, at most one a record.
+func (at benchPlace) rounds(recs int) int {
+	n := at.turns
+	if n == 0 {
+		n = benchTurns
+	}
+	return max(min(n, recs), 1)
 }
 
 // warmup is how many of a leg's n records go to the timed topic before
