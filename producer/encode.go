@@ -17,17 +17,35 @@ import (
 // renumbered) sequence. A compressed batch is compressed once, when it gets
 // its sequence, and keeps its compressed records for its retries.
 
+// idHeaderKey is a kcheck-id header's key as encoded: its length varint
+// (one byte: the key is short) and the key.
+const idHeaderKey = string(rune(2*len(recordbatch.IDHeader))) + recordbatch.IDHeader
+
+// decimalLen is the number of decimal digits of id, a kcheck id (from 1);
+// the sign's place for a negative one, which no record has.
+func decimalLen(id int64) int {
+	if id < 0 {
+		return len(strconv.FormatInt(id, 10))
+	}
+	n := 1
+	for p := int64(10); n < 19 && id >= p; p *= 10 {
+		n++
+	}
+	return n
+}
+
 // idHeaderSize is the encoded size of a record's kcheck-id header for id.
 func idHeaderSize(id int64) int {
-	digits := 1
-	if id < 0 {
-		digits = len(strconv.FormatInt(id, 10)) // ids are positive; for completeness
-	} else {
-		for v := id; v >= 10; v /= 10 {
-			digits++
-		}
-	}
-	return recordbatch.VarintLen(int64(len(recordbatch.IDHeader))) + len(recordbatch.IDHeader) + recordbatch.VarintLen(int64(digits)) + digits
+	digits := decimalLen(id)
+	return len(idHeaderKey) + recordbatch.VarintLen(int64(digits)) + digits
+}
+
+// appendIDHeader appends the kcheck-id header for id: the key, then the
+// id's decimal digits as the value, formatted in place.
+func appendIDHeader(dst []byte, id int64) []byte {
+	dst = append(dst, idHeaderKey...)
+	dst = binary.AppendVarint(dst, int64(decimalLen(id)))
+	return strconv.AppendInt(dst, id, 10)
 }
 
 // messageBodySize is the encoded size of m as the record at offsetDelta
@@ -54,7 +72,6 @@ type encoder struct {
 	pid    int64
 	codec  recordbatch.Codec
 	traced bool
-	idBuf  []byte // a record's kcheck-id while it is encoded
 	recBuf []byte // the records section of a batch being compressed
 }
 
@@ -86,10 +103,7 @@ func (e *encoder) appendRecords(dst []byte, b *batch) []byte {
 			dst = appendVarintBytes(dst, h.Value)
 		}
 		if e.traced {
-			e.idBuf = strconv.AppendInt(e.idBuf[:0], id, 10)
-			dst = binary.AppendVarint(dst, int64(len(recordbatch.IDHeader)))
-			dst = append(dst, recordbatch.IDHeader...)
-			dst = appendVarintBytes(dst, e.idBuf)
+			dst = appendIDHeader(dst, id)
 		}
 	}
 	return dst
