@@ -25,6 +25,7 @@ import (
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/producer"
 	"github.com/kcheck/kcheck/recordbatch"
+	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/readback"
@@ -591,45 +592,13 @@ func createTopic(ctx context.Context, brokers []string, topic string, n int32, t
 			defer ctl.Close()
 		}
 	}
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, n, -1
-	req.Topics = append(req.Topics, rt)
-	req.TimeoutMillis = int32(timeout / time.Millisecond)
-	kresp, err := ctl.Request(dctx, req)
-	if err != nil {
-		return usage("creating topic %q: %v", topic, err)
-	}
-	resp := kresp.(*kmsg.CreateTopicsResponse)
-	if len(resp.Topics) != 1 {
-		return usage("creating topic %q: unexpected response", topic)
-	}
-	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+	if err := topics.Create(dctx, ctl, n, topic); err != nil {
 		if errors.Is(err, kerr.TopicAlreadyExists) {
 			return usage("topic %q already exists: pick a new --topic, so the read-back sees only this run's records", topic)
 		}
-		return usage("creating topic %q: %v", topic, err)
+		return usage("creating topic %q (waiting at most %v for its leaders): %v", topic, timeout+10*time.Second, err)
 	}
-	// Wait, with a short backoff, until the metadata shows every partition led.
-	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
-		meta, err := metadata(dctx, c, topic)
-		if err == nil && len(meta.Topics) == 1 && len(meta.Topics[0].Partitions) == int(n) {
-			led := 0
-			for _, p := range meta.Topics[0].Partitions {
-				if p.ErrorCode == 0 && p.Leader >= 0 {
-					led++
-				}
-			}
-			if led == int(n) {
-				return nil
-			}
-		}
-		select {
-		case <-dctx.Done():
-			return usage("topic %q: partitions have no leaders after %v", topic, timeout+10*time.Second)
-		case <-time.After(backoff):
-		}
-	}
+	return nil
 }
 
 func dialAny(ctx context.Context, brokers []string) (*wire.Conn, error) {

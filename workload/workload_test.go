@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
@@ -122,5 +124,24 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("got %v, want a usage error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCreateTopicTwice: a topic that exists is a usage error that says to
+// pick another, so a run's read-back never counts an earlier run's records.
+func TestCreateTopicTwice(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := CreateTopic(ctx, c.ListenAddrs(), "t", 4, 5*time.Second); err != nil {
+		t.Fatalf("first create: %v", err)
+	}
+	err = CreateTopic(ctx, c.ListenAddrs(), "t", 4, 5*time.Second)
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `topic "t" already exists: pick a new --topic`) {
+		t.Fatalf("second create: got %v, want a UsageError saying the topic exists", err)
 	}
 }
