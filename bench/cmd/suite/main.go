@@ -121,7 +121,7 @@ func main() {
 	only := fs.String("only", "", "run only these phases, comma-separated: "+strings.Join(phaseNames, ","))
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
-	clientsFlag := fs.String("clients", strings.Join(clients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(clients, ","))
+	clientsFlag := fs.String("clients", strings.Join(allClients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(allClients, ","))
 	fs.StringVar(&profileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
 	tpRepeats := fs.Int("tp-repeats", 0, fmt.Sprintf("the throughput phase's repeats, for a finer median of its ratios (0: the mode's, %d in full)", modes["full"].TPRepeats))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
@@ -161,13 +161,12 @@ func main() {
 	}
 	var cs []string
 	for _, c := range strings.Split(*clientsFlag, ",") {
-		if !slices.Contains(clients, c) {
-			fmt.Fprintf(os.Stderr, "suite: --clients %q: no client %q (want %s)\n", *clientsFlag, c, strings.Join(clients, ","))
+		if !slices.Contains(allClients, c) {
+			fmt.Fprintf(os.Stderr, "suite: --clients %q: no client %q (want %s)\n", *clientsFlag, c, strings.Join(allClients, ","))
 			os.Exit(2)
 		}
 		cs = append(cs, c)
 	}
-	clients = cs
 	if *tpRepeats < 0 || *tpRepeats > 1000 {
 		fmt.Fprintf(os.Stderr, "suite: --tp-repeats %d: want 0 (the mode's) to 1000\n", *tpRepeats)
 		os.Exit(2)
@@ -194,7 +193,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if pa.JavaJar == "" && slices.Contains(clients, "java") && (phases["steady"] || phases["throughput"]) && *from == "" {
+	if pa.JavaJar == "" && slices.Contains(cs, "java") && (phases["steady"] || phases["throughput"]) && *from == "" {
 		fmt.Fprintln(os.Stderr, "suite: --java-jar is required when the steady or throughput phase runs the java client: the jar drivers/java/build.sh 4.3.1 prints")
 		os.Exit(2)
 	}
@@ -228,7 +227,7 @@ func main() {
 		s.res.Pin = cpus
 	}
 	s.res.Params = s.p
-	s.res.Clients = clients
+	s.res.Clients = cs
 	s.res.Machine = machineInfo(pa)
 	for _, ph := range phaseNames {
 		if phases[ph] {
@@ -420,9 +419,6 @@ func rewrite(from string, pa paths) error {
 		return fmt.Errorf("%s: %w", from, err)
 	}
 	s := &suite{p: res.Params, path: pa, res: res}
-	if len(res.Clients) > 0 {
-		clients = res.Clients
-	}
 	md, err := s.report()
 	if err != nil {
 		return err

@@ -27,8 +27,18 @@ import (
 // profiles ("" for none).
 var profileDir string
 
-// clients are the producers of the real-broker measurements.
-var clients = []string{"ours-on", "ours-off", "java", "kgo", "librdkafka"}
+// allClients are the producers the real-broker measurements can run
+// (--clients picks some; suite.clients).
+var allClients = []string{"ours-on", "ours-off", "java", "kgo", "librdkafka"}
+
+// clients are the run's producers of the real-broker measurements: those
+// --clients picked, or every one for a results file that does not say.
+func (s *suite) clients() []string {
+	if len(s.res.Clients) > 0 {
+		return s.res.Clients
+	}
+	return allClients
+}
 
 // clientArgv is the command line of client's throughput mode.
 func (s *suite) clientArgv(client, bootstrap string) []string {
@@ -78,7 +88,7 @@ func (s *suite) throughput(ctx context.Context) {
 	s.res.BrokerWarmup = s.warmBroker(ctx, "throughput")
 	for r := 0; r < s.p.TPRepeats; r++ {
 		for _, parts := range s.p.TPPartitions {
-			for _, c := range rotate(clients, r) {
+			for _, c := range rotate(s.clients(), r) {
 				if ctx.Err() != nil {
 					return
 				}
@@ -118,7 +128,7 @@ func (s *suite) throughput(ctx context.Context) {
 func (s *suite) warmBroker(ctx context.Context, phase string) []string {
 	var lines []string
 	for _, parts := range s.p.TPPartitions {
-		for _, c := range rotate(clients, 0) {
+		for _, c := range rotate(s.clients(), 0) {
 			if ctx.Err() != nil {
 				return lines
 			}
@@ -215,7 +225,7 @@ func settle(ctx context.Context, addr, topic string, parts int) error {
 func (s *suite) steady(ctx context.Context) {
 	s.warmBroker(ctx, "steady") // its lines are in the log; the report has the throughput phase's
 	for _, parts := range s.p.TPPartitions {
-		for _, c := range rotate(clients, 0) {
+		for _, c := range rotate(s.clients(), 0) {
 			if ctx.Err() != nil {
 				return
 			}

@@ -295,7 +295,7 @@ func (s *suite) reportSteady(b *strings.Builder) error {
 	w("\"steady after\" is the start of the first window at 90%% or more of the median window of the run's second half; \"2nd ÷ 1st half\" is records/s in the second half of the windows over the first half's (1: no trend). One run each, so these show the shape, not a spread.\n\n")
 	w("| partitions | client | records/s | steady after | 2nd ÷ 1st half | records/s per window, k (first 16) | windows |\n|---|---|---|---|---|---|---|\n")
 	for _, parts := range p.TPPartitions {
-		for _, c := range clients {
+		for _, c := range s.clients() {
 			for _, r := range s.res.Steady {
 				if r.Client != c || r.Partitions != parts {
 					continue
@@ -334,7 +334,7 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 
 	w("| partitions | client | records/s | p50 latency ms | p99 latency ms | client CPU µs/record | 2nd ÷ 1st half | runs ok |\n|---|---|---|---|---|---|---|---|\n")
 	for _, parts := range p.TPPartitions {
-		for _, c := range clients {
+		for _, c := range s.clients() {
 			r := s.tpVals(c, parts, rps)
 			w("| %d | %s | %s | %s | %s | %s | %s | %d/%d |\n", parts, s.clientName(c), fmtSpread(spread(r)),
 				fmtSpread(spread(s.tpVals(c, parts, p50))), fmtSpread(spread(s.tpVals(c, parts, p99))),
@@ -408,7 +408,7 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 		groups = append(groups, fmt.Sprintf("%d partition%s", parts, map[bool]string{true: "", false: "s"}[parts == 1]))
 	}
 	var tput, lat []Series
-	for _, c := range clients {
+	for _, c := range s.clients() {
 		se := Series{Name: s.clientName(c)}
 		for _, parts := range p.TPPartitions {
 			se.Vals = append(se.Vals, spread(s.tpVals(c, parts, rps)))
