@@ -3,6 +3,7 @@
 # pooled (bench/README.md, "Against a real broker"; make bench-pooled):
 #
 #   bench/pooled.sh [RUNS [PARTITIONS...]]
+#   bench/pooled.sh --report DIR     (the report of runs already in DIR)
 #
 # RUNS (default 40, a multiple of 10 from 10 to 1000) runs of BenchmarkProduce
 # (ours with the rule on, off and traced, and kgo) at each partition count
@@ -11,12 +12,47 @@
 # partitions move records faster; a turn lasts about a quarter second),
 # on a broker it starts and stops itself (kcheck kafka). Prints, per count,
 # bench/pool.py's medians with their 95% bootstrap intervals; the raw runs
-# stay in the directory it names on stderr. About 5 s a run at 1 partition
+# stay in the directory it names on stderr, and the same report in markdown
+# goes to bench/RESULTS-pooled.md (when every run passed). About 5 s a run at 1 partition
 # and 10 s at 64. Exit status: 0 done; 1 a run failed; 2 bad usage or a
 # build or broker that failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "pooled: $*" >&2; exit 2; }
+
+# report DIR: RESULTS-pooled.md's text for the runs-P.txt files in DIR,
+# from the lines each run file holds (commit, times, load) and bench/pool.py.
+report() {
+  local dir=$1 f p first last files
+  files=$(ls "$dir"/runs-*.txt 2>/dev/null | sort -V || true)
+  [ -n "$files" ] || die "--report $dir: no runs-*.txt files"
+  echo "# BenchmarkProduce against a real broker, pooled"
+  echo
+  echo "Written by \`make bench-pooled\` (bench/pooled.sh; bench/README.md, \"Against a real broker\"): ours with the first-ack rule on, off and traced, and kgo, in turns inside each run on one Kafka 4.1.0 broker on the same two cores; each run's ratios pair the clients, and bench/pool.py gives their median over the runs with a 95% bootstrap interval of the median, and the runs' min and max. CPU ratios are per record, the client process's own CPU, the second client's over the first's (higher is better for the first)."
+  for f in $files; do
+    p=${f##*/runs-}
+    p=${p%.txt}
+    first=$(grep -m1 '^# round' "$f" | sed 's/^# //')
+    last=$(grep '^# round' "$f" | tail -1 | sed 's/^# //')
+    echo
+    echo "## $p partitions"
+    echo
+    grep -m1 '^# commit' "$f" | sed 's/^# /- /' || echo "- commit: not recorded"
+    echo "- first round: $first"
+    echo "- last round: $last"
+    echo "- records a run a client: $(grep -m1 '^BenchmarkProduce' "$f" | awk '{print 2 * $2}')"
+    echo
+    echo '```'
+    bench/pool.py "$f" || return 1
+    echo '```'
+  done
+}
+
+if [ "${1:-}" = "--report" ]; then
+  [ $# -eq 2 ] && [ -d "$2" ] || die "--report DIR: want one directory of runs-P.txt files"
+  report "$2"
+  exit
+fi
 runs=${1:-40}
 shift || true
 parts=("$@")
@@ -40,14 +76,14 @@ start_kafka "$kcheck" 4.1.0 "$out/kafka" "$out/kafka.log" \
 status=0
 for round in $(seq 1 $((runs / 10))); do
   for p in "${parts[@]}"; do
-    echo "# round $round, $p partitions, $(date -u +%T) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/runs-$p.txt"
+    [ "$round" -gt 1 ] || echo "# commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- producer tracer || echo ' (with uncommitted changes)')" >>"$out/runs-$p.txt"
+    echo "# round $round, $p partitions, $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/runs-$p.txt"
     echo "pooled: round $round of $((runs / 10)), $p partitions" >&2
     (cd producer && KCHECK_BENCH_BROKERS="$addr" KCHECK_BENCH_PARTITIONS="$p" "$out/producer.test" \
       -test.run '^$' -test.bench 'BenchmarkProduce$' -test.benchtime $((40000 * (1 + p / 16)))x -test.count 10) >>"$out/runs-$p.txt" 2>&1 || status=1
   done
 done
-for p in "${parts[@]}"; do
-  echo "## $p partitions"
-  bench/pool.py "$out/runs-$p.txt" || status=1
-done
+report "$out" >"$out/RESULTS-pooled.md" || status=1
+cat "$out/RESULTS-pooled.md"
+[ "$status" -ne 0 ] || cp "$out/RESULTS-pooled.md" bench/RESULTS-pooled.md
 exit "$status"
