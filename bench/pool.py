@@ -39,9 +39,15 @@ def runs(paths):
             for n, line in enumerate(f, 1):
                 if not line.startswith("BenchmarkProduce-") and not line.startswith("BenchmarkProduce "):
                     continue
-                m = dict((k, float(v)) for v, k in re.findall(r"([0-9.eE+-]+) (\S+)", line))
+                try:
+                    m = dict((k, float(v)) for v, k in re.findall(r"([0-9.eE+-]+) (\S+)", line))
+                except ValueError:
+                    fail(f"{path}:{n}: a BenchmarkProduce line with a value that is not a number")
                 if "trace/on" not in m:
                     fail(f"{path}:{n}: a BenchmarkProduce line without the trace/on ratio")
+                for k, v in m.items():
+                    if k.endswith("-cpu-ns/rec") and not v > 0:
+                        fail(f"{path}:{n}: {k} is {v}, not a positive CPU time")
                 out.append(m)
     if not out:
         fail(f"no BenchmarkProduce runs in {' '.join(paths)}")

@@ -50,7 +50,8 @@ report() {
 
 if [ "${1:-}" = "--report" ]; then
   [ $# -eq 2 ] && [ -d "$2" ] || die "--report DIR: want one directory of runs-P.txt files"
-  report "$2"
+  text=$(report "$2") || die "--report $2: bench/pool.py could not pool the runs (above)"
+  printf '%s\n' "$text"
   exit
 fi
 runs=${1:-40}
