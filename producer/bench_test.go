@@ -266,11 +266,13 @@ func BenchmarkProduce(b *testing.B) {
 	}
 }
 
-// dropSink is a tracer.Sink that drops every event: the producer builds
-// them, nothing writes them.
+// dropSink is a tracer.RunSink that drops every event: the producer builds
+// them as it does for tracer.Writer (a batch's Told events in one EmitRun),
+// nothing writes them.
 type dropSink struct{}
 
-func (dropSink) Emit(*tracer.Event) {}
+func (dropSink) Emit(*tracer.Event)             {}
+func (dropSink) EmitRun(*tracer.Event, []int64) {}
 
 // BenchmarkSolo runs one client at a time, for profiling it (on kfake, or on
 // the real broker KCHECK_BENCH_BROKERS names, on fresh topics); besides

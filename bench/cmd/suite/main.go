@@ -101,6 +101,7 @@ type paths struct {
 	Kcheck, Produce, KgoDriver, JavaJar, Python string
 	Enqueue, VerifyTest, ReplayTest, TLCJar     string
 	KafkaVersion                                string
+	ProfileDir                                  string // --profile: where ours' throughput runs write CPU profiles ("": none)
 }
 
 // suite is one run.
@@ -122,10 +123,10 @@ func main() {
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
 	clientsFlag := fs.String("clients", strings.Join(allClients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(allClients, ","))
-	fs.StringVar(&profileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
 	tpRepeats := fs.Int("tp-repeats", 0, fmt.Sprintf("the throughput phase's repeats, for a finer median of its ratios (0: the mode's, %d in full)", modes["full"].TPRepeats))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
+	fs.StringVar(&pa.ProfileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
 	fs.StringVar(&pa.Root, "root", ".", "the repository")
 	fs.StringVar(&pa.Out, "out", "bench", "where RESULTS.md, results.json and the plots go")
 	fs.StringVar(&pa.Kcheck, "kcheck", "bin/kcheck", "kcheck")
@@ -184,9 +185,9 @@ func main() {
 		os.Exit(2)
 	}
 	pa.Root = root
-	if profileDir != "" {
-		if profileDir, err = filepath.Abs(profileDir); err == nil {
-			err = os.MkdirAll(profileDir, 0o755)
+	if pa.ProfileDir != "" {
+		if pa.ProfileDir, err = filepath.Abs(pa.ProfileDir); err == nil {
+			err = os.MkdirAll(pa.ProfileDir, 0o755)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "suite: --profile:", err)

@@ -23,10 +23,6 @@ import (
 	"github.com/kcheck/kcheck/producer"
 )
 
-// profileDir is --profile: where our producer's throughput runs write CPU
-// profiles ("" for none).
-var profileDir string
-
 // allClients are the producers the real-broker measurements can run
 // (--clients picks some; suite.clients).
 var allClients = []string{"ours-on", "ours-off", "java", "kgo", "librdkafka"}
@@ -95,8 +91,8 @@ func (s *suite) throughput(ctx context.Context) {
 				run := tpRun{Client: c, Partitions: parts, Repeat: r}
 				var err error
 				var extra []string
-				if profileDir != "" && (c == "ours-on" || c == "ours-off") {
-					extra = []string{"--cpuprofile", filepath.Join(profileDir, fmt.Sprintf("%s-p%d-r%d.pprof", c, parts, r))}
+				if s.path.ProfileDir != "" && (c == "ours-on" || c == "ours-off") {
+					extra = []string{"--cpuprofile", filepath.Join(s.path.ProfileDir, fmt.Sprintf("%s-p%d-r%d.pprof", c, parts, r))}
 				}
 				run.Result, err = s.measureOnce(ctx, c, fmt.Sprintf("bench-tp-%s-p%d-r%d", c, parts, r), parts, s.p.TPRecords, s.p.TPWarmup, extra...)
 				if err != nil {
