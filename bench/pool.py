@@ -4,6 +4,7 @@ bootstrap interval of that median, over every run in the files given.
 
     go test ./producer -run '^$' -bench 'BenchmarkProduce$' -benchtime 100000x -count 200 > runs.txt
     bench/pool.py runs.txt [more.txt ...]
+    bench/pool.py --json runs.txt ...   (the same as one JSON object)
 
 Each run (a line of `go test -bench` output) pairs every client inside one
 process on the same machine state, so the ratios of one run are the unit;
@@ -16,6 +17,7 @@ give the same intervals.
 
 A line of another benchmark, or a file with no runs, is an error (exit 2).
 """
+import json
 import random
 import re
 import statistics
@@ -59,29 +61,48 @@ def interval(values, rng):
     return meds[int(DRAWS * 0.025)], meds[int(DRAWS * 0.975) - 1]
 
 
-def main(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if len(argv) >= 2 else 2
-    try:
-        ms = runs(argv[1:])
-    except OSError as e:
-        fail(f"reading {e.filename}: {e.strerror}")
+def pool(ms):
+    """The rows: each ratio's name, median, interval, min and max; and the
+    medians of the per-record numbers."""
     rng = random.Random(SEED)
     rows = [(k, [m[k] for m in ms]) for k in RATE_RATIOS]
     for a, b in CPU_RATIOS:
         ka, kb = f"{a}-cpu-ns/rec", f"{b}-cpu-ns/rec"
         rows.append((f"cpu {a}/{b}", [m[kb] / m[ka] for m in ms if ka in m and kb in m]))
-    print(f"{len(ms)} runs; median (95% bootstrap interval of the median) [min-max]")
+    out = []
     for name, v in rows:
-        if not v:
-            continue
-        lo, hi = interval(v, rng)
-        print(f"{name:14s} {statistics.median(v):.3f} ({lo:.3f}-{hi:.3f}) [{min(v):.3f}-{max(v):.3f}]")
+        if v:
+            lo, hi = interval(v, rng)
+            out.append({"name": name, "median": statistics.median(v), "lo": lo, "hi": hi, "min": min(v), "max": max(v)})
+    medians = {}
     for k in ["on-cpu-ns/rec", "trace-cpu-ns/rec", "off-cpu-ns/rec", "kgo-cpu-ns/rec", "on-allocs/rec", "trace-allocs/rec"]:
         v = [m[k] for m in ms if k in m]
         if v:
-            print(f"{k:17s} median {statistics.median(v):.2f}")
+            medians[k] = statistics.median(v)
+    return out, medians
+
+
+def main(argv):
+    args = argv[1:]
+    as_json = bool(args) and args[0] == "--json"
+    if as_json:
+        args = args[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if args else 2
+    try:
+        ms = runs(args)
+    except OSError as e:
+        fail(f"reading {e.filename}: {e.strerror}")
+    rows, medians = pool(ms)
+    if as_json:
+        print(json.dumps({"runs": len(ms), "ratios": rows, "medians": medians}))
+        return 0
+    print(f"{len(ms)} runs; median (95% bootstrap interval of the median) [min-max]")
+    for r in rows:
+        print(f"{r['name']:14s} {r['median']:.3f} ({r['lo']:.3f}-{r['hi']:.3f}) [{r['min']:.3f}-{r['max']:.3f}]")
+    for k, v in medians.items():
+        print(f"{k:17s} median {v:.2f}")
     return 0
 
 

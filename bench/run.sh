@@ -5,6 +5,8 @@
 #   1. producer throughput and produce-to-ack latency on one real Kafka broker:
 #      kcheck's producer (rule on and off), the stock Java client 4.3.1, kgo and
 #      librdkafka, 1 and 64 partitions;
+#   1b. turns: ours (rule on, off, traced) and kgo in turns inside one process a
+#      run (BenchmarkProduce) on the same broker, many runs pooled by bench/pool.py;
 #   2. pipelining under 1 s of added delay (kcheck proxy), 5 in flight against 1;
 #   3. Produce() call latency with 1, 5 and 8 goroutines on kfake, ours against kgo;
 #   4. kcheck verify at 10k/100k/1M events, producer-state expiry at 100-100k ids;
@@ -15,9 +17,9 @@
 # drivers/java/build.sh); starts
 # and stops its own broker; never part of make test.
 #
-#   bench/run.sh [--quick] [--only PHASE,...] [--clients LIST] [--pin] [--profile DIR] [--note TEXT]
+#   bench/run.sh [--quick] [--only PHASE,...] [--clients LIST] [--pin] [--profile DIR] [--turns-runs N] [--note TEXT]
 #
-# PHASE: steady, throughput, delay, enqueue, checker, tlc (default: all).
+# PHASE: steady, throughput, turns, delay, enqueue, checker, tlc (default: all).
 # --clients limits steady and throughput to some of ours-on, ours-off, java,
 # kgo, librdkafka. --profile writes a CPU profile of each of our producer's
 # throughput runs into DIR (go tool pprof -top). --pin runs
@@ -34,10 +36,11 @@ cd "$(dirname "$0")/.."
 usage() {
   sed -n 's/^#   bench/bench/p' "$0"
   echo "  --quick      fewer repeats, smaller sizes, the same code (make bench-quick)"
-  echo "  --only LIST  only these phases: steady,throughput,delay,enqueue,checker,tlc"
+  echo "  --only LIST  only these phases: steady,throughput,turns,delay,enqueue,checker,tlc"
   echo "  --clients LIST  the steady and throughput phases' clients: ours-on,ours-off,java,kgo,librdkafka"
   echo "  --profile DIR  a CPU profile of each of our producer's throughput runs, into DIR"
   echo "  --pin        the broker on a CPU of its own, the throughput clients on the others"
+  echo "  --turns-runs N  the turns phase's runs per partition count (full 40, quick 10)"
   echo "  --note TEXT  a note on the machine for RESULTS.md"
 }
 die() { echo "bench: $*" >&2; exit 2; }
@@ -47,12 +50,12 @@ while [ $# -gt 0 ]; do
   case $1 in
   --quick) args+=(--quick) ;;
   --pin) args+=(--pin) ;;
-  --only | --note | --clients | --profile)
+  --only | --note | --clients | --profile | --turns-runs)
     [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
     args+=("$1" "$2")
     shift
     ;;
-  --only=* | --note=* | --clients=* | --profile=*) args+=("${1%%=*}" "${1#*=}") ;;
+  --only=* | --note=* | --clients=* | --profile=* | --turns-runs=*) args+=("${1%%=*}" "${1#*=}") ;;
   -h | --help) usage; exit 0 ;;
   *) echo "bench: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -76,6 +79,8 @@ go build -o bin/kcheck-bench-produce ./bench/cmd/produce || die "building bench/
 go build -o bin/kcheck-bench-enqueue ./bench/cmd/enqueue || die "building bench/cmd/enqueue failed"
 go build -o bin/kcheck-bench-suite ./bench/cmd/suite || die "building bench/cmd/suite failed"
 # The checker's own benchmarks; if they do not build, the checker phase says so.
+rm -f bin/bench/producer.test
+go test -c -o bin/bench/producer.test ./producer || echo "bench: building the producer's benchmarks failed; the turns phase will report it" >&2
 for pkg in verify replay; do
   rm -f "bin/bench/$pkg.test"
   go test -c -o "bin/bench/$pkg.test" "./checker/$pkg" || echo "bench: building the checker/$pkg benchmarks failed; the checker phase will report it" >&2

@@ -58,6 +58,11 @@ type params struct {
 
 	TLCRepeats, TVRepeats int
 	TVRecords             []int // kcheck run --records for the TV traces
+
+	// The turns phase: BenchmarkProduce runs per partition count (of
+	// TPPartitions), each giving a client 2 × TurnsRecords × (1 +
+	// partitions/16) records in turns.
+	TurnsRuns, TurnsRecords int
 }
 
 var modes = map[string]params{
@@ -70,6 +75,7 @@ var modes = map[string]params{
 		CheckRepeats: 3, VerifyBenchtime: 1, VerifySizes: []int{10_000, 100_000, 1_000_000},
 		ExpiryIters: map[int]int{100: 20000, 1_000: 2000, 10_000: 200, 100_000: 20},
 		TLCRepeats:  2, TVRepeats: 2, TVRecords: []int{3300},
+		TurnsRuns: 10, TurnsRecords: 40000,
 	},
 	// smoke is a functional check of the whole suite in a few minutes (one
 	// repeat, tiny sizes; suite --smoke), not a measurement.
@@ -82,6 +88,7 @@ var modes = map[string]params{
 		CheckRepeats: 1, VerifyBenchtime: 1, VerifySizes: []int{10_000, 100_000},
 		ExpiryIters: map[int]int{100: 2000, 1_000: 200, 10_000: 20, 100_000: 2},
 		TLCRepeats:  1, TVRepeats: 1, TVRecords: []int{3300},
+		TurnsRuns: 2, TurnsRecords: 2000,
 	},
 	"full": {
 		Mode:      "full",
@@ -92,6 +99,7 @@ var modes = map[string]params{
 		CheckRepeats: 5, VerifyBenchtime: 3, VerifySizes: []int{10_000, 100_000, 1_000_000},
 		ExpiryIters: map[int]int{100: 50000, 1_000: 5000, 10_000: 500, 100_000: 50},
 		TLCRepeats:  3, TVRepeats: 3, TVRecords: []int{3300, 34000},
+		TurnsRuns: 40, TurnsRecords: 40000,
 	},
 }
 
@@ -100,6 +108,7 @@ type paths struct {
 	Root, Out                                   string
 	Kcheck, Produce, KgoDriver, JavaJar, Python string
 	Enqueue, VerifyTest, ReplayTest, TLCJar     string
+	ProducerTest                                string // go test -c ./producer: the turns phase's BenchmarkProduce
 	KafkaVersion                                string
 	ProfileDir                                  string // --profile: where ours' throughput runs write CPU profiles ("": none)
 }
@@ -113,7 +122,7 @@ type suite struct {
 	goals []goalRow // filled while the report is written
 }
 
-var phaseNames = []string{"steady", "throughput", "delay", "enqueue", "checker", "tlc"}
+var phaseNames = []string{"steady", "throughput", "turns", "delay", "enqueue", "checker", "tlc"}
 
 func main() {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
@@ -123,6 +132,7 @@ func main() {
 	note := fs.String("note", "", "a note on the machine for RESULTS.md (e.g. that it was shared)")
 	from := fs.String("from", "", "measure nothing: rewrite RESULTS.md and the plots from this results.json")
 	clientsFlag := fs.String("clients", strings.Join(allClients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(allClients, ","))
+	turnsRuns := fs.Int("turns-runs", 0, fmt.Sprintf("the turns phase's runs per partition count (0: the mode's, %d in full)", modes["full"].TurnsRuns))
 	tpRepeats := fs.Int("tp-repeats", 0, fmt.Sprintf("the throughput phase's repeats, for a finer median of its ratios (0: the mode's, %d in full)", modes["full"].TPRepeats))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
@@ -137,6 +147,7 @@ func main() {
 	fs.StringVar(&pa.Enqueue, "enqueue", "bin/kcheck-bench-enqueue", "bench/cmd/enqueue")
 	fs.StringVar(&pa.VerifyTest, "verify-test", "bin/bench/verify.test", "go test -c ./checker/verify")
 	fs.StringVar(&pa.ReplayTest, "replay-test", "bin/bench/replay.test", "go test -c ./checker/replay")
+	fs.StringVar(&pa.ProducerTest, "producer-test", "bin/bench/producer.test", "go test -c ./producer (the turns phase)")
 	fs.StringVar(&pa.TLCJar, "tlc-jar", "", "tla2tools.jar (spec/tlatools.sh)")
 	fs.StringVar(&pa.KafkaVersion, "kafka-version", "4.1.0", "the broker's Kafka version")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -167,6 +178,10 @@ func main() {
 			os.Exit(2)
 		}
 		cs = append(cs, c)
+	}
+	if *turnsRuns < 0 || *turnsRuns > 1000 {
+		fmt.Fprintf(os.Stderr, "suite: --turns-runs %d: want 0 (the mode's) to 1000\n", *turnsRuns)
+		os.Exit(2)
 	}
 	if *tpRepeats < 0 || *tpRepeats > 1000 {
 		fmt.Fprintf(os.Stderr, "suite: --tp-repeats %d: want 0 (the mode's) to 1000\n", *tpRepeats)
@@ -215,6 +230,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p := modes[mode]
+	if *turnsRuns > 0 {
+		p.TurnsRuns = *turnsRuns
+	}
 	if *tpRepeats > 0 {
 		p.TPRepeats = *tpRepeats
 	}
@@ -236,11 +254,11 @@ func main() {
 		}
 	}
 
-	if phases["steady"] || phases["throughput"] || phases["delay"] {
+	if phases["steady"] || phases["throughput"] || phases["turns"] || phases["delay"] {
 		s.mark("start Kafka " + pa.KafkaVersion)
 		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
 		if err != nil {
-			for _, ph := range []string{"steady", "throughput", "delay"} {
+			for _, ph := range []string{"steady", "throughput", "turns", "delay"} {
 				if phases[ph] {
 					s.fail(ph, err)
 				}
@@ -252,6 +270,9 @@ func main() {
 			}
 			if phases["throughput"] {
 				s.phase(ctx, "throughput", func() { s.throughput(ctx) })
+			}
+			if phases["turns"] {
+				s.phase(ctx, "turns", func() { s.turns(ctx) })
 			}
 			if phases["delay"] {
 				s.phase(ctx, "delay", func() { s.delay(ctx) })
@@ -333,6 +354,7 @@ type results struct {
 
 	Steady     []tpRun // one run per client and partition count, from a fresh topic
 	Throughput []tpRun
+	Turns      []turnsRun
 	Delay      []delayRun
 	Enqueue    []enqRun
 	Verify     []verifyRun

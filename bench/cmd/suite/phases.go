@@ -108,6 +108,61 @@ func (s *suite) throughput(ctx context.Context) {
 	}
 }
 
+// turnsRun is one partition count's BenchmarkProduce runs in the turns
+// phase: the lines go test printed for them (one a run).
+type turnsRun struct {
+	Partitions int
+	Lines      []string
+	Err        string `json:",omitempty"`
+}
+
+// turns runs BenchmarkProduce (producer/bench_test.go) against the phase's
+// broker: ours with the rule on, off and traced, and kgo, in turns inside
+// each run (bench/README.md, "Turns instead of legs"), TurnsRuns runs per
+// partition count, 10 at a time in turn over the counts as bench/pooled.sh
+// runs them; the report pools them with bench/pool.py.
+func (s *suite) turns(ctx context.Context) {
+	test, err := filepath.Abs(s.path.ProducerTest)
+	if err != nil {
+		s.fail("turns", err)
+		return
+	}
+	byParts := make([]turnsRun, len(s.p.TPPartitions))
+	for i, parts := range s.p.TPPartitions {
+		byParts[i].Partitions = parts
+	}
+	defer func() { s.res.Turns = byParts }()
+	for done := 0; done < s.p.TurnsRuns; done += 10 {
+		for i, parts := range s.p.TPPartitions {
+			if ctx.Err() != nil || byParts[i].Err != "" {
+				continue
+			}
+			n := min(10, s.p.TurnsRuns-done)
+			p := run(ctx, 30*time.Minute, filepath.Join(s.path.Root, "producer"),
+				[]string{"KCHECK_BENCH_BROKERS=" + s.b.addr, "KCHECK_BENCH_PARTITIONS=" + strconv.Itoa(parts)},
+				test, "-test.run", "^$", "-test.bench", "BenchmarkProduce$",
+				"-test.benchtime", fmt.Sprintf("%dx", s.p.TurnsRecords*(1+parts/16)), "-test.count", strconv.Itoa(n))
+			got := 0
+			for _, l := range strings.Split(p.stdout, "\n") {
+				if strings.HasPrefix(l, "BenchmarkProduce-") || strings.HasPrefix(l, "BenchmarkProduce ") {
+					byParts[i].Lines = append(byParts[i].Lines, l)
+					got++
+				}
+			}
+			err := p.err
+			if err == nil && (p.exit != 0 || got != n) {
+				err = fmt.Errorf("exit %d, %d of %d runs printed: %s", p.exit, got, n, lastLines(p.stdout+p.stderr, 4))
+			}
+			if err != nil {
+				byParts[i].Err = err.Error()
+				s.fail("turns", fmt.Errorf("%d partitions, runs %d-%d: %w", parts, done+1, done+n, err))
+				continue
+			}
+			s.logf("turns p=%d: %d of %d runs", parts, len(byParts[i].Lines), s.p.TurnsRuns)
+		}
+	}
+}
+
 // warmBroker runs one untimed round before the first measurement: every
 // client once at each partition count, in the order of the first repeat,
 // exactly as a measured repeat runs them. On a broker just started (its JIT

@@ -5,8 +5,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,6 +239,8 @@ func (s *suite) report() (string, error) {
 			err = s.reportSteady(&sec)
 		case "throughput":
 			err = s.reportThroughput(&sec)
+		case "turns":
+			err = s.reportTurns(&sec)
 		case "delay":
 			err = s.reportDelay(&sec)
 		case "enqueue":
@@ -434,6 +439,124 @@ func (s *suite) reportThroughput(b *strings.Builder) error {
 
 // viaName names how the delay was added.
 var viaName = map[string]string{"proxy": "kcheck proxy", "tcp": "TCP delay"}
+
+// pooledRatio is one ratio as bench/pool.py --json gives it: the median
+// over the runs, its 95% bootstrap interval, and the runs' min and max.
+type pooledRatio struct {
+	Name                     string
+	Median, Lo, Hi, Min, Max float64
+}
+
+// pooled is bench/pool.py --json's answer for one partition count's runs.
+type pooled struct {
+	Runs    int
+	Ratios  []pooledRatio
+	Medians map[string]float64
+}
+
+// poolRuns pools BenchmarkProduce lines with bench/pool.py, the one place
+// the pooling is defined.
+func (s *suite) poolRuns(lines []string) (*pooled, error) {
+	f, err := os.CreateTemp("", "kcheck-turns-*.txt")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.WriteString(strings.Join(lines, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	py := s.path.Python
+	if py == "" {
+		py = "python3"
+	}
+	p := run(context.Background(), time.Minute, s.path.Root, nil, py, filepath.Join(s.path.Root, "bench/pool.py"), "--json", f.Name())
+	if p.err != nil || p.exit != 0 {
+		return nil, fmt.Errorf("bench/pool.py: exit %d: %s", p.exit, lastLines(p.stderr, 3))
+	}
+	var out pooled
+	if err := json.Unmarshal([]byte(p.stdout), &out); err != nil {
+		return nil, fmt.Errorf("bench/pool.py's JSON: %w", err)
+	}
+	return &out, nil
+}
+
+func (s *suite) reportTurns(b *strings.Builder) error {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("## 1b. Ours, rule off, traced and kgo in turns (real Kafka)\n\n")
+	w("`BenchmarkProduce` (producer/bench_test.go) against the same broker, one process a run: ours with the first-ack rule on, off and tracing to io.Discard, and kgo, each started and warmed up once a run (a quarter of its records to the timed topic first), then taking turns: each client's 2 × %s × (1 + partitions/16) records a run in 10 turns, in an order drawn at random and reversed every turn, so every client sees the broker's swings alike (bench/README.md, \"Turns instead of legs\"). ", num(float64(s.p.TurnsRecords)))
+	w("Each run's ratios pair its clients; `bench/pool.py` gives the median over the runs with a 95%% bootstrap interval of that median `[min–max of the runs]`. CPU is the client process's own, per record, the second client's over the first's (above 1: the first uses less).\n\n")
+	type row struct{ key, label string }
+	rows := []row{{"on/kgo", "ours (rule on) ÷ kgo, records/s"}, {"on/off", "rule on ÷ off, records/s"}, {"trace/on", "tracing on ÷ rule on, records/s"},
+		{"cpu on/kgo", "kgo's CPU per record ÷ ours"}, {"cpu on/off", "rule off's CPU per record ÷ rule on's"}, {"cpu trace/on", "untraced CPU per record ÷ traced"}}
+	var heads []string
+	got := map[int]map[string]pooledRatio{}
+	for _, t := range s.res.Turns {
+		if len(t.Lines) == 0 {
+			continue
+		}
+		pr, err := s.poolRuns(t.Lines)
+		if err != nil {
+			return fmt.Errorf("turns, %d partitions: %w", t.Partitions, err)
+		}
+		got[t.Partitions] = map[string]pooledRatio{}
+		for _, r := range pr.Ratios {
+			got[t.Partitions][r.Name] = r
+		}
+		heads = append(heads, fmt.Sprintf("%d partition%s (%d runs)", t.Partitions, map[bool]string{true: "", false: "s"}[t.Partitions == 1], pr.Runs))
+	}
+	var parts []int
+	for _, t := range s.res.Turns {
+		if got[t.Partitions] != nil {
+			parts = append(parts, t.Partitions)
+		}
+	}
+	w("| | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
+	for _, rw := range rows {
+		w("| %s |", rw.label)
+		for _, p := range parts {
+			r := got[p][rw.key]
+			w(" %.3f (%.3f–%.3f) [%.3f–%.3f] |", r.Median, r.Lo, r.Hi, r.Min, r.Max)
+		}
+		w("\n")
+	}
+	// The goals, judged on the intervals: met when the whole 95% interval
+	// of the median is on the goal's side.
+	have := len(parts) > 0
+	// judge records a goal that a ratio be at least bound at every count:
+	// met when the whole interval is, not met when a median is below it,
+	// else not resolved by these runs.
+	judge := func(name, key string, bound float64) string {
+		met, missed := have, false
+		var ms []string
+		for _, p := range parts {
+			r := got[p][key]
+			met = met && r.Lo >= bound
+			missed = missed || r.Median < bound
+			ms = append(ms, fmt.Sprintf("%.3f (%.3f–%.3f) (%dp)", r.Median, r.Lo, r.Hi, p))
+		}
+		v := verdict(met, have)
+		if have && !met && !missed {
+			v = "**not resolved** (the median meets it, its interval reaches past it: more runs, `--turns-runs`)"
+		}
+		s.goals = append(s.goals, goalRow{"1b", name, strings.Join(ms, ", "), v})
+		return v
+	}
+	w("\nGoals, each judged on the 95%% interval of the median at every partition count (met: the whole interval on the goal's side): ours at least kgo's records/s (on ÷ kgo ≥ 1): %s. ",
+		judge("ours ≥ kgo's records/s, in turns", "on/kgo", 1))
+	w("The rule costs at most 2%% (rule on ÷ off ≥ 0.98): %s. ", judge("the rule costs at most 2%, in turns", "on/off", 0.98))
+	w("Tracing costs at most 5%% of records/s (tracing on ÷ rule on ≥ 0.95): %s. ", judge("tracing costs at most 5% of records/s, in turns", "trace/on", 0.95))
+	w("Ours uses at most kgo's client CPU per record (kgo's ÷ ours ≥ 1): %s.\n\n", judge("client CPU per record at most kgo's, in turns", "cpu on/kgo", 1))
+	for _, t := range s.res.Turns {
+		if t.Err != "" {
+			w("%d partitions: %s\n\n", t.Partitions, t.Err)
+		}
+	}
+	return nil
+}
 
 func (s *suite) reportDelay(b *strings.Builder) error {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }

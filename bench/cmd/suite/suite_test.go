@@ -5,9 +5,12 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"net"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +136,65 @@ func TestDelayProxy(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ab" {
 		t.Errorf("answers %q, %v", b, err)
+	}
+}
+
+// turnsLine is a BenchmarkProduce line with the given ratios.
+func turnsLine(onKgo, onOff, traceOn float64) string {
+	return fmt.Sprintf("BenchmarkProduce-2 \t 40000\t 123 ns/op\t 1500 kgo-cpu-ns/rec\t 1000 on-cpu-ns/rec\t 1000 off-cpu-ns/rec\t 1050 trace-cpu-ns/rec\t"+
+		" %g on/kgo\t 1.0 off/kgo\t 1.0 trace/kgo\t %g on/off\t %g trace/on", onKgo, onOff, traceOn)
+}
+
+// TestReportTurns: the turns phase's runs pooled by bench/pool.py into the
+// table and the goals, each judged on the interval of the median; runs
+// bench/pool.py cannot pool are the report's error, naming the count.
+func TestReportTurns(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found: bench/pool.py pools the runs")
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good, costly, wide []string
+	for i := range 20 {
+		d := float64(i%5) / 1000 // 0 to 0.004
+		good = append(good, turnsLine(1.05+d, 0.995+d, 0.97+d))
+		costly = append(costly, turnsLine(1.05+d, 0.95+d, 0.90+d))
+		wide = append(wide, turnsLine(1.05+d, 0.95+float64(i%5)*0.02, 0.97+d)) // 0.95 to 1.03
+	}
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"met", good, []string{"| ours ≥ kgo's records/s, in turns | 1.052", "| the rule costs at most 2%, in turns | 0.997 (0.996–0.998) (1p), 0.997 (0.996–0.998) (64p) | **met** |",
+			"| tracing costs at most 5% of records/s, in turns | 0.972", "20 runs"}},
+		{"costly", costly, []string{"| the rule costs at most 2%, in turns | 0.952 (0.951–0.953) (1p), 0.952 (0.951–0.953) (64p) | **not met** |",
+			"| tracing costs at most 5% of records/s, in turns | 0.902 (0.901–0.903) (1p), 0.902 (0.901–0.903) (64p) | **not met** |"}},
+		{"wide", wide, []string{"| the rule costs at most 2%, in turns | 0.990 (0.970–1.010) (1p), 0.990 (0.970–1.010) (64p) | **not resolved**"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &suite{path: paths{Root: root}, res: &results{Turns: []turnsRun{{Partitions: 1, Lines: c.lines}, {Partitions: 64, Lines: c.lines}}}}
+			var b strings.Builder
+			if err := s.reportTurns(&b); err != nil {
+				t.Fatal(err)
+			}
+			var goals strings.Builder
+			for _, g := range s.goals {
+				fmt.Fprintf(&goals, "| %s | %s | %s |\n", g.Goal, g.Measured, g.Verdict)
+			}
+			all := b.String() + goals.String()
+			for _, w := range c.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("the report lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+	s := &suite{path: paths{Root: root}, res: &results{Turns: []turnsRun{{Partitions: 8, Lines: []string{"BenchmarkProduce-2 \t 10\t 1.0 on/off"}}}}}
+	var b strings.Builder
+	if err := s.reportTurns(&b); err == nil || !strings.Contains(err.Error(), "turns, 8 partitions: bench/pool.py: exit 2") {
+		t.Errorf("unpoolable runs: got %v, want bench/pool.py's exit 2 for 8 partitions", err)
 	}
 }
