@@ -196,6 +196,9 @@ func (s *suite) report() (string, error) {
 	if m, ok := modes[res.Mode]; ok && res.Params.TPRepeats != m.TPRepeats {
 		w("The throughput phase ran %d repeats (`--tp-repeats %d`), not the %s mode's %d. ", res.Params.TPRepeats, res.Params.TPRepeats, res.Mode, m.TPRepeats)
 	}
+	if m, ok := modes[res.Mode]; ok && slices.Contains(res.Phases, "turns") && res.Params.TurnsRuns != m.TurnsRuns {
+		w("The turns phase ran %d runs per partition count (`--turns-runs %d`), not the %s mode's %d. ", res.Params.TurnsRuns, res.Params.TurnsRuns, res.Mode, m.TurnsRuns)
+	}
 	w("Every number is the median of the repeats with the minimum and maximum in parentheses, `median (min–max)`; ")
 	w("a ratio to a peer is taken per repeat (the two clients measured in the same repeat, on the same broker) and then summarised the same way. ")
 	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`.\n\n")
