@@ -127,6 +127,8 @@ type benchLeg struct {
 	close   func()
 }
 
+// startLeg starts cl at at (on shared when not nil, else on a site of its
+// own that the leg's close undoes) and warms it up for legs of n records.
 func startLeg(b *testing.B, at benchPlace, cl benchClient, n int, value []byte, shared *benchSite) *benchLeg {
 	b.StopTimer()
 	site := shared

@@ -496,6 +496,7 @@ func (s *suite) reportTurns(b *strings.Builder) error {
 	rows := []row{{"on/kgo", "ours (rule on) ÷ kgo, records/s"}, {"on/off", "rule on ÷ off, records/s"}, {"trace/on", "tracing on ÷ rule on, records/s"},
 		{"cpu on/kgo", "kgo's CPU per record ÷ ours"}, {"cpu on/off", "rule off's CPU per record ÷ rule on's"}, {"cpu trace/on", "untraced CPU per record ÷ traced"}}
 	var heads []string
+	var parts []int // the counts with runs, in the phase's order
 	got := map[int]map[string]pooledRatio{}
 	for _, t := range s.res.Turns {
 		if len(t.Lines) == 0 {
@@ -509,13 +510,8 @@ func (s *suite) reportTurns(b *strings.Builder) error {
 		for _, r := range pr.Ratios {
 			got[t.Partitions][r.Name] = r
 		}
+		parts = append(parts, t.Partitions)
 		heads = append(heads, fmt.Sprintf("%d partition%s (%d runs)", t.Partitions, map[bool]string{true: "", false: "s"}[t.Partitions == 1], pr.Runs))
-	}
-	var parts []int
-	for _, t := range s.res.Turns {
-		if got[t.Partitions] != nil {
-			parts = append(parts, t.Partitions)
-		}
 	}
 	w("| | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
 	for _, rw := range rows {
@@ -526,8 +522,6 @@ func (s *suite) reportTurns(b *strings.Builder) error {
 		}
 		w("\n")
 	}
-	// The goals, judged on the intervals: met when the whole 95% interval
-	// of the median is on the goal's side.
 	have := len(parts) > 0
 	// judge records a goal that a ratio be at least bound at every count:
 	// met when the whole interval is, not met when a median is below it,
