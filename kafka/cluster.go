@@ -76,6 +76,11 @@ type Config struct {
 	// StopTimeout is how long Stop waits for a node after SIGTERM before
 	// it kills it; 0: DefaultStopTimeout.
 	StopTimeout time.Duration
+	// RequestLog has each node log every request it completes, with the
+	// time it spent queued, handled and answering (kafka.request.logger at
+	// DEBUG, in node.log): the broker's side of a client's stall. Costly
+	// at high request rates; off by default.
+	RequestLog bool
 }
 
 // Node is a node of a Cluster.
@@ -191,7 +196,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.nodes = append(c.nodes, n)
 	}
 	logConfig := filepath.Join(c.dir, "log4j2.properties")
-	if err := os.WriteFile(logConfig, []byte(log4jProperties), 0o644); err != nil {
+	if err := os.WriteFile(logConfig, []byte(log4jConfig(cfg.RequestLog)), 0o644); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	for _, n := range c.nodes {
@@ -342,12 +347,15 @@ func clusterID() (string, error) {
 }
 
 // jvmOptions are a node's JVM options, as kafka-server-start.sh has them but
-// for the heap.
+// for the heap. Every pause the JVM takes is logged, with the wall-clock
+// time, to gc.log in the node's directory (its working directory), so that
+// a client's stall can be laid beside the broker's pauses.
 func jvmOptions(heap, logConfig string) []string {
 	return []string{
 		"-Xms" + heap, "-Xmx" + heap,
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
 		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+		"-Xlog:gc,safepoint:file=gc.log:time,uptime:filecount=0",
 		"-Dlog4j2.configurationFile=" + logConfig,
 	}
 }
@@ -365,6 +373,15 @@ rootLogger.appenderRef.out.ref = out
 logger.request.name = kafka.request.logger
 logger.request.level = WARN
 `
+
+// log4jConfig is log4jProperties, with the request logger at DEBUG when
+// requests is set: a line per completed request with its timings.
+func log4jConfig(requests bool) string {
+	if !requests {
+		return log4jProperties
+	}
+	return strings.Replace(log4jProperties, "logger.request.level = WARN", "logger.request.level = DEBUG", 1)
+}
 
 // serverProperties returns the server.properties of n.
 func serverProperties(cfg Config, nodes []*node, n *node) string {

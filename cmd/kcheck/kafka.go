@@ -22,7 +22,8 @@ the bootstrap address(es) and the time to start, and runs until interrupted
 (Ctrl-C or SIGTERM); then it stops every node and removes their data.
 
 Each node has its directory in --dir, node-<id>/, with its server.properties,
-its log node.log and its data data/ (removed on exit). Without --dir, a
+its log node.log, the JVM's pauses in gc.log (wall-clock times) and its data
+data/ (removed on exit). Without --dir, a
 temporary directory is used and removed on exit. Ports are free ones chosen
 at start unless given with --port and --controller-port.
 
@@ -51,6 +52,7 @@ func kafkaCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "set", Usage: "another server.properties setting `KEY=VALUE` for every node (repeatable)"},
 			&cli.DurationFlag{Name: "timeout", Value: kafka.DefaultStartTimeout, Usage: "give up starting after `DURATION` (fetching not counted)"},
 			&cli.StringFlag{Name: "java", Value: "java", Usage: "`PATH` or name of the java executable"},
+			&cli.BoolFlag{Name: "request-log", Usage: "log every request a node completes, with its queue, handling and answer times, in node.log (kafka.request.logger at DEBUG)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -120,7 +122,7 @@ func kafkaConfig(c *cli.Context) (kafka.Config, error) {
 		Version: c.String("version"), Cache: c.String("cache"), Nodes: c.Int("nodes"), Dir: c.String("dir"),
 		Ports: ports, ControllerPorts: controllerPorts, Java: c.String("java"), Heap: c.String("heap"),
 		ProducerIDExpiration: c.Duration("producer-id-expiration"), ProducerIDExpirationCheck: c.Duration("producer-id-expiration-check"),
-		Properties: props, StartTimeout: c.Duration("timeout"),
+		Properties: props, StartTimeout: c.Duration("timeout"), RequestLog: c.Bool("request-log"),
 	}, nil
 }
 
