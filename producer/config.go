@@ -24,6 +24,7 @@ type cfg struct {
 	maxInFlight     int
 	linger          time.Duration
 	batchBytes      int
+	maxRequestBytes int
 	codec           recordbatch.Codec
 	rules           core.Rules
 	deliveryTimeout time.Duration
@@ -52,6 +53,7 @@ func defaults() cfg {
 		maxInFlight:     5,
 		linger:          5 * time.Millisecond,
 		batchBytes:      16 << 10,
+		maxRequestBytes: 1 << 20,
 		codec:           recordbatch.CodecNone,
 		rules:           core.Rules{FirstAck: true, HoldWhileRetrying: true},
 		deliveryTimeout: 120 * time.Second,
@@ -85,6 +87,13 @@ func Linger(d time.Duration) Opt { return optFunc(func(c *cfg) { c.linger = d })
 // BatchBytes sets the size at which a batch is sent without waiting for the
 // linger (batch.size), default 16 KiB. A single larger record still goes out.
 func BatchBytes(n int) Opt { return optFunc(func(c *cfg) { c.batchBytes = n }) }
+
+// MaxRequestBytes caps the record batches of one produce request
+// (max.request.size), default 1 MiB as in the Java client: a request's
+// batches add up to at most this many bytes, as written (compressed), its
+// first batch excepted. A record that alone makes a larger batch fails with
+// ErrRecordTooLarge. It must be at least BatchBytes.
+func MaxRequestBytes(n int) Opt { return optFunc(func(c *cfg) { c.maxRequestBytes = n }) }
 
 // Compression sets the codec for record batches (compression.type), default none.
 func Compression(codec recordbatch.Codec) Opt { return optFunc(func(c *cfg) { c.codec = codec }) }
@@ -182,6 +191,12 @@ func (c *cfg) validate() error {
 	}
 	if c.batchBytes < 1 {
 		errs = append(errs, fmt.Errorf("BatchBytes: %d must be positive", c.batchBytes))
+	}
+	if c.maxRequestBytes < 1 {
+		errs = append(errs, fmt.Errorf("MaxRequestBytes: %d must be positive", c.maxRequestBytes))
+	} else if c.batchBytes > c.maxRequestBytes {
+		errs = append(errs, fmt.Errorf("BatchBytes (%d) is above MaxRequestBytes (%d): a full batch could never be sent; lower the batch size or raise the request cap",
+			c.batchBytes, c.maxRequestBytes))
 	}
 	if !c.codec.Valid() {
 		errs = append(errs, fmt.Errorf("Compression: unknown codec %d", c.codec))

@@ -13,6 +13,9 @@ var (
 	ErrDeliveryTimeout = errors.New("producer: delivery timeout")
 	// ErrUnknownTopic: the topic is not in the cluster's metadata.
 	ErrUnknownTopic = errors.New("producer: unknown topic")
+	// ErrRecordTooLarge: the record alone makes a batch larger than
+	// MaxRequestBytes (as Java's RecordTooLargeException); it is not sent.
+	ErrRecordTooLarge = errors.New("producer: record larger than MaxRequestBytes")
 )
 
 // BrokerError is a produce that failed with a Kafka error the producer does

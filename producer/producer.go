@@ -253,6 +253,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	wake := false
 	touch := false // the sender must look at part: a batch was opened or sealed
 	var size int
+	var tooLarge error // the record alone is a batch above MaxRequestBytes
 	if b != nil {
 		// Like the Java producer's batch.size, the limit does not apply to a
 		// batch's first record, which always goes in.
@@ -260,12 +261,18 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 		size = recordbatch.VarintLen(int64(body)) + body
 		if b.size+size > p.cfg.batchBytes {
 			part.sealed = append(part.sealed, b)
+			part.open = nil
 			b, wake, touch = nil, true, true
 		}
 	}
 	if b == nil {
 		body := messageBodySize(m, 0, 0, traced, id)
 		size = recordbatch.VarintLen(int64(body)) + body
+		if recordbatch.HeaderSize+size > p.cfg.maxRequestBytes {
+			tooLarge = fmt.Errorf("%w: %d bytes as a batch, above %d", ErrRecordTooLarge, recordbatch.HeaderSize+size, p.cfg.maxRequestBytes)
+		}
+	}
+	if tooLarge == nil && b == nil {
 		// Room for as many records as batch.size holds of this one's size.
 		est := max(1, p.cfg.batchBytes/max(size, 1)) + 1
 		b = p.batches.get(est)
@@ -295,18 +302,23 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 			wake = true
 		}
 	}
-	b.recs = append(b.recs, pendingRecord{m, done})
-	b.size += size
-	b.maxTs = max(b.maxTs, ms)
-	if traced {
-		b.ids = append(b.ids, id)
-	}
-	if b.size >= p.cfg.batchBytes {
-		part.sealed = append(part.sealed, b)
-		part.open = nil
-		wake, touch = true, true
+	if tooLarge == nil {
+		b.recs = append(b.recs, pendingRecord{m, done})
+		b.size += size
+		b.maxTs = max(b.maxTs, ms)
+		if traced {
+			b.ids = append(b.ids, id)
+		}
+		if b.size >= p.cfg.batchBytes {
+			part.sealed = append(part.sealed, b)
+			part.open = nil
+			wake, touch = true, true
+		}
 	}
 	part.mu.Unlock()
+	if tooLarge != nil {
+		p.finish(pendingRecord{m, done}, tooLarge) // a batch it found full was sealed all the same (below)
+	}
 	if touch && part.touched.CompareAndSwap(false, true) {
 		p.touchMu.Lock()
 		p.touched = append(p.touched, part)

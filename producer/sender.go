@@ -29,7 +29,7 @@ import (
 type request struct {
 	cr   *core.Request
 	conn *wire.Conn
-	sent time.Time
+	sent time.Time // when it was written whole
 	corr int32
 }
 
@@ -40,6 +40,12 @@ type brokerConn struct {
 	dialing     bool
 	dialAfter   time.Time
 	outstanding []*request // oldest first; the core holds the same requests
+	// answered is when the connection's latest answer arrived. A broker
+	// handles one request of a connection at a time, in order (Kafka's
+	// SocketServer mutes a connection until its answer is sent), so the
+	// oldest request's time to answer counts from its write or from the
+	// answer before it, whichever is later: see step.
+	answered time.Time
 }
 
 // inboxItem is something that happened off the sender goroutine.
@@ -47,6 +53,7 @@ type inboxItem struct {
 	bc     *brokerConn
 	req    *request
 	resp   *kmsg.ProduceResponse
+	at     time.Time // when the answer arrived
 	err    error
 	dialed *wire.Conn // a dial finished (conn or err)
 	isDial bool
@@ -104,7 +111,7 @@ type sender struct {
 func newSender(p *Producer) *sender {
 	c := &p.cfg
 	cc := core.New(core.Config{MaxInFlight: c.maxInFlight, Linger: c.linger, DeliveryTimeout: c.deliveryTimeout,
-		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, Rules: c.rules, Trace: p.trace != nil}, p.pid, p.epoch)
+		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, MaxRequestBytes: c.maxRequestBytes, Rules: c.rules, Trace: p.trace != nil}, p.pid, p.epoch)
 	return &sender{p: p, core: cc, conns: make(map[int32]*brokerConn),
 		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids}}
 }
@@ -276,7 +283,23 @@ func (s *sender) Take(cp core.Part) *core.Batch {
 			return nil
 		}
 	}
-	return b.coreBatch()
+	cb := b.coreBatch()
+	cb.Bytes = s.enc.batchSize(b)
+	return cb
+}
+
+// HeadBytes is the size of cp's next unsent batch before compression.
+func (s *sender) HeadBytes(cp core.Part) int {
+	part := s.byPart[cp]
+	part.mu.Lock()
+	defer part.mu.Unlock()
+	switch {
+	case len(part.sealed) > 0:
+		return part.sealed[0].size
+	case part.open != nil:
+		return part.open.size
+	}
+	return 0
 }
 
 // Drop removes cp's next unsent batch, to be failed.
@@ -318,12 +341,22 @@ func (s *sender) step(now time.Time) time.Time {
 			next = t
 		}
 	}
-	// Request timeouts and dial backoffs.
+	// Request timeouts and dial backoffs. request.timeout.ms bounds how long
+	// the broker takes over the oldest request: from its write, or from the
+	// answer to the request before it if that came later, as the broker
+	// starts on it only then. The Java client counts from the write, so a
+	// request pipelined behind a slow one there times out on the slow
+	// one's time too.
 	for _, bc := range s.conns {
 		if len(bc.outstanding) > 0 {
-			deadline := bc.outstanding[0].sent.Add(p.cfg.requestTimeout)
+			start := bc.outstanding[0].sent
+			if bc.answered.After(start) {
+				start = bc.answered
+			}
+			deadline := start.Add(p.cfg.requestTimeout)
 			if !now.Before(deadline) {
-				bc.conn.Close() // request.timeout.ms: the reader fails everything outstanding
+				s.core.RequestTimedOut(bc.node)
+				bc.conn.Close() // the reader fails everything outstanding: a Disconnect
 			} else {
 				later(deadline)
 			}
@@ -469,11 +502,12 @@ func (s *sender) send(cr *core.Request, now time.Time) {
 	_, err := bc.conn.Send(req, onWrite, func(resp kmsg.Response, err error) {
 		it := inboxItem{bc: bc, req: r, err: err}
 		if err == nil {
-			it.resp = resp.(*kmsg.ProduceResponse)
+			it.resp, it.at = resp.(*kmsg.ProduceResponse), time.Now()
 		}
 		p.inbox.push(it)
 		p.wakeSender()
 	})
+	r.sent = time.Now() // written whole: Send returns after the write
 	if err != nil {
 		if !emitted {
 			s.emitSends(cr, -1)
@@ -583,6 +617,7 @@ func (s *sender) processInbox(now time.Time) {
 			}
 			bc.outstanding[0] = nil
 			bc.outstanding = bc.outstanding[1:]
+			bc.answered = it.at
 			s.handleResponse(it.req, it.resp, now)
 		}
 		*it = inboxItem{}

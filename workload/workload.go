@@ -50,6 +50,7 @@ type Config struct {
 	MaxInFlight       int
 	Linger            time.Duration
 	BatchBytes        int
+	MaxRequestBytes   int // max.request.size; 0: the producer's default (1 MiB)
 	DeliveryTimeout   time.Duration
 	RequestTimeout    time.Duration
 	Faults            []fault.Fault
@@ -328,6 +329,9 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		producer.DeliveryTimeout(cfg.DeliveryTimeout), producer.RequestTimeout(cfg.RequestTimeout),
 		producer.RetryBackoff(20 * time.Millisecond),
 		producer.RecordIDs(true), // the read-back matches records by their ids, traced or not
+	}
+	if cfg.MaxRequestBytes > 0 {
+		opts = append(opts, producer.MaxRequestBytes(cfg.MaxRequestBytes))
 	}
 	if sink != nil {
 		opts = append(opts, producer.Trace(sink))

@@ -76,6 +76,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
 			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
+			&cli.IntFlag{Name: "max-request-bytes", Value: 1 << 20, Usage: "max.request.size: the most bytes of record batches in one produce request (at least --batch-bytes)"},
 			&cli.StringFlag{Name: "batch-records", Value: workload.BatchDefault, Usage: "the batch shape (drivers/WORKLOADS.md): `SHAPE` one (--batch-bytes 1: a record a batch), many (--linger 20ms --batch-bytes 262144) or default (--linger and --batch-bytes as given)"},
 			&cli.IntFlag{Name: "idle-after", Usage: "an idle phase after `N` records: once each has its outcome, produce nothing for --idle, then the rest (with --idle)"},
 			&cli.DurationFlag{Name: "idle", Usage: "how long the idle phase lasts (with --idle-after)"},
@@ -139,6 +140,12 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Int("batch-bytes") < 1 {
 		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))
 	}
+	if mr := c.Int("max-request-bytes"); mr < 1 {
+		return workload.Config{}, usageErrorf("--max-request-bytes %d: must be positive", mr)
+	} else if c.Int("batch-bytes") > mr {
+		return workload.Config{}, usageErrorf("--batch-bytes %d is above --max-request-bytes %d: a full batch could never be sent in a request; lower one or raise the other",
+			c.Int("batch-bytes"), mr)
+	}
 	shape := c.String("batch-records")
 	linger := c.Duration("linger")
 	switch shape {
@@ -179,7 +186,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
 		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
 		IdleRearm: rearm && firstAck, IdleRearmAfter: c.Duration("idle-rearm-after"),
-		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"),
+		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
 		OutcomesPath: outcomes.Path(c.String("outcomes")), BatchRecords: shape, Idle: idle,

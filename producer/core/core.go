@@ -20,6 +20,7 @@ type Config struct {
 	DeliveryTimeout time.Duration // delivery.timeout.ms
 	RetryBackoff    time.Duration // retry.backoff.ms
 	MaxEpoch        int16         // the highest epoch before a new producer id is needed (32767)
+	MaxRequestBytes int           // max.request.size: a request's batches add up to at most this (its first batch always goes); 0: no cap
 	Rules           Rules
 	Trace           bool // build trace events (Ready.Events)
 }
@@ -40,6 +41,9 @@ type Buffer interface {
 	// Drop removes p's next unsent batch and returns it, to be failed; nil
 	// if there is none.
 	Drop(p Part) *Batch
+	// HeadBytes is the size of p's next unsent batch before compression:
+	// what a request's byte cap is checked against before it is taken.
+	HeadBytes(p Part) int
 }
 
 // Request is a produce request to send to Node: at most one batch per
@@ -125,6 +129,9 @@ type partition struct {
 type node struct {
 	connected   bool
 	outstanding []*Request // oldest first; len is the requests in flight
+	// limit caps the batches of a request to the node after a request
+	// timeout (RequestTimedOut); 0: no cap.
+	limit int
 }
 
 // Core is the producer's protocol state. It is not safe for concurrent use.
@@ -489,9 +496,22 @@ func (c *Core) drainNode(id int32, parts []Part, now time.Time, flushing bool, b
 		}
 		var req *Request
 		n := len(parts)
+		bytes, stop := 0, -1 // stop: where a capped request ended
 		for i := 0; i < n; i++ {
+			if req != nil && nd.limit > 0 && len(req.Batches) >= nd.limit {
+				stop = i
+				break
+			}
+			room := -1 // a request's first batch always goes, as in RecordAccumulator.drainBatchesForOneNode
+			if req != nil && c.cfg.MaxRequestBytes > 0 {
+				room = max(0, c.cfg.MaxRequestBytes-bytes)
+			}
 			p := parts[(c.rot+i)%n]
-			b, isNew := c.nextBatch(p, now, flushing, buf)
+			b, isNew, full := c.nextBatch(p, now, flushing, buf, room)
+			if full {
+				stop = i
+				break
+			}
 			if b == nil {
 				continue
 			}
@@ -500,8 +520,13 @@ func (c *Core) drainNode(id int32, parts []Part, now time.Time, flushing bool, b
 			}
 			req.Batches = append(req.Batches, b)
 			req.New = append(req.New, isNew)
+			bytes += b.Bytes
 		}
-		c.rot++
+		if stop >= 0 {
+			c.rot += stop // the next request starts where this one stopped
+		} else {
+			c.rot++
+		}
 		if req == nil {
 			return false
 		}
@@ -539,26 +564,50 @@ func (c *Core) anyReady(parts []Part, now time.Time, flushing bool, buf Buffer) 
 // nextBatch returns the partition's next batch to send, if any: a retry (the
 // lowest sequence in flight, after its backoff; spec: Resend) or, when no
 // retry waits and the rules allow, a new batch that gets its sequence now
-// (spec: SendNew).
-func (c *Core) nextBatch(p Part, now time.Time, flushing bool, buf Buffer) (*Batch, bool) {
+// (spec: SendNew). A batch larger than room bytes (room < 0: no cap) is
+// left where it is, and full reports it.
+func (c *Core) nextBatch(p Part, now time.Time, flushing bool, buf Buffer, room int) (b *Batch, isNew, full bool) {
 	st := &c.parts[p].seq
 	if r, hasRetry := st.nextRetry(); hasRetry {
 		if r == nil || st.bumpReq || now.Before(r.retryAt) {
-			return nil, false
+			return nil, false, false
 		}
-		return r, false
+		if room >= 0 && r.Bytes > room {
+			return nil, false, true
+		}
+		return r, false, false
 	}
 	if c.renew || !st.drainable(c.current(), c.cfg.Rules, now.UnixMilli()) || !c.ready(p, now, flushing, buf) {
-		return nil, false
+		return nil, false, false
 	}
-	b := buf.Take(p)
+	if room >= 0 && buf.HeadBytes(p) > room {
+		return nil, false, true
+	}
+	b = buf.Take(p)
 	if b == nil {
-		return nil, false
+		return nil, false, false
 	}
 	c.took(b, p)
 	st.canDrainNew(c.current(), c.cfg.Rules, now.UnixMilli()) // resets the sequence in a new epoch
 	st.assign(b)
-	return b, true
+	return b, true, false
+}
+
+// RequestTimedOut records that node's oldest request went unanswered for
+// request.timeout.ms (the loop then closes the connection: Disconnect).
+// Until the node answers in time again, a request to it carries at most
+// half the batches that one did (at least one), and one more with each
+// answer: a broker whose time to answer grows with a request's size (a
+// partition's first index entry, an fsync per partition) then answers
+// within the timeout, where sending the same request again would time out
+// again. The Java client has no such rule; it spreads retries by a random
+// backoff instead.
+func (c *Core) RequestTimedOut(id int32) {
+	nd := c.nodes[id]
+	if nd == nil || len(nd.outstanding) == 0 {
+		return
+	}
+	nd.limit = max(1, len(nd.outstanding[0].Batches)/2)
 }
 
 // Disconnect records that the connection to node was lost (or closed on a
@@ -605,6 +654,11 @@ func (c *Core) Respond(r *Request, corr int32, results []Result, now time.Time) 
 	copy(nd.outstanding, nd.outstanding[1:])
 	nd.outstanding[len(nd.outstanding)-1] = nil
 	nd.outstanding = nd.outstanding[:len(nd.outstanding)-1]
+	if nd.limit > 0 {
+		if nd.limit++; nd.limit > len(c.parts) {
+			nd.limit = 0 // no request could reach it: the cap is gone
+		}
+	}
 	for i, b := range r.Batches {
 		c.addCand(b.part) // an answer may unblock the partition
 		res := results[i]

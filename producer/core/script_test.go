@@ -69,6 +69,13 @@ func (f *fakeBuf) pop(p Part) *Batch {
 	return q[0].b
 }
 
+func (f *fakeBuf) HeadBytes(p Part) int {
+	if q := f.q[p]; len(q) > 0 {
+		return q[0].b.Bytes
+	}
+	return 0
+}
+
 func (f *fakeBuf) Take(p Part) *Batch { return f.pop(p) }
 func (f *fakeBuf) Drop(p Part) *Batch { return f.pop(p) }
 
@@ -103,6 +110,7 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	maxEpoch, epoch := 32767, 0
 	pid := int64(1000)
 	broker := "v25to44"
+	maxReq := 0
 	d.MaybeScanArgs(t, "partitions", &parts)
 	d.MaybeScanArgs(t, "first-ack", &firstAck)
 	d.MaybeScanArgs(t, "hold", &hold)
@@ -115,7 +123,8 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	d.MaybeScanArgs(t, "pid", &pid)
 	d.MaybeScanArgs(t, "epoch", &epoch)
 	d.MaybeScanArgs(t, "broker", &broker)
-	e.cfg = Config{MaxInFlight: maxIn, Linger: time.Duration(linger) * time.Millisecond,
+	d.MaybeScanArgs(t, "max-request-bytes", &maxReq)
+	e.cfg = Config{MaxInFlight: maxIn, MaxRequestBytes: maxReq, Linger: time.Duration(linger) * time.Millisecond,
 		DeliveryTimeout: time.Duration(delivery) * time.Millisecond, RetryBackoff: time.Duration(backoff) * time.Millisecond,
 		MaxEpoch: int16(maxEpoch), Rules: Rules{FirstAck: firstAck, HoldWhileRetrying: hold, RearmMs: rearm}, Trace: true}
 	e.c = New(e.cfg, pid, int16(epoch))
@@ -154,11 +163,12 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		return e.init(t, d)
 	case "batch":
 		_, p := e.part(t, d)
-		n, ts := int32(1), ms(e.now)
+		n, ts, size := int32(1), ms(e.now), 100
 		d.MaybeScanArgs(t, "n", &n)
 		d.MaybeScanArgs(t, "ts", &ts)
+		d.MaybeScanArgs(t, "bytes", &size)
 		e.nextB++
-		b := &Batch{ID: e.nextB, N: n, Created: e.now, MaxTs: ts}
+		b := &Batch{ID: e.nextB, N: n, Created: e.now, MaxTs: ts, Bytes: size}
 		for i := int32(0); i < n; i++ {
 			b.Records = append(b.Records, e.nextB*1000+int64(i))
 		}
@@ -179,12 +189,15 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		e.c.Tick(e.now, d.HasArg("flush"), &e.buf)
 	case "respond":
 		e.respond(t, d)
-	case "disconnect", "connect":
+	case "disconnect", "connect", "timeout":
 		var n int32
 		d.ScanArgs(t, "node", &n)
-		if d.Cmd == "connect" {
+		switch d.Cmd {
+		case "connect":
 			e.c.Connected(n)
 			return "ok"
+		case "timeout": // request.timeout.ms: the loop closes the connection
+			e.c.RequestTimedOut(n)
 		}
 		e.c.Disconnect(n, e.now)
 	case "new-pid":

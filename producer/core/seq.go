@@ -27,6 +27,7 @@ type Batch struct {
 	Created time.Time // when its first record was produced
 	MaxTs   int64     // the latest record timestamp (ms)
 	Records []int64   // the records' kcheck ids, for the trace's SendNew (nil when not traced)
+	Bytes   int       // its size as written (compressed): what it adds to a request (MaxRequestBytes)
 	Data    any       // the loop's own batch, handed back with every output
 
 	part     Part
