@@ -25,6 +25,7 @@ type cfg struct {
 	linger          time.Duration
 	batchBytes      int
 	maxRequestBytes int
+	maxRequestSet   bool // MaxRequestBytes was given
 	codec           recordbatch.Codec
 	rules           core.Rules
 	deliveryTimeout time.Duration
@@ -92,8 +93,36 @@ func BatchBytes(n int) Opt { return optFunc(func(c *cfg) { c.batchBytes = n }) }
 // (max.request.size), default 1 MiB as in the Java client: a request's
 // batches add up to at most this many bytes, as written (compressed), its
 // first batch excepted. A record that alone makes a larger batch fails with
-// ErrRecordTooLarge. It must be at least BatchBytes.
-func MaxRequestBytes(n int) Opt { return optFunc(func(c *cfg) { c.maxRequestBytes = n }) }
+// ErrRecordTooLarge. It must be at least BatchBytes, and at most the
+// brokers' message.max.bytes when New can read it (DescribeConfigs); the
+// default is lowered to that setting when it is lower.
+func MaxRequestBytes(n int) Opt {
+	return optFunc(func(c *cfg) { c.maxRequestBytes, c.maxRequestSet = n, true })
+}
+
+// messageMaxKey is the broker setting that bounds a record batch.
+const messageMaxKey = "message.max.bytes"
+
+// fitRequestCap holds the request cap to the brokers' message.max.bytes,
+// when a broker told it (bc): a batch as large as the cap would be refused
+// RECORD_TOO_LARGE. A cap given above it is an error naming both; the
+// default cap is lowered to it (and then BatchBytes must fit under it).
+func (c *cfg) fitRequestCap(bc brokerConfig) error {
+	limit, err := bc.positive(messageMaxKey)
+	if err != nil || int64(c.maxRequestBytes) <= limit {
+		return nil // unknown, or within it
+	}
+	if c.maxRequestSet {
+		return fmt.Errorf("producer: MaxRequestBytes (%d) is above the brokers' %s (%d, from broker %d): a batch that large would be refused RECORD_TOO_LARGE; lower MaxRequestBytes",
+			c.maxRequestBytes, messageMaxKey, limit, bc.node)
+	}
+	if int64(c.batchBytes) > limit {
+		return fmt.Errorf("producer: BatchBytes (%d) is above the brokers' %s (%d, from broker %d): a full batch would be refused RECORD_TOO_LARGE; lower BatchBytes",
+			c.batchBytes, messageMaxKey, limit, bc.node)
+	}
+	c.maxRequestBytes = int(limit)
+	return nil
+}
 
 // Compression sets the codec for record batches (compression.type), default none.
 func Compression(codec recordbatch.Codec) Opt { return optFunc(func(c *cfg) { c.codec = codec }) }

@@ -118,7 +118,11 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 		return nil, err
 	}
 	p.startPID, p.startEpoch = p.pid, p.epoch
-	if err := p.resolveRearm(ctx); err != nil {
+	bc := p.readBrokerConfig(ctx, expirationKey, messageMaxKey)
+	if err := p.resolveRearm(bc); err != nil {
+		return nil, err
+	}
+	if err := p.cfg.fitRequestCap(bc); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -46,7 +46,7 @@ func (r rearmCfg) validate(firstAck bool) []error {
 // refuses DescribeConfigs leaves the configured bound or the default, and
 // the returned text says so; a configured bound at or above the broker's
 // setting is an error naming both.
-func (p *Producer) resolveRearm(ctx context.Context) error {
+func (p *Producer) resolveRearm(bc brokerConfig) error {
 	c := &p.cfg
 	if !c.rearm.on || !c.rules.FirstAck {
 		p.rearmFrom = "off"
@@ -57,12 +57,12 @@ func (p *Producer) resolveRearm(ctx context.Context) error {
 	if exp > 0 {
 		from = fmt.Sprintf("ProducerIDExpiration %v", exp)
 	} else {
-		read, node, err := p.readExpiration(ctx)
+		ms, err := bc.positive(expirationKey)
 		if err != nil {
 			from = "DescribeConfigs failed (" + err.Error() + ")"
 		} else {
-			exp = read
-			from = fmt.Sprintf("%s=%d from broker %d (DescribeConfigs)", expirationKey, read.Milliseconds(), node)
+			exp = time.Duration(ms) * time.Millisecond
+			from = fmt.Sprintf("%s=%d from broker %d (DescribeConfigs)", expirationKey, ms, bc.node)
 		}
 	}
 	after := c.rearm.after
@@ -99,15 +99,38 @@ func (p *Producer) IdleRearm() (time.Duration, string) {
 	return time.Duration(p.cfg.rules.RearmMs) * time.Millisecond, p.rearmFrom
 }
 
-// readExpiration asks a broker for its producer.id.expiration.ms: the
-// brokers from a Metadata request, then DescribeConfigs for each of them on
-// the one connection (a broker describes only its own configuration, and
-// answers the others with an error). It returns the value and the broker
-// that gave it.
-func (p *Producer) readExpiration(ctx context.Context) (time.Duration, int32, error) {
+// brokerConfig is what readBrokerConfig got: the settings one broker
+// reported, or why none could be read.
+type brokerConfig struct {
+	values map[string]string
+	node   int32
+	err    error
+}
+
+// positive returns setting key as a positive number, or why it is not one.
+func (bc brokerConfig) positive(key string) (int64, error) {
+	if bc.err != nil {
+		return 0, bc.err
+	}
+	v, ok := bc.values[key]
+	if !ok {
+		return 0, fmt.Errorf("broker %d does not report %s", bc.node, key)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("broker %d: %s=%q is not a positive number", bc.node, key, v)
+	}
+	return n, nil
+}
+
+// readBrokerConfig asks a broker for the settings keys: the brokers from a
+// Metadata request, then DescribeConfigs for each of them on the one
+// connection (a broker describes only its own configuration, and answers
+// the others with an error). It keeps the first broker that answers.
+func (p *Producer) readBrokerConfig(ctx context.Context, keys ...string) brokerConfig {
 	conn, err := p.dialAny(ctx)
 	if err != nil {
-		return 0, -1, err
+		return brokerConfig{node: -1, err: err}
 	}
 	defer conn.Close()
 	rctx, cancel := context.WithTimeout(ctx, p.cfg.requestTimeout)
@@ -116,25 +139,25 @@ func (p *Producer) readExpiration(ctx context.Context) (time.Duration, int32, er
 	meta.Topics = []kmsg.MetadataRequestTopic{}
 	kresp, err := conn.Request(rctx, meta)
 	if err != nil {
-		return 0, -1, fmt.Errorf("metadata: %w", err)
+		return brokerConfig{node: -1, err: fmt.Errorf("metadata: %w", err)}
 	}
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	for _, b := range kresp.(*kmsg.MetadataResponse).Brokers {
 		res := kmsg.NewDescribeConfigsRequestResource()
 		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(b.NodeID))
-		res.ConfigNames = []string{expirationKey}
+		res.ConfigNames = keys
 		req.Resources = append(req.Resources, res)
 	}
 	if len(req.Resources) == 0 {
-		return 0, -1, errors.New("metadata listed no brokers")
+		return brokerConfig{node: -1, err: errors.New("metadata listed no brokers")}
 	}
 	kresp, err = conn.Request(rctx, req)
 	if err != nil {
-		return 0, -1, fmt.Errorf("DescribeConfigs: %w", err)
+		return brokerConfig{node: -1, err: fmt.Errorf("DescribeConfigs: %w", err)}
 	}
-	// A broker answers for itself and refuses the others: report its
+	// A broker answers for itself and refuses the others: keep its
 	// answer, or the first refusal when none answered.
-	var refused, missing error
+	var refused error
 	for _, res := range kresp.(*kmsg.DescribeConfigsResponse).Resources {
 		if res.ErrorCode != 0 {
 			if refused == nil {
@@ -142,21 +165,14 @@ func (p *Producer) readExpiration(ctx context.Context) (time.Duration, int32, er
 			}
 			continue
 		}
+		node, _ := strconv.Atoi(res.ResourceName)
+		bc := brokerConfig{values: map[string]string{}, node: int32(node)}
 		for _, cf := range res.Configs {
-			if cf.Name != expirationKey || cf.Value == nil {
-				continue
+			if cf.Value != nil {
+				bc.values[cf.Name] = *cf.Value
 			}
-			ms, err := strconv.ParseInt(*cf.Value, 10, 64)
-			if err != nil || ms <= 0 {
-				return 0, -1, fmt.Errorf("broker %s: %s=%q is not a positive number", res.ResourceName, expirationKey, *cf.Value)
-			}
-			node, _ := strconv.Atoi(res.ResourceName)
-			return time.Duration(ms) * time.Millisecond, int32(node), nil
 		}
-		missing = fmt.Errorf("broker %s does not report %s", res.ResourceName, expirationKey)
+		return bc
 	}
-	if missing != nil {
-		return 0, -1, missing
-	}
-	return 0, -1, fmt.Errorf("DescribeConfigs: %w", refused)
+	return brokerConfig{node: -1, err: fmt.Errorf("DescribeConfigs: %w", refused)}
 }

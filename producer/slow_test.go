@@ -172,3 +172,28 @@ func checkTrace(t *testing.T, sink *memSink, parts int32, delivery time.Duration
 		}
 	}
 }
+
+// TestRequestCapAboveMessageMax: a request cap above the brokers'
+// message.max.bytes is refused at New, naming both; left at its default,
+// the cap is lowered to the brokers' setting.
+func TestRequestCapAboveMessageMax(t *testing.T) {
+	c := newCluster(t, 1, kfake.NumBrokers(1), kfake.BrokerConfigs(map[string]string{"message.max.bytes": "65536"}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := New(ctx, Brokers(c.ListenAddrs()...), MaxRequestBytes(1<<20))
+	if err == nil {
+		t.Fatal("New accepted MaxRequestBytes above the brokers' message.max.bytes")
+	}
+	for _, want := range []string{"MaxRequestBytes (1048576)", "message.max.bytes (65536"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	p := newProducer(t, c)
+	if p.cfg.maxRequestBytes != 65536 {
+		t.Fatalf("default request cap %d, want the brokers' 65536", p.cfg.maxRequestBytes)
+	}
+	if _, err := New(ctx, Brokers(c.ListenAddrs()...), BatchBytes(100000)); err == nil || !strings.Contains(err.Error(), "BatchBytes (100000)") {
+		t.Fatalf("BatchBytes above message.max.bytes: %v, want an error naming it", err)
+	}
+}

@@ -76,7 +76,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
 			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
-			&cli.IntFlag{Name: "max-request-bytes", Value: 1 << 20, Usage: "max.request.size: the most bytes of record batches in one produce request (at least --batch-bytes)"},
+			&cli.IntFlag{Name: "max-request-bytes", Value: 1 << 20, Usage: "max.request.size: the most bytes of record batches in one produce request (at least --batch-bytes, at most the brokers' message.max.bytes)"},
 			&cli.StringFlag{Name: "batch-records", Value: workload.BatchDefault, Usage: "the batch shape (drivers/WORKLOADS.md): `SHAPE` one (--batch-bytes 1: a record a batch), many (--linger 20ms --batch-bytes 262144) or default (--linger and --batch-bytes as given)"},
 			&cli.IntFlag{Name: "idle-after", Usage: "an idle phase after `N` records: once each has its outcome, produce nothing for --idle, then the rest (with --idle)"},
 			&cli.DurationFlag{Name: "idle", Usage: "how long the idle phase lasts (with --idle-after)"},
