@@ -40,6 +40,16 @@ RACE_RUNS ?= 5
 race: build
 	bench/race.sh $(RACE_RUNS) 4.1.0 4.3.1 4.4.0
 
+# The seed's experiment with every core kept busy by busy loops
+# (nemesis/loaded.sh): our producer with the rule on against the stock Java
+# client 4.3.1 and 4.4.0, RACE_RUNS runs each on RACE_LOADED_VERSIONS.
+# RACE_DATA=/dev/shm keeps the broker's files in memory instead of on disk
+# (producer/README.md, "A slow broker"). Not part of make test.
+RACE_LOADED_VERSIONS ?= 4.1.0 4.4.0
+.PHONY: race-loaded
+race-loaded: build
+	nemesis/loaded.sh env CLIENTS="ours-on java-4.3.1 java-4.4.0" bench/race.sh $(RACE_RUNS) $(RACE_LOADED_VERSIONS)
+
 # Every scenario of spec/scenarios (a TLC counterexample as a fault schedule;
 # same schedules run once) and a Baseline without faults, against every client
 # (ours with the rule off and on, and the driver matrix's), each workload

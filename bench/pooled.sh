@@ -14,8 +14,11 @@
 # bench/pool.py's medians with their 95% bootstrap intervals; the raw runs
 # stay in the directory it names on stderr, and the same report in markdown
 # goes to bench/RESULTS-pooled.md (when every run passed). About 5 s a run at 1 partition
-# and 10 s at 64. Exit status: 0 done; 1 a run failed; 2 bad usage or a
-# build or broker that failed.
+# and 10 s at 64. POOLED_BASE=COMMIT also builds the benchmarks of COMMIT (a
+# git worktree) and runs them beside this tree's in every round, on the same
+# broker, in alternating order, into runs-P-base.txt: a before-and-after in
+# one run (bench/RESULTS-pooled.md is then left alone). Exit status: 0 done;
+# 1 a run failed; 2 bad usage or a build or broker that failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "pooled: $*" >&2; exit 2; }
@@ -32,10 +35,11 @@ report() {
   for f in $files; do
     p=${f##*/runs-}
     p=${p%.txt}
+    case $p in *-base) p="${p%-base} partitions, the base commit's build" ;; *) p="$p partitions" ;; esac
     first=$(grep -m1 '^# round' "$f" | sed 's/^# //')
     last=$(grep '^# round' "$f" | tail -1 | sed 's/^# //')
     echo
-    echo "## $p partitions"
+    echo "## $p"
     echo
     grep -m1 '^# commit' "$f" | sed 's/^# /- /' || echo "- commit: not recorded"
     echo "- first round: $first"
@@ -72,19 +76,33 @@ cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/
 trap cleanup EXIT
 . bench/kafka.sh
 go test -c -o "$out/producer.test" ./producer || die "building the producer's benchmarks failed"
+builds=(producer.test)
+if [ -n "${POOLED_BASE:-}" ]; then
+  base=$(git rev-parse --short "$POOLED_BASE^{commit}") || die "POOLED_BASE $POOLED_BASE: not a commit"
+  git worktree add --detach "$out/base" "$base" >/dev/null 2>&1 || die "POOLED_BASE $base: git worktree add failed"
+  (cd "$out/base" && go test -c -o "$out/producer-base.test" ./producer) || die "building the benchmarks of $base failed"
+  git worktree remove --force "$out/base"
+  builds+=(producer-base.test)
+fi
 start_kafka "$kcheck" 4.1.0 "$out/kafka" "$out/kafka.log" \
   --heap 1g --set broker.session.timeout.ms=60000 --set file.delete.delay.ms=0
 status=0
 for round in $(seq 1 $((runs / 10))); do
   for p in "${parts[@]}"; do
-    [ "$round" -gt 1 ] || echo "# commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- producer tracer || echo ' (with uncommitted changes)')" >>"$out/runs-$p.txt"
-    echo "# round $round, $p partitions, $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/runs-$p.txt"
-    echo "pooled: round $round of $((runs / 10)), $p partitions" >&2
-    (cd producer && KCHECK_BENCH_BROKERS="$addr" KCHECK_BENCH_PARTITIONS="$p" "$out/producer.test" \
-      -test.run '^$' -test.bench 'BenchmarkProduce$' -test.benchtime $((40000 * (1 + p / 16)))x -test.count 10) >>"$out/runs-$p.txt" 2>&1 || status=1
+    order=("${builds[@]}")
+    [ $((round % 2)) -eq 0 ] && [ ${#builds[@]} -eq 2 ] && order=("${builds[1]}" "${builds[0]}")
+    for b in "${order[@]}"; do
+      runs_file="$out/runs-$p.txt" commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- producer tracer || echo ' (with uncommitted changes)')"
+      [ "$b" = producer.test ] || runs_file="$out/runs-$p-base.txt" commit=$base
+      [ "$round" -gt 1 ] || echo "# commit $commit" >>"$runs_file"
+      echo "# round $round, $p partitions, $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$runs_file"
+      echo "pooled: round $round of $((runs / 10)), $p partitions, $b" >&2
+      (cd producer && KCHECK_BENCH_BROKERS="$addr" KCHECK_BENCH_PARTITIONS="$p" "$out/$b" \
+        -test.run '^$' -test.bench 'BenchmarkProduce$' -test.benchtime $((40000 * (1 + p / 16)))x -test.count 10) >>"$runs_file" 2>&1 || status=1
+    done
   done
 done
 report "$out" >"$out/RESULTS-pooled.md" || status=1
 cat "$out/RESULTS-pooled.md"
-[ "$status" -ne 0 ] || cp "$out/RESULTS-pooled.md" bench/RESULTS-pooled.md
+[ "$status" -ne 0 ] || [ -n "${POOLED_BASE:-}" ] || cp "$out/RESULTS-pooled.md" bench/RESULTS-pooled.md
 exit "$status"

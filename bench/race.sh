@@ -21,6 +21,13 @@
 #   RACE_FAULTS="reject:err=NOT_LEADER_OR_FOLLOWER,attempt=1,until=next,delay=1500ms,count=-1"
 # RACE_SCHEDULE=FILE does the same with a schedule file (kcheck proxy
 # --schedule; traces/scenarios/*.schedule).
+# RACE_PARTITIONS (default 64, the seed's) sets the new topic's partitions.
+# The clients take turns run by run (each round in a rotated order), so a
+# broker whose speed drifts meets every client alike.
+# RACE_DATA=DIR keeps the broker's files (its log segments and indexes) in a
+# new directory under DIR, e.g. /dev/shm for memory; by default they are in
+# the system's temporary directory, on disk. On a loaded machine the disk
+# makes the broker slow to answer (producer/README.md, "A slow broker").
 # RACE_KEEP (default /tmp/kcheck-race-keep) keeps the trace, stderr and JSON of
 # every run that was flagged or not clean.
 # CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
@@ -49,7 +56,11 @@ out=$(mktemp -d)
 # RACE_KEEP: where the traces of runs that were flagged or not clean are kept.
 keepdir=${RACE_KEEP:-/tmp/kcheck-race-keep}
 broker=""
-cleanup() { [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null; rm -rf "$out"; }
+datadirs=()
+cleanup() {
+  [ -n "$broker" ] && kill "$broker" 2>/dev/null && wait "$broker" 2>/dev/null
+  rm -rf "$out" ${datadirs[@]+"${datadirs[@]}"}
+}
 trap cleanup EXIT
 die() { echo "race: $*" >&2; exit 2; }
 . bench/kafka.sh
@@ -74,7 +85,7 @@ if [ -n "${RACE_SCHEDULE:-}" ]; then
   [ -f "$RACE_SCHEDULE" ] || die "RACE_SCHEDULE $RACE_SCHEDULE: no such file"
   faultflags+=(--schedule "$RACE_SCHEDULE")
 fi
-workload=(--partitions 64 --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
+workload=(--partitions "${RACE_PARTITIONS:-64}" --records 3000 --value-bytes 10240 --keys 1024 --compression gzip)
 driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 2000)
 
 # json FILE KEY...: numbers from a one-line JSON object, space-separated.
@@ -84,10 +95,24 @@ printf '| broker | client | runs | runs not clean | records lost | lost though a
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 status=0
 for v in "${versions[@]}"; do
-  start_kafka "$kcheck" "$v" "$out/kafka-$v" "$out/kafka-$v.log"
-  for c in "${clients[@]}"; do
-    bad=0 lost=0 lostacked=0 dup=0 reord=0 ooo=0 stalls=0 flagged=0 missed=0 falsealarm=0 secs=0
-    for i in $(seq 1 "$runs"); do
+  kdir="$out/kafka-$v"
+  if [ -n "${RACE_DATA:-}" ]; then
+    kdir=$(mktemp -d -p "$RACE_DATA" "kcheck-race-kafka-$v.XXXXXX") || die "RACE_DATA $RACE_DATA: cannot make a directory there"
+    datadirs+=("$kdir")
+  fi
+  start_kafka "$kcheck" "$v" "$kdir" "$out/kafka-$v.log"
+  # The clients take turns, run by run, each round in an order rotated by
+  # one: a broker (or a machine) whose speed drifts over minutes then falls
+  # on every client alike, where client after client in blocks would give
+  # one client the slow minutes. acc holds each client's sums.
+  declare -A acc=()
+  for c in "${clients[@]}"; do acc[$c]="0 0 0 0 0 0 0 0 0 0 0"; done
+  for i in $(seq 1 "$runs"); do
+    n=${#clients[@]}
+    order=()
+    for k in $(seq 0 $((n - 1))); do order+=("${clients[$(((k + i - 1) % n))]}"); done
+    for c in "${order[@]}"; do
+      read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs <<<"${acc[$c]}"
       topic="race-$c-$i"
       trace="$out/$v-$c-$i.jsonl"
       rm -f "$out/run.json" "$out/run.txt" "$out/run.err"
@@ -180,7 +205,11 @@ for v in "${versions[@]}"; do
           echo "race: our producer with the rule on failed records on Kafka $v, run $i, none acknowledged and lost (trace kept as $keep)" >&2
         fi
       fi
+      acc[$c]="$bad $lost $lostacked $dup $reord $ooo $stalls $flagged $missed $falsealarm $secs"
     done
+  done
+  for c in "${clients[@]}"; do
+    read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs <<<"${acc[$c]}"
     [ $((missed + falsealarm)) -gt 0 ] && status=1
     case $c in
     ours-off) name="ours, Java 4.3.1's rules (first-ack off)" ;;
