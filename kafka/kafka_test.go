@@ -114,7 +114,9 @@ func TestWorkload(t *testing.T) {
 	for _, version := range []string{"4.1.0", "4.3.1", "4.4.0"} {
 		t.Run(version, func(t *testing.T) {
 			begin := time.Now()
-			c := start(t, kafka.Config{Version: version, Nodes: 1})
+			// One version logs its requests (--request-log), the others not.
+			reqLog := version == "4.1.0"
+			c := start(t, kafka.Config{Version: version, Nodes: 1, RequestLog: reqLog})
 			trace := filepath.Join(t.TempDir(), "run.jsonl")
 			sum, err := workload.Run(context.Background(), workload.Config{
 				Brokers: c.Addrs(), BrokerVersion: version, Topic: "kcheck-kafka-test", Partitions: 8, Records: 2000,
@@ -139,6 +141,17 @@ func TestWorkload(t *testing.T) {
 			}
 			if b := rep.Header.Broker; b.Kind != "kafka" || b.Version != version || b.NoStateRule != "v25to44" {
 				t.Errorf("trace header broker %+v, want kafka %s v25to44", b, version)
+			}
+			n := c.Nodes()[0]
+			log, err := os.ReadFile(n.Log())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(log), `"requestApiKeyName":"PRODUCE"`); got != reqLog {
+				t.Errorf("node.log has completed produce requests: %v, want %v (RequestLog %v)", got, reqLog, reqLog)
+			}
+			if gc, err := os.ReadFile(filepath.Join(n.Dir, "gc.log")); err != nil || !strings.Contains(string(gc), "Safepoint") {
+				t.Errorf("gc.log: %v, %d bytes without a safepoint line; want the JVM's pauses", err, len(gc))
 			}
 			stopped := time.Now()
 			stopAndCheck(t, c)

@@ -24,8 +24,7 @@ type cfg struct {
 	maxInFlight     int
 	linger          time.Duration
 	batchBytes      int
-	maxRequestBytes int
-	maxRequestSet   bool // MaxRequestBytes was given
+	maxRequestBytes int // 0: no cap
 	codec           recordbatch.Codec
 	rules           core.Rules
 	deliveryTimeout time.Duration
@@ -54,7 +53,6 @@ func defaults() cfg {
 		maxInFlight:     5,
 		linger:          5 * time.Millisecond,
 		batchBytes:      16 << 10,
-		maxRequestBytes: 1 << 20,
 		codec:           recordbatch.CodecNone,
 		rules:           core.Rules{FirstAck: true, HoldWhileRetrying: true},
 		deliveryTimeout: 120 * time.Second,
@@ -89,38 +87,34 @@ func Linger(d time.Duration) Opt { return optFunc(func(c *cfg) { c.linger = d })
 // linger (batch.size), default 16 KiB. A single larger record still goes out.
 func BatchBytes(n int) Opt { return optFunc(func(c *cfg) { c.batchBytes = n }) }
 
-// MaxRequestBytes caps the record batches of one produce request
-// (max.request.size), default 1 MiB as in the Java client: a request's
-// batches add up to at most this many bytes, as written (compressed), its
-// first batch excepted. A record that alone makes a larger batch fails with
-// ErrRecordTooLarge. It must be at least BatchBytes, and at most the
-// brokers' message.max.bytes when New can read it (DescribeConfigs); the
-// default is lowered to that setting when it is lower.
-func MaxRequestBytes(n int) Opt {
-	return optFunc(func(c *cfg) { c.maxRequestBytes, c.maxRequestSet = n, true })
-}
+// MaxRequestBytes caps the record batches of one produce request (the Java
+// client's max.request.size): a request's batches add up to at most this
+// many bytes, as written (compressed), its first batch excepted, and a
+// record that alone makes a larger batch fails with ErrRecordTooLarge. It
+// must be at least BatchBytes, and at most the brokers' message.max.bytes
+// when New can read it (DescribeConfigs). The default is no cap, as in
+// franz-go: the Java client's 1 MiB would split a request of 64 full 16 KiB
+// batches in two, and cost throughput (producer/README.md).
+func MaxRequestBytes(n int) Opt { return optFunc(func(c *cfg) { c.maxRequestBytes = n }) }
 
 // messageMaxKey is the broker setting that bounds a record batch.
 const messageMaxKey = "message.max.bytes"
 
-// fitRequestCap holds the request cap to the brokers' message.max.bytes,
-// when a broker told it (bc): a batch as large as the cap would be refused
-// RECORD_TOO_LARGE. A cap given above it is an error naming both; the
-// default cap is lowered to it (and then BatchBytes must fit under it).
+// fitRequestCap holds the batch size and the request cap to the brokers'
+// message.max.bytes, when a broker told it (bc): a batch above it would be
+// refused RECORD_TOO_LARGE. Either above it is an error naming both.
 func (c *cfg) fitRequestCap(bc brokerConfig) error {
 	limit, err := bc.positive(messageMaxKey)
-	if err != nil || int64(c.maxRequestBytes) <= limit {
-		return nil // unknown, or within it
-	}
-	if c.maxRequestSet {
+	switch {
+	case err != nil:
+		return nil // unknown
+	case int64(c.maxRequestBytes) > limit:
 		return fmt.Errorf("producer: MaxRequestBytes (%d) is above the brokers' %s (%d, from broker %d): a batch that large would be refused RECORD_TOO_LARGE; lower MaxRequestBytes",
 			c.maxRequestBytes, messageMaxKey, limit, bc.node)
-	}
-	if int64(c.batchBytes) > limit {
+	case int64(c.batchBytes) > limit:
 		return fmt.Errorf("producer: BatchBytes (%d) is above the brokers' %s (%d, from broker %d): a full batch would be refused RECORD_TOO_LARGE; lower BatchBytes",
 			c.batchBytes, messageMaxKey, limit, bc.node)
 	}
-	c.maxRequestBytes = int(limit)
 	return nil
 }
 
@@ -221,9 +215,9 @@ func (c *cfg) validate() error {
 	if c.batchBytes < 1 {
 		errs = append(errs, fmt.Errorf("BatchBytes: %d must be positive", c.batchBytes))
 	}
-	if c.maxRequestBytes < 1 {
-		errs = append(errs, fmt.Errorf("MaxRequestBytes: %d must be positive", c.maxRequestBytes))
-	} else if c.batchBytes > c.maxRequestBytes {
+	if c.maxRequestBytes < 0 {
+		errs = append(errs, fmt.Errorf("MaxRequestBytes: %d is negative (0: no cap)", c.maxRequestBytes))
+	} else if c.maxRequestBytes > 0 && c.batchBytes > c.maxRequestBytes {
 		errs = append(errs, fmt.Errorf("BatchBytes (%d) is above MaxRequestBytes (%d): a full batch could never be sent; lower the batch size or raise the request cap",
 			c.batchBytes, c.maxRequestBytes))
 	}

@@ -272,7 +272,7 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	if b == nil {
 		body := messageBodySize(m, 0, 0, traced, id)
 		size = recordbatch.VarintLen(int64(body)) + body
-		if recordbatch.HeaderSize+size > p.cfg.maxRequestBytes {
+		if mr := p.cfg.maxRequestBytes; mr > 0 && recordbatch.HeaderSize+size > mr {
 			tooLarge = fmt.Errorf("%w: %d bytes as a batch, above %d", ErrRecordTooLarge, recordbatch.HeaderSize+size, p.cfg.maxRequestBytes)
 		}
 	}

@@ -173,9 +173,9 @@ func checkTrace(t *testing.T, sink *memSink, parts int32, delivery time.Duration
 	}
 }
 
-// TestRequestCapAboveMessageMax: a request cap above the brokers'
-// message.max.bytes is refused at New, naming both; left at its default,
-// the cap is lowered to the brokers' setting.
+// TestRequestCapAboveMessageMax: a request cap or a batch size above the
+// brokers' message.max.bytes is refused at New, naming both; by default
+// there is no cap.
 func TestRequestCapAboveMessageMax(t *testing.T) {
 	c := newCluster(t, 1, kfake.NumBrokers(1), kfake.BrokerConfigs(map[string]string{"message.max.bytes": "65536"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -189,9 +189,8 @@ func TestRequestCapAboveMessageMax(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
-	p := newProducer(t, c)
-	if p.cfg.maxRequestBytes != 65536 {
-		t.Fatalf("default request cap %d, want the brokers' 65536", p.cfg.maxRequestBytes)
+	if p := newProducer(t, c); p.cfg.maxRequestBytes != 0 {
+		t.Fatalf("default request cap %d, want none", p.cfg.maxRequestBytes)
 	}
 	if _, err := New(ctx, Brokers(c.ListenAddrs()...), BatchBytes(100000)); err == nil || !strings.Contains(err.Error(), "BatchBytes (100000)") {
 		t.Fatalf("BatchBytes above message.max.bytes: %v, want an error naming it", err)

@@ -50,7 +50,7 @@ type Config struct {
 	MaxInFlight       int
 	Linger            time.Duration
 	BatchBytes        int
-	MaxRequestBytes   int // max.request.size; 0: the producer's default (1 MiB)
+	MaxRequestBytes   int // max.request.size; 0: no cap (the producer's default)
 	DeliveryTimeout   time.Duration
 	RequestTimeout    time.Duration
 	Faults            []fault.Fault

@@ -76,7 +76,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-in-flight", Value: 5, Usage: "produce requests outstanding per connection (1..5)"},
 			&cli.DurationFlag{Name: "linger", Value: 5 * time.Millisecond, Usage: "linger.ms"},
 			&cli.IntFlag{Name: "batch-bytes", Value: 16 << 10, Usage: "batch.size in bytes"},
-			&cli.IntFlag{Name: "max-request-bytes", Value: 1 << 20, Usage: "max.request.size: the most bytes of record batches in one produce request (at least --batch-bytes, at most the brokers' message.max.bytes)"},
+			&cli.IntFlag{Name: "max-request-bytes", Usage: "max.request.size: the most bytes of record batches in one produce request, 0 for no cap (at least --batch-bytes, at most the brokers' message.max.bytes)"},
 			&cli.StringFlag{Name: "batch-records", Value: workload.BatchDefault, Usage: "the batch shape (drivers/WORKLOADS.md): `SHAPE` one (--batch-bytes 1: a record a batch), many (--linger 20ms --batch-bytes 262144) or default (--linger and --batch-bytes as given)"},
 			&cli.IntFlag{Name: "idle-after", Usage: "an idle phase after `N` records: once each has its outcome, produce nothing for --idle, then the rest (with --idle)"},
 			&cli.DurationFlag{Name: "idle", Usage: "how long the idle phase lasts (with --idle-after)"},
@@ -140,9 +140,9 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if c.Int("batch-bytes") < 1 {
 		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))
 	}
-	if mr := c.Int("max-request-bytes"); mr < 1 {
-		return workload.Config{}, usageErrorf("--max-request-bytes %d: must be positive", mr)
-	} else if c.Int("batch-bytes") > mr {
+	if mr := c.Int("max-request-bytes"); mr < 0 {
+		return workload.Config{}, usageErrorf("--max-request-bytes %d: must not be negative (0: no cap)", mr)
+	} else if mr > 0 && c.Int("batch-bytes") > mr {
 		return workload.Config{}, usageErrorf("--batch-bytes %d is above --max-request-bytes %d: a full batch could never be sent in a request; lower one or raise the other",
 			c.Int("batch-bytes"), mr)
 	}
