@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // The wire's rules, held on every trace (our producer's and the proxy's): a
@@ -43,6 +45,34 @@ type slot struct {
 	p    int32
 	b    int64
 	line int
+}
+
+// corr is the highest correlation id sent on a connection, and the line
+// of the attempt that sent it.
+type corr struct {
+	req  int32
+	line int
+}
+
+// corrOrder checks that the attempt e at line does not go back in its
+// connection's correlation ids: a client numbers its requests in
+// increasing order (Kafka's NetworkClient, one counter per client; our
+// producer; the proxy numbers them as they arrive), so a request carries a
+// higher id than every request sent before it on the connection, and the
+// attempts of one request share its id. A lost connection (a Disconnect)
+// ends the numbering: a new connection may start again. A connection lost
+// after the ids went back does not excuse them. (A counter that wraps past
+// 2^31 requests on one connection would trip this; no trace comes near.)
+func (m *Machine) corrOrder(line int, e *tracer.Event) error {
+	last, ok := m.lastReq[e.Node]
+	if ok && e.Req < last.req {
+		return m.fail(line, string(e.Kind), e.Partition, "request %d on node %d is sent after request %d (line %d) on the same connection: correlation ids go backwards (a client numbers a connection's requests in increasing order)",
+			e.Req, e.Node, last.req, last.line)
+	}
+	if !ok || e.Req > last.req {
+		m.lastReq[e.Node] = corr{req: e.Req, line: line}
+	}
+	return nil
 }
 
 // request returns the index and the request req outstanding on node's
@@ -153,6 +183,7 @@ func (m *Machine) lost(line int, node int32) error {
 	}
 	m.free = append(m.free, m.outstanding[node]...)
 	delete(m.outstanding, node)
+	delete(m.lastReq, node)
 	return nil
 }
 

@@ -147,6 +147,7 @@ type Machine struct {
 	started     bool
 	parts       map[int32]*partition
 	outstanding map[int32][]*request // node -> its requests not yet wholly answered, in the order sent (conn.go)
+	lastReq     map[int32]corr       // node -> the highest correlation id sent on its connection since it was last lost (conn.go)
 	free        []*request           // done requests, for reuse
 	readBack    bool                 // a ReadBack was seen: the run is over
 	// maxSentEpoch is the highest epoch of any attempt sent so far: kfake
@@ -179,7 +180,7 @@ func New(h tracer.Header) (*Machine, error) {
 	if h.MaxInFlight < 1 {
 		return nil, fmt.Errorf("replay: header max_in_flight %d must be positive", h.MaxInFlight)
 	}
-	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{},
+	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{}, lastReq: map[int32]corr{},
 		wire: h.Writer == tracer.ProxyWriter, expiry: ExpiryDelay(h)}
 	return m, nil
 }
@@ -320,6 +321,9 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		m.started, m.pid, m.epoch = true, e.PID, e.Epoch
 		return nil
 	case tracer.SendNew, tracer.Resend:
+		if err := m.corrOrder(line, e); err != nil {
+			return err
+		}
 		if m.wire {
 			return m.wireSend(line, e)
 		}

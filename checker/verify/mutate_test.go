@@ -707,6 +707,21 @@ var mutations = []mutation{
 				e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "REQUEST_TIMED_OUT", "doctored"
 			})
 		}},
+	{name: "swap the correlation ids of two requests on one connection", want: caught,
+		why: "a client numbers the requests of one connection in increasing order: the later request carries the lower id, whether the two are answered or lost with the connection",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool { return m.prevRequest(i) >= 0 })
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.swapReqs(m.prevRequest(at), at) }},
+	{name: "swap the correlation ids of two requests on a connection then lost", want: caught,
+		why: "correlation ids go backwards on the connection: a Disconnect after them does not excuse it",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				j := m.nextOnNode(i, e.Node)
+				return m.prevRequest(i) >= 0 && j >= 0 && m.evs[j].Kind == tracer.Disconnect
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event { return m.swapReqs(m.prevRequest(at), at) }},
 	{name: "move an event's time to its neighbour's", want: neutral,
 		why: "trace order is kept; equal times only let operations overlap more, which can hide nothing that was legal",
 		sites: func(m *mutant) []int {
@@ -755,4 +770,119 @@ func (m *mutant) nextAnswer(i int) int {
 		}
 	}
 	return -1
+}
+
+// shortBefore reports whether a ReadBackShort of ReadBack i's partition
+// comes before it.
+func (m *mutant) shortBefore(i int) bool {
+	for j := range i {
+		if e := &m.evs[j]; e.Kind == tracer.ReadBackShort && e.Partition == m.evs[i].Partition {
+			return true
+		}
+	}
+	return false
+}
+
+// highestAcked returns the highest offset acknowledged on partition p (the
+// last record of a batch answered NONE), or -1.
+func (m *mutant) highestAcked(p int32) int64 {
+	hi := int64(-1)
+	for i := range m.evs {
+		if e := &m.evs[i]; isRecv(e) && e.Partition == p && e.Err == "NONE" && e.Offset >= 0 {
+			hi = max(hi, e.Offset+int64(len(m.recordsOf(p, e.Batch)))-1)
+		}
+	}
+	return hi
+}
+
+// prevRequest returns, for the first send of a request at i, the first
+// send of the request sent before it on the same connection, with no
+// Disconnect of it between (the same connection); or -1.
+func (m *mutant) prevRequest(i int) int {
+	e := &m.evs[i]
+	if !isSend(e) {
+		return -1
+	}
+	for j := i - 1; j >= 0; j-- {
+		c := &m.evs[j]
+		switch {
+		case c.Kind == tracer.Disconnect && c.Node == e.Node:
+			return -1
+		case isSend(c) && c.Node == e.Node && c.Req == e.Req:
+			return -1 // not the request's first send
+		case isSend(c) && c.Node == e.Node && c.Req < e.Req:
+			for j > 0 && isSend(&m.evs[j-1]) && m.key(j-1) == m.key(j) {
+				j--
+			}
+			return j
+		}
+	}
+	return -1
+}
+
+// swapReqs exchanges the correlation ids of the requests whose first sends
+// are a and b (a before b, on one connection), on that connection from a
+// until it is lost.
+func (m *mutant) swapReqs(a, b int) []tracer.Event {
+	evs := m.clone()
+	node, ra, rb := m.evs[a].Node, m.evs[a].Req, m.evs[b].Req
+	for i := a; i < len(evs); i++ {
+		e := &evs[i]
+		if e.Node != node {
+			continue
+		}
+		if e.Kind == tracer.Disconnect {
+			break
+		}
+		if isSend(e) || isRecv(e) {
+			switch e.Req {
+			case ra:
+				e.Req = rb
+			case rb:
+				e.Req = ra
+			}
+		}
+	}
+	return evs
+}
+
+// firstReadBack returns the index of the first ReadBack or ReadBackShort.
+func (m *mutant) firstReadBack() int {
+	for i := range m.evs {
+		if k := m.evs[i].Kind; k == tracer.ReadBack || k == tracer.ReadBackShort {
+			return i
+		}
+	}
+	return len(m.evs)
+}
+
+// answerOf returns the Receive that answers the attempt sent at i, or -1.
+func (m *mutant) answerOf(i int) int {
+	s := &m.evs[i]
+	for j := i + 1; j < len(m.evs); j++ {
+		if e := &m.evs[j]; isRecv(e) && e.Partition == s.Partition && e.Batch == s.Batch && e.Req == s.Req && e.Node == s.Node {
+			return j
+		}
+	}
+	return -1
+}
+
+// refusable reports whether event i is the SendNew of the last batch of its
+// partition, alone in its request, acknowledged with an offset on its only
+// attempt, and read back: its answer can become a refusal before the
+// append, with a retry written before the read-back.
+func (m *mutant) refusable(i int, e *tracer.Event) bool {
+	if e.Kind != tracer.SendNew || m.batches()[m.key(i)] != 1 || m.sentAgain(i, e.Partition, e.Batch) || m.firstReadBack() == len(m.evs) {
+		return false
+	}
+	r := m.answerOf(i)
+	if r < 0 || m.evs[r].Err != "NONE" || m.evs[r].Offset < 0 || !m.inLog(e.Records[0]) {
+		return false
+	}
+	for j := i + 1; j < len(m.evs); j++ {
+		if c := &m.evs[j]; c.Kind == tracer.SendNew && c.Partition == e.Partition {
+			return false
+		}
+	}
+	return true
 }
