@@ -495,6 +495,9 @@ func (c *Checker) finish(a *analysis, pt *part, st *Stats) []checker.Violation {
 			Lines:  []int{pt.readLine, l},
 			Detail: fmt.Sprintf("Partition %d was read back twice; only the first ReadBack is checked.", p)})
 	}
+	if v := shortContradicted(pt); v != nil {
+		out = append(out, *v)
+	}
 	if pt.readLine == 0 {
 		return out // no log to match: an incomplete trace (Result.Unread), not a violation
 	}
@@ -590,4 +593,31 @@ func sortViolations(vs []checker.Violation) {
 			cmp.Compare(a.Detail, b.Detail),
 		)
 	})
+}
+
+// shortContradicted returns the nonconformance of pt's ReadBackShort with
+// the ReadBack it precedes, or nil. A read-back that falls short
+// (tracer/readback) stops where the log meets the high watermark it
+// reports, which is at or below the acknowledged offset it names: so the
+// log read back ends below that high watermark. A ReadBackShort whose high
+// watermark passed its acknowledged offset, or whose log holds a record at
+// or past its high watermark (every acknowledged offset read back),
+// contradicts what it is the evidence of.
+func shortContradicted(pt *part) *checker.Violation {
+	s := pt.short
+	if s == nil || pt.readLine == 0 || pt.shortLine > pt.readLine {
+		return nil
+	}
+	v := &checker.Violation{Kind: checker.NonConformance, Partition: pt.id, Seq: -1, Lines: []int{pt.shortLine, pt.readLine}}
+	if s.HWM > s.Offset {
+		v.Detail = fmt.Sprintf("The ReadBackShort of partition %d says its high watermark never passed the acknowledged offset %d, yet reports the high watermark %d, past it.",
+			pt.id, s.Offset, s.HWM)
+		return v
+	}
+	if n := len(pt.log); n > 0 && pt.log[n-1].Offset >= s.HWM {
+		v.Detail = fmt.Sprintf("The ReadBackShort of partition %d says its high watermark stayed at %d, at or below the acknowledged offset %d, yet its ReadBack holds offsets up to %d: a read-back reads below the high watermark, so the log contradicts the shortfall.",
+			pt.id, s.HWM, s.Offset, pt.log[n-1].Offset)
+		return v
+	}
+	return nil
 }

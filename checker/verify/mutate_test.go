@@ -645,14 +645,19 @@ var mutations = []mutation{
 			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.ReadBack && len(e.Log) > 0 })
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.without(at) }},
-	{name: "claim a short read-back (a ReadBackShort before a ReadBack)", want: neutral,
-		why: "a ReadBackShort is the evidence a lost-write is reported with, never an excuse: it neither adds a violation nor takes one away",
+	{name: "claim a short read-back (a ReadBackShort before a ReadBack) the log agrees with", want: neutral,
+		why: "a ReadBackShort is the evidence a lost-write is reported with, never an excuse: one its log does not contradict (the log ends below its high watermark) neither adds a violation nor takes one away",
 		sites: func(m *mutant) []int {
 			return m.where(func(i int, e *tracer.Event) bool { return e.Kind == tracer.ReadBack })
 		},
 		mutate: func(m *mutant, at int) []tracer.Event {
 			e := m.evs[at]
-			short := tracer.Event{T: e.T, Kind: tracer.ReadBackShort, Partition: e.Partition, Node: 1, Offset: 1 << 40, HWM: 0, WaitedMs: 60000}
+			// A high watermark the log agrees with: the log ends below it.
+			var hwm int64
+			if len(e.Log) > 0 {
+				hwm = e.Log[len(e.Log)-1].Offset + 1
+			}
+			short := tracer.Event{T: e.T, Kind: tracer.ReadBackShort, Partition: e.Partition, Node: 1, Offset: 1 << 40, HWM: hwm, WaitedMs: 60000}
 			return slices.Insert(m.clone(), at, short)
 		}},
 	{name: "swap two ReadBack events", want: neutral,
@@ -706,6 +711,19 @@ var mutations = []mutation{
 			return m.with(at, func(e *tracer.Event) {
 				e.Result, e.Offset, e.Err, e.Reason = tracer.Failed, -1, "REQUEST_TIMED_OUT", "doctored"
 			})
+		}},
+	{name: "claim a short read-back for a partition whose read-back holds every acknowledged offset", want: caught,
+		why: "a read-back that falls short reads the log only up to the high watermark it reports, at or below the acknowledged offset: a log holding that offset contradicts the ReadBackShort before it",
+		sites: func(m *mutant) []int {
+			return m.where(func(i int, e *tracer.Event) bool {
+				return e.Kind == tracer.ReadBack && !m.shortBefore(i) && m.highestAcked(e.Partition) >= 0
+			})
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			e := m.evs[at]
+			off := m.highestAcked(e.Partition)
+			short := tracer.Event{T: e.T, Kind: tracer.ReadBackShort, Partition: e.Partition, Node: 1, Offset: off, HWM: off, WaitedMs: 60000}
+			return slices.Insert(m.clone(), at, short)
 		}},
 	{name: "swap the correlation ids of two requests on one connection", want: caught,
 		why: "a client numbers the requests of one connection in increasing order: the later request carries the lower id, whether the two are answered or lost with the connection",
