@@ -498,6 +498,8 @@ func (a *analysis) batch(s *partScan, b *batch, out []checker.Violation) []check
 		at := c.cur(b)
 		why := fmt.Sprintf("it was failed as never sent (%s)", c.str(b.reason))
 		switch {
+		case b.errLine > 0 && c.wire && b.resent:
+			why = fmt.Sprintf("its last attempt was answered %s, which is not retriable, every earlier attempt was refused before the append, and the client never sent it again", c.str(b.reason))
 		case b.errLine > 0 && c.wire:
 			why = fmt.Sprintf("its only attempt was answered %s, which is not retriable, and the client never sent it again", c.str(b.reason))
 		case b.errLine > 0:

@@ -101,6 +101,14 @@ type batch struct {
 	lastRecv int
 	resent   bool // a Resend of it was seen
 
+	// On the wire (onWire): its last attempt's request, how many of its
+	// attempts are not known to have been refused before the append, and
+	// whether the answer in lastErr is its last attempt's, and a refusal.
+	lastReq, lastNode int32
+	unsure            int32
+	lastIsLast        bool
+	lastRefused       bool
+
 	ooo      int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
 	oooLine  int // the first of them
 	oooFirst int64
@@ -194,6 +202,10 @@ type Checker struct {
 
 	more  map[int64][]attempt // batch id -> its attempts after sent0
 	texts intern.Table        // a batch's strings
+
+	// faults: on the wire, the injected fault each attempt not yet
+	// answered met, by its partition, epoch and sequence (refused).
+	faults map[attemptKey]wireFault
 }
 
 // New returns a Checker for a trace with header h.
@@ -241,6 +253,8 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			b.more++
 		}
 		b.lastErr, b.lastRecv, b.resent = 0, 0, true
+		b.lastReq, b.lastNode, b.lastIsLast, b.lastRefused = e.Req, e.Node, false, false
+		b.unsure++
 	case tracer.Receive:
 		c.receive(line, e)
 	case tracer.ExpireBatch:
@@ -251,6 +265,20 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 		c.fail(line, e)
 	case tracer.Told:
 		c.toldEvent(line, e)
+	case tracer.Fault:
+		if c.wire && e.Partition >= 0 && e.Seq >= 0 {
+			if c.faults == nil {
+				c.faults = map[attemptKey]wireFault{}
+			}
+			c.faults[attemptKey{e.Partition, e.Epoch, e.Seq}] = wireFault{kind: c.text(e.Fault), node: e.Node}
+		}
+	case tracer.Disconnect:
+		// A fault on an attempt lost with its connection names no answer.
+		for k, f := range c.faults {
+			if f.node == e.Node {
+				delete(c.faults, k)
+			}
+		}
 	case tracer.ReadBackShort:
 		pt := c.part(e.Partition)
 		ev := *e
@@ -292,7 +320,7 @@ func (c *Checker) sendNew(line int, e *tracer.Event) {
 	bi := pt.bs.n
 	c.byID.Put(e.Batch, refOf(pt.num, bi))
 	b := batch{id: e.Batch, part: e.Partition, pid: e.PID, first: pt.ids.n, ackOff: -1,
-		sent0: attempt{ep: e.Epoch, seq: e.Seq, line: line}}
+		sent0: attempt{ep: e.Epoch, seq: e.Seq, line: line}, lastReq: e.Req, lastNode: e.Node, unsure: 1}
 	var twice []int64
 	for _, id := range e.Records {
 		if _, ok := c.rec.Get(id); ok {
@@ -330,6 +358,10 @@ func (c *Checker) receive(line int, e *tracer.Event) {
 		return
 	}
 	answer := kafkaerr.Classify(e.Err)
+	refused := false
+	if c.wire {
+		refused = c.refused(e)
+	}
 	if answer == kafkaerr.OutOfOrder {
 		c.stats.OutOfOrderAnswers++
 		if b.ooo == 0 {
@@ -348,7 +380,46 @@ func (c *Checker) receive(line int, e *tracer.Event) {
 		}
 	default:
 		b.lastErr, b.lastRecv = c.text(e.Err), line
+		b.lastIsLast = e.Req == b.lastReq && e.Node == b.lastNode
+		b.lastRefused = b.lastIsLast && refused
+		if refused {
+			b.unsure--
+		}
 	}
+}
+
+// attemptKey names an attempt on the wire: its partition, epoch and base
+// sequence, as a Fault names it.
+type attemptKey struct {
+	p   int32
+	ep  int16
+	seq int32
+}
+
+// wireFault is a Fault on an attempt not yet answered.
+type wireFault struct {
+	kind text
+	node int32
+}
+
+// refused reports whether the answer e, on the wire, says its attempt was
+// refused before the append, and so not written: an injected
+// RejectBeforeAppend, or, with no fault, an answer a broker gives only
+// before it appends (the sequence and epoch checks: the spec's HandleProduce
+// answers OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID and
+// INVALID_PRODUCER_EPOCH without appending). A real broker's own retriable
+// errors (NOT_LEADER_OR_FOLLOWER, a timeout) may come after the append.
+func (c *Checker) refused(e *tracer.Event) bool {
+	k := attemptKey{e.Partition, e.Epoch, e.Seq}
+	if f, ok := c.faults[k]; ok {
+		delete(c.faults, k)
+		return c.str(f.kind) == "RejectBeforeAppend"
+	}
+	switch e.Err {
+	case kafkaerr.OutOfOrderSequence, kafkaerr.UnknownProducerID, kafkaerr.InvalidProducerEpoch:
+		return true
+	}
+	return false
 }
 
 // fail applies a Fail event. A batch never sent (sequence -1) was never
@@ -422,11 +493,18 @@ func (c *Checker) definite(tr *toldRec) bool {
 }
 
 // onWire settles, in a trace of the wire, a batch with no outcome at the
-// end: a fatal answer (kafkaerr.Fatal) to its only attempt, which the client
-// never sent again, failed it definitely. Any earlier attempt might have
-// been written, so a batch sent more than once keeps its unknown outcome.
+// end: a fatal answer (kafkaerr.Fatal) to its last attempt, which the client
+// never sent again, failed it definitely when it was its only attempt, or
+// when every earlier attempt was refused before the append (refused). Any
+// other earlier attempt might have been written, so such a batch keeps its
+// unknown outcome.
 func (c *Checker) onWire(b *batch) {
-	if b.out == pending && !b.resent && b.lastErr != 0 && kafkaerr.Fatal(c.str(b.lastErr)) {
+	if b.out != pending || b.lastErr == 0 || !kafkaerr.Fatal(c.str(b.lastErr)) {
+		return
+	}
+	// The attempts not known refused: the last one alone, or none.
+	earlierRefused := b.lastIsLast && (b.unsure == 0 || b.unsure == 1 && !b.lastRefused)
+	if !b.resent || earlierRefused {
 		b.out, b.errLine, b.endLine, b.reason = failed, b.lastRecv, b.lastRecv, b.lastErr
 	}
 }

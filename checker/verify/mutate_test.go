@@ -740,6 +740,34 @@ var mutations = []mutation{
 			})
 		},
 		mutate: func(m *mutant, at int) []tracer.Event { return m.swapReqs(m.prevRequest(at), at) }},
+	{name: "refuse a batch's only attempt before the append, and answer its retry fatally after the append (the wire)", want: caught,
+		why: "the first attempt was refused, so the last one is the only one that could be written, and its fatal answer fails the batch definitely: its records in the log are failed-but-present",
+		sites: func(m *mutant) []int {
+			if !m.wire() {
+				return nil
+			}
+			return m.where(m.refusable)
+		},
+		mutate: func(m *mutant, at int) []tracer.Event {
+			s := m.evs[at]
+			r := m.answerOf(at)
+			evs := m.clone()
+			evs[r].Err, evs[r].Offset, evs[r].LogStart = "NOT_LEADER_OR_FOLLOWER", -1, -1
+			end := m.firstReadBack()
+			var req, node int32
+			for i := range m.evs {
+				req, node = max(req, m.evs[i].Req), max(node, m.evs[i].Node)
+			}
+			t := m.evs[end-1].T
+			retry := []tracer.Event{
+				{T: t, Kind: tracer.Resend, Partition: s.Partition, Batch: s.Batch, PID: s.PID, Epoch: s.Epoch, Seq: s.Seq, N: s.N, Req: req + 1, Node: node + 1},
+				{T: t, Kind: tracer.Fault, Fault: "AppendThenFail", Partition: s.Partition, Epoch: s.Epoch, Seq: s.Seq, Node: node + 1, Err: "INVALID_RECORD"},
+				{T: t, Kind: tracer.Receive, Partition: s.Partition, Batch: s.Batch, PID: s.PID, Epoch: s.Epoch, Seq: s.Seq, Req: req + 1, Node: node + 1, Err: "INVALID_RECORD", Offset: -1, LogStart: -1},
+			}
+			evs = slices.Insert(evs, end, retry...)
+			reject := tracer.Event{T: m.evs[r].T, Kind: tracer.Fault, Fault: "RejectBeforeAppend", Partition: s.Partition, Epoch: s.Epoch, Seq: s.Seq, Node: s.Node, Err: "NOT_LEADER_OR_FOLLOWER"}
+			return slices.Insert(evs, r, reject)
+		}},
 	{name: "move an event's time to its neighbour's", want: neutral,
 		why: "trace order is kept; equal times only let operations overlap more, which can hide nothing that was legal",
 		sites: func(m *mutant) []int {
