@@ -411,6 +411,13 @@ func appendThenFail(m *mutant, i int, e *tracer.Event) bool {
 	return e.Kind == tracer.Fault && e.Fault == "AppendThenFail" && e.Err != "INVALID_RECORD" && m.faultAnswer(i) >= 0
 }
 
+// No class sends a batch, on the wire, at an epoch no InitProducerId
+// granted: that is no doctoring. A client bumps its epoch itself (KIP-360:
+// the Java client's idempotent producer, and ours, add one to the epoch
+// without asking the broker), so real traces do it: traces/proxy/
+// java-4.3.1-on-kafka-4.1.0.jsonl sends at epoch 1 from line 4604 with only
+// epoch 0 granted, as do traces/scenarios/ExpiryKgo.NoGap-ours-norearm-*
+// and traces/fixtures/bad-failed-but-present.proxy.jsonl.
 var mutations = []mutation{
 	{name: "delete a Receive answered before later answers on its connection, or never lost", want: caught,
 		why: "its request stays unanswered: a later answer on the connection comes out of order, or the read-back finds it outstanding",
