@@ -64,6 +64,9 @@ type corr struct {
 // after the ids went back does not excuse them. (A counter that wraps past
 // 2^31 requests on one connection would trip this; no trace comes near.)
 func (m *Machine) corrOrder(line int, e *tracer.Event) error {
+	if e.Req < 0 {
+		return nil // never written: our producer traces a request whose connection was already lost with id -1
+	}
 	last, ok := m.lastReq[e.Node]
 	if ok && e.Req < last.req {
 		return m.fail(line, string(e.Kind), e.Partition, "request %d on node %d is sent after request %d (line %d) on the same connection: correlation ids go backwards (a client numbers a connection's requests in increasing order)",

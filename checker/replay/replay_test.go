@@ -375,3 +375,45 @@ func TestIdleRearmRule(t *testing.T) {
 		})
 	}
 }
+
+// TestCorrelationOrder: a connection's correlation ids never go back; a
+// request never written (id -1: its connection was lost first) has none,
+// and a lost connection starts the numbering again.
+func TestCorrelationOrder(t *testing.T) {
+	h := tracer.Header{Writer: "kcheck-producer", Partitions: 2, MaxInFlight: 5,
+		DeliveryTimeoutMs: 1000, Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+	send := func(p int32, b int64, req int32) tracer.Event {
+		return tracer.Event{Kind: tracer.SendNew, Partition: p, PID: 1, Batch: b, N: 1, Req: req, Node: 1, Records: []int64{b}}
+	}
+	lost := tracer.Event{Kind: tracer.Disconnect, Node: 1}
+	for _, tc := range []struct {
+		name    string
+		evs     []tracer.Event
+		badLine int // 0: the trace conforms
+	}{
+		{"a request never written", []tracer.Event{send(0, 1, 3), send(1, 2, -1), lost}, 0},
+		{"a new connection starts again", []tracer.Event{send(0, 1, 3), lost, send(1, 2, 0)}, 0},
+		{"ids go back", []tracer.Event{send(0, 1, 3), send(1, 2, 2)}, 3},
+		{"ids go back, then the connection is lost", []tracer.Event{send(0, 1, 3), send(1, 2, 2), lost}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := append([]tracer.Event{{Kind: tracer.InitProducerID, PID: 1, Node: -1}}, tc.evs...)
+			for i := range evs {
+				if err = m.Step(i+1, &evs[i]); err != nil {
+					break
+				}
+			}
+			var re *Error
+			switch {
+			case tc.badLine == 0 && err != nil:
+				t.Fatalf("want the trace to conform: %v", err)
+			case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine):
+				t.Fatalf("got %v, want an error at line %d", err, tc.badLine)
+			}
+		})
+	}
+}
