@@ -105,25 +105,7 @@ func TestNewProducerID(t *testing.T) {
 			init(2000),
 		}, 3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range tc.evs {
-				err = m.Step(i+1, &tc.evs[i])
-				if err != nil {
-					break
-				}
-			}
-			var re *Error
-			switch {
-			case tc.badLine == 0 && err != nil:
-				t.Fatalf("want the trace to conform: %v", err)
-			case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine):
-				t.Fatalf("got %v, want an error at line %d", err, tc.badLine)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantLine(t, replayAll(t, h, tc.evs), tc.badLine, "") })
 	}
 }
 
@@ -355,23 +337,7 @@ func TestIdleRearmRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tracer.Header{Writer: "kcheck-producer", Partitions: 1, FirstAck: true, HoldWhileRetrying: true, MaxInFlight: 5,
 				IdleRearmMs: tc.rearmMs, DeliveryTimeoutMs: 1000, Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
-			m, err := New(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs := trace(tc.at)
-			for i := range evs {
-				if err = m.Step(i+1, &evs[i]); err != nil {
-					break
-				}
-			}
-			var re *Error
-			switch {
-			case tc.badLine == 0 && err != nil:
-				t.Fatalf("want the trace to conform: %v", err)
-			case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine || !strings.Contains(err.Error(), "idle re-arm")):
-				t.Fatalf("got %v, want the idle re-arm rule at line %d", err, tc.badLine)
-			}
+			wantLine(t, replayAll(t, h, trace(tc.at)), tc.badLine, "idle re-arm")
 		})
 	}
 }
@@ -397,23 +363,37 @@ func TestCorrelationOrder(t *testing.T) {
 		{"ids go back, then the connection is lost", []tracer.Event{send(0, 1, 3), send(1, 2, 2), lost}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(h)
-			if err != nil {
-				t.Fatal(err)
-			}
 			evs := append([]tracer.Event{{Kind: tracer.InitProducerID, PID: 1, Node: -1}}, tc.evs...)
-			for i := range evs {
-				if err = m.Step(i+1, &evs[i]); err != nil {
-					break
-				}
-			}
-			var re *Error
-			switch {
-			case tc.badLine == 0 && err != nil:
-				t.Fatalf("want the trace to conform: %v", err)
-			case tc.badLine != 0 && (!errors.As(err, &re) || re.Line != tc.badLine):
-				t.Fatalf("got %v, want an error at line %d", err, tc.badLine)
-			}
+			wantLine(t, replayAll(t, h, evs), tc.badLine, "")
 		})
+	}
+}
+
+// replayAll steps a machine for h through evs (line i+1 each) and returns
+// the first error.
+func replayAll(t *testing.T, h tracer.Header, evs []tracer.Event) error {
+	t.Helper()
+	m, err := New(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := m.Step(i+1, &evs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wantLine checks err: nil when badLine is 0, else replay's error at
+// badLine, saying want when want is not empty.
+func wantLine(t *testing.T, err error, badLine int, want string) {
+	t.Helper()
+	var re *Error
+	switch {
+	case badLine == 0 && err != nil:
+		t.Fatalf("want the trace to conform: %v", err)
+	case badLine != 0 && (!errors.As(err, &re) || re.Line != badLine || !strings.Contains(err.Error(), want)):
+		t.Fatalf("got %v, want an error at line %d saying %q", err, badLine, want)
 	}
 }
