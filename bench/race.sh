@@ -28,6 +28,9 @@
 # new directory under DIR, e.g. /dev/shm for memory; by default they are in
 # the system's temporary directory, on disk. On a loaded machine the disk
 # makes the broker slow to answer (producer/README.md, "A slow broker").
+# RACE_BROKER_SET="KEY=VALUE ..." passes broker settings on to kcheck kafka
+# --set, e.g. "log.index.interval.bytes=2147483647" (no offset-index entry
+# while the race runs; producer/README.md, "A slow broker").
 # RACE_KEEP (default /tmp/kcheck-race-keep) keeps the trace, stderr and JSON of
 # every run that was flagged or not clean.
 # CLIENTS (default "ours-off ours-on java-4.3.1 java-4.4.0 kgo librdkafka
@@ -100,7 +103,9 @@ for v in "${versions[@]}"; do
     kdir=$(mktemp -d -p "$RACE_DATA" "kcheck-race-kafka-$v.XXXXXX") || die "RACE_DATA $RACE_DATA: cannot make a directory there"
     datadirs+=("$kdir")
   fi
-  start_kafka "$kcheck" "$v" "$kdir" "$out/kafka-$v.log"
+  setflags=()
+  for kv in ${RACE_BROKER_SET:-}; do setflags+=(--set "$kv"); done
+  start_kafka "$kcheck" "$v" "$kdir" "$out/kafka-$v.log" ${setflags[@]+"${setflags[@]}"}
   # The clients take turns, run by run, each round in an order rotated by
   # one: a broker (or a machine) whose speed drifts over minutes then falls
   # on every client alike, where client after client in blocks would give

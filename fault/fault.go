@@ -65,6 +65,31 @@ const (
 	// response lost, the batch possibly written: Fault DropResponse). A
 	// schedule's step.
 	Cut Kind = "cut"
+
+	// The faults on a real cluster's nodes (Scope OnCluster, cluster.go):
+	// kcheck proxy does them with --cluster, each once, at its trigger.
+
+	// MoveLeaders moves every partition's leader to its next replica (with
+	// every=D, again every D for the fault's duration).
+	MoveLeaders Kind = "move-leaders"
+	// Pause stops a node's process (SIGSTOP) for the fault's duration, then
+	// continues it (SIGCONT): a broker that freezes and thaws.
+	Pause Kind = "pause"
+	// Kill kills a node's process (SIGKILL) and starts it again on its data
+	// after the fault's duration.
+	Kill Kind = "kill"
+	// KillController is Kill of the active KRaft controller.
+	KillController Kind = "kill-controller"
+	// RollingRestart stops every node in turn (SIGTERM) and starts it
+	// again, each back and in sync before the next.
+	RollingRestart Kind = "rolling-restart"
+	// Isolate cuts a node off from the client only: the proxy forwards
+	// nothing of the client's connections to it for the fault's duration,
+	// then cuts them; the brokers still reach each other.
+	Isolate Kind = "isolate"
+	// SlowNode has the proxy hold every answer of a node for Delay, for the
+	// fault's duration.
+	SlowNode Kind = "slow-node"
 )
 
 // Scope is what a fault acts on.
@@ -74,6 +99,7 @@ const (
 	OnAttempt Scope = iota // one partition's attempt in a produce request
 	OnRequest              // a whole produce request, and its connection
 	OnBroker               // the broker's own state
+	OnCluster              // a node of a real cluster, or the cluster itself
 )
 
 // CutWhen is when a fault closes the connection of the attempt it hits.
@@ -107,6 +133,12 @@ type Effect struct {
 	Holds bool
 	// Cut: the connection is closed (Disconnect) instead of answering.
 	Cut CutWhen
+	// A fault on the cluster (Scope OnCluster): End is the Fault event its
+	// end emits ("" for one with no end); Target, it acts on one node
+	// (node=N or leader=P); Lasts, it lasts for=D; Proxy, the proxy does it
+	// itself (no process is touched).
+	End                  string
+	Target, Lasts, Proxy bool
 }
 
 // effectKey is what decides a fault's Effect: its kind, and for Cut its when.
@@ -129,6 +161,13 @@ var effects = map[effectKey]Effect{
 	{kind: TimeoutBeforeAppend}: {Action: "TimeoutBeforeAppend", Scope: OnRequest, Rated: true},
 	{kind: Slow}:                {Action: "Delay", Written: true, Scope: OnRequest, Rated: true},
 	{kind: StateExpiry}:         {Action: "ExpireProducerState", Scope: OnBroker},
+	{kind: MoveLeaders}:         {Action: tracer.MoveLeaders, Scope: OnCluster, Lasts: true},
+	{kind: Pause}:               {Action: tracer.PauseBroker, End: tracer.ResumeBroker, Scope: OnCluster, Target: true, Lasts: true},
+	{kind: Kill}:                {Action: tracer.KillBroker, End: tracer.StartBroker, Scope: OnCluster, Target: true, Lasts: true},
+	{kind: KillController}:      {Action: tracer.KillBroker, End: tracer.StartBroker, Scope: OnCluster, Lasts: true},
+	{kind: RollingRestart}:      {Action: tracer.StopBroker, End: tracer.StartBroker, Scope: OnCluster},
+	{kind: Isolate}:             {Action: tracer.IsolateBroker, End: tracer.RejoinBroker, Scope: OnCluster, Target: true, Lasts: true, Proxy: true},
+	{kind: SlowNode}:            {Action: tracer.SlowBroker, End: tracer.SlowBrokerEnd, Scope: OnCluster, Target: true, Lasts: true, Proxy: true},
 }
 
 // Effect returns what the kind does (for Cut: with when=before).
@@ -157,6 +196,13 @@ func Kinds() map[Kind]string {
 		AppendThenError: "the selected attempts are appended and answered err=NAME (selectors, delay and until as for reject; on kfake only REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND, and no delay)",
 		Hold:            "the selected attempts go to the broker as usual and their answers are held for delay=D (required) before they go to the client, never reordering a connection's answers (selectors and until as for reject; kcheck proxy only)",
 		Cut:             "the connection of the selected attempt is closed (selectors as for reject): when=before (the default) as it arrives, nothing of its request forwarded; when=after (kcheck proxy only) when the broker's answer arrives, instead of delivering it",
+		MoveLeaders:     "every partition's leader moves to its next replica (a reassignment, then a preferred election); every=D repeats it every D for for=D.",
+		Pause:           "a node's process is stopped (SIGSTOP) for for=D (default 3s), then continued: node=N, or leader=P the leader of partition P when it fires (default leader=0).",
+		Kill:            "a node's process is killed (SIGKILL) and started again on its data after for=D (default 2s); node=N or leader=P as for pause.",
+		KillController:  "the active KRaft controller is killed (SIGKILL) and started again after for=D (default 2s).",
+		RollingRestart:  "every node in turn is stopped (SIGTERM) and started again, each back and its replicas in sync before the next.",
+		Isolate:         "the proxy forwards nothing of the client's connections to one node for for=D (default 3s), then cuts them; the brokers still reach each other; node=N or leader=P as for pause.",
+		SlowNode:        "the proxy holds every answer of one node for delay=D (default 500ms), for for=D (default 5s); node=N or leader=P as for pause.",
 	}
 }
 
@@ -205,6 +251,8 @@ type Fault struct {
 	UntilNext bool
 	UntilSeq  bool
 	UntilK    int32
+	// A fault on the cluster (Scope OnCluster, cluster.go).
+	Cluster
 }
 
 // NextGrace is how long an answer held until the next attempt waits once
@@ -258,6 +306,10 @@ func defaultFor(k Kind) Fault {
 		return Fault{Kind: k, Rate: 1, Count: 1}
 	case StateExpiry:
 		return Fault{Kind: k, Rate: 1, Count: -1}
+	case MoveLeaders, Pause, Kill, KillController, RollingRestart, Isolate:
+		return Fault{Kind: k, Rate: 1, Count: 1, Cluster: clusterDefaults(k)}
+	case SlowNode:
+		return Fault{Kind: k, Rate: 1, Count: 1, Delay: 500 * time.Millisecond, Cluster: clusterDefaults(k)}
 	default:
 		return Fault{Kind: k, Rate: 0.02, Count: 20}
 	}
@@ -378,7 +430,10 @@ func Parse(s string) (Fault, error) {
 				f.Partitions = append(f.Partitions, int32(n))
 			}
 		default:
-			err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, epoch, seq, try, idle, after, when, err, until)")
+			var ok bool
+			if ok, err = f.parseCluster(key, val); !ok {
+				err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, epoch, seq, try, idle, after, when, err, until; on a cluster: node, leader, for, every, at, records, random)")
+			}
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", s, key, err)
@@ -417,7 +472,7 @@ func (f *Fault) check(s string) error {
 	case eff.Scope == OnBroker && (f.Rate != d.Rate || f.Count != d.Count || f.Partitions != nil):
 		return fmt.Errorf("fault %q: %s takes only delay=D (producer.id.expiration.ms), for every partition", s, f.Kind)
 	}
-	return nil
+	return f.checkCluster(s)
 }
 
 // String returns the fault in the form Parse reads.
@@ -463,6 +518,7 @@ func (f Fault) String() string {
 	if f.UntilSeq {
 		ps = append(ps, "until=seq:"+strconv.Itoa(int(f.UntilK)))
 	}
+	ps = f.clusterString(ps)
 	if f.Partitions != nil {
 		var s []string
 		for _, p := range f.Partitions {

@@ -33,8 +33,10 @@ func TestParseRoundTrip(t *testing.T) {
 // alone and all together; a kind refuses the parameters it has no use for.
 func TestParseStringEveryParameter(t *testing.T) {
 	samples := []string{"rate=0.5", "count=3", "delay=2s", "partitions=1+4", "attempt=2", "epoch=1", "seq=7",
-		"try=2", "idle=300ms", "after=answer", "when=after", "when=before", "err=INVALID_RECORD", "until=next", "until=seq:5"}
+		"try=2", "idle=300ms", "after=answer", "when=after", "when=before", "err=INVALID_RECORD", "until=next", "until=seq:5",
+		"node=2", "leader=3", "for=4s", "every=1s", "at=1s", "records=100", "random=2s"}
 	selectors := "attempt epoch seq try idle after"
+	triggers := "at records random"
 	takes := map[Kind]string{
 		SeedRace:            "rate count delay partitions until err seq",
 		NotEnoughReplicas:   "rate count delay partitions until err " + selectors,
@@ -48,6 +50,13 @@ func TestParseStringEveryParameter(t *testing.T) {
 		TimeoutBeforeAppend: "rate count delay partitions",
 		Slow:                "rate count delay partitions",
 		StateExpiry:         "delay",
+		MoveLeaders:         "for every " + triggers,
+		Pause:               "node leader for " + triggers,
+		Kill:                "node leader for " + triggers,
+		KillController:      "for " + triggers,
+		RollingRestart:      triggers,
+		Isolate:             "node leader for " + triggers,
+		SlowNode:            "delay node leader for " + triggers,
 	}
 	if len(takes) != len(Kinds()) {
 		t.Fatalf("the test knows %d kinds, Kinds() %d", len(takes), len(Kinds()))
@@ -72,6 +81,9 @@ func TestParseStringEveryParameter(t *testing.T) {
 		if k == Hold {
 			base = append(base, "delay=1s")
 		}
+		if k == MoveLeaders {
+			base = append(base, "for=4s") // every repeats during for
+		}
 		var all []string
 		for _, kv := range samples {
 			key, _, _ := strings.Cut(kv, "=")
@@ -87,7 +99,8 @@ func TestParseStringEveryParameter(t *testing.T) {
 				_, err := Parse(s)
 				t.Errorf("Parse(%q): accepted %v, want %v (%v)", s, got, want, err)
 			}
-			if want && kv != "until=seq:5" && kv != "when=before" {
+			// one trigger: at stands for the three; node for node or leader
+			if want && kv != "until=seq:5" && kv != "when=before" && kv != "records=100" && kv != "random=2s" && kv != "leader=3" {
 				all = append(all, kv)
 			}
 		}
@@ -255,5 +268,42 @@ func TestAttempts(t *testing.T) {
 				t.Errorf("%s selects %+v: %v, want %v", s, at, f.Selects(at), sel[i])
 			}
 		}
+	}
+}
+
+func TestParseClusterErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"pause:node=2,leader=1":            "already acts on node 2: give node or leader",
+		"kill:leader=1,node=2":             "already acts on the leader of partition 1",
+		"pause:node=-1":                    `"-1" is not a node id`,
+		"pause:at=1s,records=10":           "one trigger (at, records or random); it already has at=1s",
+		"pause:records=0":                  "want 1 or more records acknowledged",
+		"pause:for=0s":                     "must be positive",
+		"pause:rate=0.5":                   "pause acts on the cluster once: it takes only node or leader, for, at, records, random",
+		"pause:partitions=1":               "acts on the cluster once",
+		"kill:delay=1s":                    "kill holds no answer",
+		"slow-node:delay=0s":               "delay=D must be positive",
+		"kill-controller:node=1":           "kill-controller picks its own node",
+		"rolling-restart:for=1s":           "rolling-restart lasts as long as it takes",
+		"pause:every=1s":                   "every repeats move-leaders only",
+		"move-leaders:every=1s":            "every=D repeats the moves during for=D",
+		"reject:err=INVALID_RECORD,node=1": "node, leader, for, every, at, records and random are for faults on a cluster's nodes, not reject",
+		"hold:delay=1s,records=5":          "not hold",
+		"pause:attempt=1":                  "which pause does not act on",
+		"isolate:leader=x":                 `"x" is not a partition number`,
+	} {
+		_, err := Parse(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+	f, err := Parse("slow-node:delay=1s,node=2,for=4s,records=100")
+	want := Fault{Kind: SlowNode, Rate: 1, Count: 1, Delay: time.Second,
+		Cluster: Cluster{ByNode: true, Node: 2, Leader: -1, For: 4 * time.Second, Trigger: Trigger{Records: 100}}}
+	if err != nil || !reflect.DeepEqual(f, want) {
+		t.Fatalf("got %+v, %v\nwant %+v", f, err, want)
+	}
+	if f, _ := Parse("pause"); f.LeaderOf() != 0 || f.For != 3*time.Second || f.Trigger != (Trigger{}) {
+		t.Errorf("pause's defaults: %+v", f)
 	}
 }

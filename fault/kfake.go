@@ -36,6 +36,8 @@ func CheckKfake(fs []Fault) error {
 	for _, f := range fs {
 		eff := f.Effect()
 		switch {
+		case eff.Scope == OnCluster:
+			return fmt.Errorf("fault %s: acts on a real cluster's nodes: %w (a cluster kcheck started, kcheck kafka --nodes 3 --control ADDR, behind kcheck proxy --cluster ADDR)", f, ErrNeedsRealBroker)
 		case eff.Scope == OnBroker:
 			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (one run with producer.id.expiration.ms=D, such as kcheck kafka --producer-id-expiration, behind kcheck proxy)", f, ErrNeedsRealBroker)
 		case f.Until():

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -135,8 +136,10 @@ type Cluster struct {
 // (controller.quorum.voters), sized for a small machine: a heap of Heap,
 // two network and four I/O threads; replication factors of new and internal
 // topics min(3, Nodes); transaction.state.log.min.isr min(2, Nodes);
-// num.partitions 1, group.initial.rebalance.delay.ms 0, and
-// auto.create.topics.enable false. Config.Properties override any of these.
+// num.partitions 1, group.initial.rebalance.delay.ms 0,
+// auto.create.topics.enable false, and log.index.interval.bytes at its
+// largest (no index entries: see serverProperties). Config.Properties
+// override any of these.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -412,6 +415,15 @@ func serverProperties(cfg Config, nodes []*node, n *node) string {
 	set("transaction.state.log.num.partitions", 8)
 	set("group.initial.rebalance.delay.ms", 0)
 	set("auto.create.topics.enable", false)
+	// No offset- or time-index entry until a segment holds 2 GiB: a
+	// partition's first entry is the first write to a page of its new,
+	// sparse, memory-mapped index file, which on this kind of machine's disk,
+	// with the cores busy, held a produce 57-85 ms per partition, seconds
+	// for a request of many new partitions, and failed every client's
+	// records by delivery timeout (producer/README.md, "A slow broker").
+	// Index entries only speed up finding an offset in a segment; reads from
+	// the start, as every read-back here, do not use them.
+	set("log.index.interval.bytes", math.MaxInt32)
 	if cfg.ProducerIDExpiration > 0 {
 		set("producer.id.expiration.ms", cfg.ProducerIDExpiration.Milliseconds())
 	}

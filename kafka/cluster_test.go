@@ -40,6 +40,7 @@ func TestServerProperties(t *testing.T) {
 		"producer.id.expiration.check.interval.ms": "500",
 		"num.io.threads":                           "8", // overridden
 		"min.insync.replicas":                      "2", // added
+		"log.index.interval.bytes":                 "2147483647",
 	} {
 		if got[k] != want {
 			t.Errorf("%s=%q, want %q", k, got[k], want)

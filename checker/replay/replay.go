@@ -911,6 +911,11 @@ func (m *Machine) fault(line int, e *tracer.Event) error {
 		// response dropped as it came (DropResponse) leaves its attempt
 		// uncertain, as any lost with its connection.
 	default:
+		if tracer.IsClusterFault(e.Fault) {
+			// A node paused, killed, cut off or slowed: the client meets
+			// it as the errors, delays and Disconnects that follow.
+			return nil
+		}
 		return &Error{Line: line, Action: "Fault", Reason: fmt.Sprintf("unknown fault %q", e.Fault)}
 	}
 	return nil

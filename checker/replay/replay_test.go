@@ -109,6 +109,26 @@ func TestNewProducerID(t *testing.T) {
 	}
 }
 
+// A fault on a cluster's node forces no spec action: the trace conforms
+// with it wherever it falls; a fault no injector has is refused.
+func TestClusterFaults(t *testing.T) {
+	h := tracer.Header{Writer: "kcheck-proxy", Partitions: 1, MaxInFlight: 5, DeliveryTimeoutMs: 1000,
+		Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+	fault := func(name string, node int32) tracer.Event {
+		return tracer.Event{Kind: tracer.Fault, Fault: name, Partition: -1, Epoch: -1, Seq: -1, Node: node}
+	}
+	evs := []tracer.Event{
+		{Kind: tracer.InitProducerID, PID: 1000, Node: -1},
+		fault(tracer.PauseBroker, 2),
+		{Kind: tracer.SendNew, PID: 1000, Batch: 1, Seq: 0, N: 1, Req: 1, Node: 2, Records: []int64{1}},
+		fault(tracer.ResumeBroker, 2), fault(tracer.MoveLeaders, -1), fault(tracer.IsolateBroker, 2), fault(tracer.RejoinBroker, 2),
+		{Kind: tracer.Receive, PID: 1000, Batch: 1, Seq: 0, Req: 1, Node: 2, Err: "NONE", Offset: 0, LogStart: -1},
+		fault(tracer.KillBroker, 3), fault(tracer.StartBroker, 3), fault(tracer.StopBroker, 1), fault(tracer.SlowBroker, 1), fault(tracer.SlowBrokerEnd, 1),
+	}
+	wantLine(t, replayAll(t, h, evs), 0, "")
+	wantLine(t, replayAll(t, h, append(evs, fault("FreezeBroker", 1))), len(evs)+1, `unknown fault "FreezeBroker"`)
+}
+
 // The wire's rules hold on every trace, our producer's and the proxy's: a
 // connection's requests are answered in the order sent, each for every
 // partition it carried, or lost with a Disconnect of the connection, by the

@@ -20,7 +20,9 @@ import (
 func runDescription() string {
 	var kinds []string
 	for k, d := range fault.Kinds() {
-		kinds = append(kinds, fmt.Sprintf("   %-22s %s", k, d))
+		if k.Effect().Scope != fault.OnCluster { // kcheck proxy --help lists those
+			kinds = append(kinds, fmt.Sprintf("   %-22s %s", k, d))
+		}
 	}
 	sort.Strings(kinds)
 	var versions []string
