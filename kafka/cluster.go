@@ -606,6 +606,8 @@ func (c *Cluster) stop() error {
 		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			n.cmd.Process.Kill() // a system without SIGTERM
 		}
+		// A paused node (Pause) takes its SIGTERM once continued.
+		continueProcess(n.cmd.Process)
 	}
 	grace := time.NewTimer(c.grace)
 	defer grace.Stop()
@@ -650,22 +652,34 @@ wait:
 // as at Start, or when ctx ends. It must not run concurrently with Stop or
 // another Restart, Kill or StartNode.
 func (c *Cluster) Restart(ctx context.Context, id int) error {
+	if err := c.StopNode(id); err != nil {
+		return err
+	}
+	return c.StartNode(ctx, id)
+}
+
+// StopNode stops node id cleanly (SIGTERM, then SIGKILL after the stop
+// timeout), its data kept, and returns once it has exited. StartNode starts
+// it again.
+func (c *Cluster) StopNode(id int) error {
 	n, err := c.node(id)
 	if err != nil {
 		return err
 	}
-	if n.cmd != nil {
-		if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			n.cmd.Process.Kill()
-		}
-		select {
-		case <-n.exited:
-		case <-time.After(c.grace):
-			n.cmd.Process.Kill()
-			<-n.exited
-		}
+	if n.cmd == nil {
+		return nil
 	}
-	return c.StartNode(ctx, id)
+	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		n.cmd.Process.Kill()
+	}
+	continueProcess(n.cmd.Process) // a paused node takes its SIGTERM
+	select {
+	case <-n.exited:
+	case <-time.After(c.grace):
+		n.cmd.Process.Kill()
+		<-n.exited
+	}
+	return nil
 }
 
 // Kill kills node id with SIGKILL, as a crash would: no shutdown, its data
@@ -683,6 +697,57 @@ func (c *Cluster) Kill(id int) error {
 	}
 	<-n.exited
 	return nil
+}
+
+// Pause stops node id's process (SIGSTOP): a broker frozen, its sockets
+// open and unanswered, until Resume. Stop continues a paused node first.
+func (c *Cluster) Pause(id int) error {
+	n, err := c.running(id)
+	if err != nil {
+		return err
+	}
+	if err := stopProcess(n.cmd.Process); err != nil {
+		return fmt.Errorf("kafka: pausing node %d: %w", id, err)
+	}
+	return nil
+}
+
+// Resume continues node id's process after Pause (SIGCONT). A node that
+// exited meanwhile (killed while paused) is an error saying so.
+func (c *Cluster) Resume(id int) error {
+	n, err := c.node(id)
+	if err != nil {
+		return err
+	}
+	if n.cmd == nil {
+		return fmt.Errorf("kafka: node %d was never started", id)
+	}
+	select {
+	case <-n.exited:
+		return fmt.Errorf("kafka: node %d was paused and has exited meanwhile (%v): nothing to resume", id, n.err)
+	default:
+	}
+	if err := continueProcess(n.cmd.Process); err != nil {
+		return fmt.Errorf("kafka: resuming node %d: %w", id, err)
+	}
+	return nil
+}
+
+// running returns node id, which must be running.
+func (c *Cluster) running(id int) (*node, error) {
+	n, err := c.node(id)
+	if err != nil {
+		return nil, err
+	}
+	if n.cmd == nil {
+		return nil, fmt.Errorf("kafka: node %d is not running", id)
+	}
+	select {
+	case <-n.exited:
+		return nil, fmt.Errorf("kafka: node %d is not running (it exited: %v)", id, n.err)
+	default:
+	}
+	return n, nil
 }
 
 // StartNode starts node id, which has exited (Kill), on its ports and data,

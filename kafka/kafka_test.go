@@ -171,19 +171,12 @@ func TestThreeNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, n := range c.Nodes() {
-		conn, err := wire.Dial(ctx, n.Addr, "kcheck-kafka-test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := kmsg.NewPtrMetadataRequest()
-		req.Topics = []kmsg.MetadataRequestTopic{}
-		resp, err := conn.Request(ctx, req)
-		conn.Close()
+		resp, err := metadata(ctx, n.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ids []int32
-		for _, b := range resp.(*kmsg.MetadataResponse).Brokers {
+		for _, b := range resp.Brokers {
 			ids = append(ids, b.NodeID)
 			if b.Host != "127.0.0.1" {
 				t.Errorf("node %d: broker %d advertised on %s", n.ID, b.NodeID, b.Host)
@@ -193,9 +186,79 @@ func TestThreeNodes(t *testing.T) {
 			t.Errorf("node %d: metadata lists brokers %v, want 3", n.ID, ids)
 		}
 	}
+	// A paused node answers nothing until resumed.
+	n2 := c.Nodes()[1]
+	if err := c.Pause(2); err != nil {
+		t.Fatal(err)
+	}
+	if st := procState(t, n2.PID); st != "T" {
+		t.Errorf("paused node 2: process state %q, want T (stopped)", st)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if _, err := metadata(pctx, n2.Addr); err == nil {
+		t.Error("a paused node answered")
+	}
+	pcancel()
+	if err := c.Resume(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metadata(ctx, n2.Addr); err != nil {
+		t.Errorf("node 2 after Resume: %v", err)
+	}
+	// A paused node killed meanwhile: Resume says so; it starts again.
+	if err := c.Pause(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(3); err == nil || !strings.Contains(err.Error(), "node 3 was paused and has exited meanwhile") {
+		t.Errorf("Resume of a killed node: %v", err)
+	}
+	if err := c.Pause(3); err == nil || !strings.Contains(err.Error(), "node 3 is not running") {
+		t.Errorf("Pause of a killed node: %v", err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 60*time.Second)
+	if err := c.StartNode(sctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	scancel()
+	// Stop continues a paused node, which then stops on its SIGTERM.
+	if err := c.Pause(1); err != nil {
+		t.Fatal(err)
+	}
 	stopped := time.Now()
 	stopAndCheck(t, c)
 	t.Logf("stopped in %v", time.Since(stopped).Round(time.Millisecond))
+}
+
+// procState returns the state letter of process pid (/proc/PID/stat).
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pid (comm) state ...: comm may hold spaces; the state follows its ")".
+	_, rest, _ := strings.Cut(string(b), ") ")
+	st, _, _ := strings.Cut(rest, " ")
+	return st
+}
+
+// metadata asks the node at addr for the cluster's brokers.
+func metadata(ctx context.Context, addr string) (*kmsg.MetadataResponse, error) {
+	conn, err := wire.Dial(ctx, addr, "kcheck-kafka-test")
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{}
+	resp, err := conn.Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.MetadataResponse), nil
 }
 
 // TestBrokerExitsDuringStart starts a node whose JVM cannot start, and

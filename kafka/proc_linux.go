@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -13,3 +14,10 @@ import (
 func ownProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
+
+// stopProcess stops p (SIGSTOP) until continueProcess.
+func stopProcess(p *os.Process) error { return p.Signal(syscall.SIGSTOP) }
+
+// continueProcess continues p (SIGCONT); a process that was not stopped is
+// unaffected.
+func continueProcess(p *os.Process) error { return p.Signal(syscall.SIGCONT) }

@@ -1,8 +1,11 @@
 // Package nemesis disturbs a real Kafka cluster while a client produces to
 // it, as Jepsen's nemesis does: it moves partition leaders (a reassignment
 // that rotates each partition's replica list, then a preferred leader
-// election) and restarts brokers. The lost responses of the third kind of
-// fault come from kcheck's proxy (tracer/proxy).
+// election), and pauses, kills and restarts brokers. Serve lets another
+// process do that to a cluster this one started (kcheck kafka --control);
+// Remote is that other process's side, what kcheck proxy --cluster acts
+// through (tracer/proxy.Cluster). The lost responses and cut-off brokers
+// come from kcheck's proxy itself.
 package nemesis
 
 import (
@@ -29,7 +32,10 @@ func MoveLeaders(ctx context.Context, bootstrap string, topic string) (int, erro
 		return 0, fmt.Errorf("nemesis: %w", err)
 	}
 	defer c.Close()
+	return moveLeaders(ctx, c, topic)
+}
 
+func moveLeaders(ctx context.Context, c *wire.Conn, topic string) (int, error) {
 	mreq := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
@@ -168,6 +174,10 @@ func ActiveController(ctx context.Context, bootstrap string) (int32, error) {
 		return -1, fmt.Errorf("nemesis: %w", err)
 	}
 	defer c.Close()
+	return activeController(ctx, c)
+}
+
+func activeController(ctx context.Context, c *wire.Conn) (int32, error) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic = "__cluster_metadata"

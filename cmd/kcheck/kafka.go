@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kcheck/kcheck/kafka"
+	"github.com/kcheck/kcheck/nemesis"
 )
 
 const kafkaDescription = `Runs a real Apache Kafka cluster on 127.0.0.1 with no manual step, for
@@ -26,6 +28,11 @@ its log node.log, the JVM's pauses in gc.log (wall-clock times) and its data
 data/ (removed on exit). Without --dir, a
 temporary directory is used and removed on exit. Ports are free ones chosen
 at start unless given with --port and --controller-port.
+
+With --control HOST:PORT (on loopback; port 0: a free one) it also serves
+the nodes to kcheck proxy --cluster, which pauses, kills, stops and starts
+them for the faults on a cluster (kcheck proxy --help), and prints
+"control: ADDR".
 
 "kcheck kafka fetch --version V" only fetches.
 
@@ -52,6 +59,7 @@ func kafkaCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "set", Usage: "another server.properties setting `KEY=VALUE` for every node (repeatable)"},
 			&cli.DurationFlag{Name: "timeout", Value: kafka.DefaultStartTimeout, Usage: "give up starting after `DURATION` (fetching not counted)"},
 			&cli.StringFlag{Name: "java", Value: "java", Usage: "`PATH` or name of the java executable"},
+			&cli.StringFlag{Name: "control", Usage: "serve the nodes to kcheck proxy --cluster on `HOST:PORT` (loopback; port 0: a free one)"},
 			&cli.BoolFlag{Name: "request-log", Usage: "log every request a node completes, with its queue, handling and answer times, in node.log (kafka.request.logger at DEBUG)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -62,7 +70,13 @@ func kafkaCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runKafka(c.Context, cfg, c.App.Writer, c.App.ErrWriter)
+			control := c.String("control")
+			if control != "" {
+				if err := loopback(control); err != nil {
+					return usageErrorf("kafka: --control %q: %v", control, err)
+				}
+			}
+			return runKafka(c.Context, cfg, control, c.App.Writer, c.App.ErrWriter)
 		},
 		Subcommands: []*cli.Command{{
 			Name:      "fetch",
@@ -154,8 +168,21 @@ func fetchKafka(ctx context.Context, version, cache string, w io.Writer) (classp
 	return classpath, nil
 }
 
-// runKafka fetches and starts a cluster, runs it until ctx is done, and stops it.
-func runKafka(ctx context.Context, cfg kafka.Config, stdout, stderr io.Writer) error {
+// loopback checks that addr is host:port on a loopback address.
+func loopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s is not a loopback address (127.0.0.1, ::1 or localhost)", host)
+	}
+	return nil
+}
+
+// runKafka fetches and starts a cluster, serves it on control when set,
+// runs it until ctx is done, and stops it.
+func runKafka(ctx context.Context, cfg kafka.Config, control string, stdout, stderr io.Writer) error {
 	classpath, err := fetchKafka(ctx, cfg.Version, cfg.Cache, stderr)
 	if err != nil {
 		return err
@@ -177,10 +204,23 @@ func runKafka(ctx context.Context, cfg kafka.Config, stdout, stderr io.Writer) e
 	for _, n := range cl.Nodes() {
 		fmt.Fprintf(stdout, "  node %d: %s (controller %s), pid %d, log %s\n", n.ID, n.Addr, n.ControllerAddr, n.PID, n.Log())
 	}
+	if control != "" {
+		l, err := net.Listen("tcp", control)
+		if err != nil {
+			cl.Stop()
+			return &exitError{code: exitUsage, err: fmt.Errorf("kafka: --control: %w", err)}
+		}
+		srv := nemesis.Serve(l, cl)
+		defer srv.Close()
+		fmt.Fprintf(stdout, "control: %s\n", l.Addr())
+	}
 	fmt.Fprintf(stdout, "try: kcheck run --brokers %s --topic kcheck-%d\n", cl.Bootstrap(), time.Now().Unix())
 	fmt.Fprintln(stdout, "running until interrupted (Ctrl-C)")
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "kcheck kafka: stopping")
+	// The nodes stop whatever a fault did to them (a paused one is
+	// continued first: kafka.Cluster.Stop); an action in progress on one
+	// ends with it.
 	stopped := time.Now()
 	if err := cl.Stop(); err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/nemesis"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 	"github.com/kcheck/kcheck/tracer/proxy"
@@ -64,7 +67,29 @@ state-expiry:delay=D is the broker's own producer.id.expiration.ms: the
 proxy names it in the trace's header and says the upstream must run with it
 (kcheck kafka --producer-id-expiration).
 
+Faults on a cluster's nodes act on a real cluster kcheck started with
+"kcheck kafka --nodes 3 --control ADDR", given to the proxy as --cluster ADDR;
+each fires once at its trigger, writes Fault events naming the node
+(tracer/FORMAT.md), and is ended when the client exits (a paused node
+resumed, a killed one started again), before the read-back, which waits for
+the cluster to heal (every partition led, every replica in sync). A fault
+that cannot act (no such node, no leader, a node that does not come back
+within --heal) fails the run: exit 2, no trace.
+
 It listens on loopback unless --listen says otherwise.`
+
+// proxyHelp is the proxy's description with the faults on a cluster listed.
+func proxyHelp() string {
+	var kinds []string
+	for k, d := range fault.Kinds() {
+		if k.Effect().Scope == fault.OnCluster {
+			kinds = append(kinds, fmt.Sprintf("   %-22s %s", k, d))
+		}
+	}
+	sort.Strings(kinds)
+	return proxyDescription + "\n\nFaults on a cluster's nodes (--fault, --schedule; with --cluster):\n" + strings.Join(kinds, "\n") +
+		"\n" + fault.ClusterHelp + "."
+}
 
 // proxyCommand returns the "kcheck proxy" command.
 func proxyCommand() *cli.Command {
@@ -72,7 +97,7 @@ func proxyCommand() *cli.Command {
 		Name:        "proxy",
 		Usage:       "trace any Kafka client through a protocol proxy, injecting faults",
 		UsageText:   "kcheck proxy --upstream HOST:PORT --trace FILE [--listen HOST:PORT] [flags] [-- COMMAND {bootstrap} ...]",
-		Description: proxyDescription,
+		Description: proxyHelp(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "bootstrap `HOST:PORT` clients connect to (port 0: a free one)"},
 			&cli.StringFlag{Name: "upstream", Usage: "a broker of the cluster, `HOST:PORT` (required)"},
@@ -84,6 +109,8 @@ func proxyCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
 			scheduleFlag,
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for fault choices"},
+			&cli.StringFlag{Name: "cluster", Usage: "the control `HOST:PORT` of a cluster kcheck kafka --control serves, for the faults on its nodes"},
+			&cli.DurationFlag{Name: "heal", Value: proxy.DefaultHealBound, Usage: "bound on each step that ends a fault on the cluster (a node back, replicas in sync), a `DURATION`"},
 			&cli.StringFlag{Name: "outcomes", Usage: "read what the client told its application from `FILE` (drivers/OUTCOMES.md; default: a temporary file given to the command as {outcomes} and $KCHECK_OUTCOMES)", TakesFile: true},
 			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it; kcheck readback adds it later)"},
 		},
@@ -121,6 +148,19 @@ func proxyConfig(c *cli.Context) (proxy.Config, error) {
 		return cfg, usageErrorf("proxy: %v", err)
 	}
 	cfg.Faults = faults
+	cfg.HealBound = c.Duration("heal")
+	if cfg.HealBound <= 0 {
+		return cfg, usageErrorf("proxy: --heal %v: want a positive duration", cfg.HealBound)
+	}
+	if addr := c.String("cluster"); addr != "" {
+		ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
+		defer cancel()
+		r, err := nemesis.Dial(ctx, addr)
+		if err != nil {
+			return cfg, usageErrorf("proxy: --cluster: %v", err)
+		}
+		cfg.Cluster = r
+	}
 	return cfg, nil
 }
 

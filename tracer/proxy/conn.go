@@ -164,6 +164,10 @@ func (c *conn) writeUpstream() {
 				return
 			}
 		}
+		if c.l.gate.isolated.Load() {
+			<-c.done // nothing goes up; the isolation ends by cutting c
+			return
+		}
 		buf = appendFrame(buf[:0], out.frame)
 		if _, err := bw.Write(buf); err != nil {
 			c.close()
@@ -214,6 +218,9 @@ func (c *conn) readResponses() {
 			frame, events = c.p.ownResponse(c, ex)
 		}
 		if ex.hold > 0 && !c.p.holdAnswer(c, ex) {
+			return
+		}
+		if !c.l.gate.pass(c.done) {
 			return
 		}
 		// The answer is traced before the client can have it, so the trace

@@ -46,7 +46,12 @@ type Config struct {
 	Client string
 	Broker tracer.Broker // what the upstream cluster is, for the header
 	Faults []fault.Fault
-	Seed   int64
+	// Cluster does the faults on the cluster's nodes (fault.OnCluster);
+	// they need one. HealBound bounds each step that ends one (0:
+	// DefaultHealBound).
+	Cluster   Cluster
+	HealBound time.Duration
+	Seed      int64
 	// Trace receives the trace; nil traces nothing (a plain proxy).
 	Trace io.Writer
 	// Logf reports what the proxy could not handle (an upstream that went
@@ -93,6 +98,12 @@ type Proxy struct {
 	nextReq      int32 // the proxy's request number, the trace's req
 	nextSynth    int64 // batch ids for batches without kcheck ids
 	stats        Stats
+	// The faults on the cluster (cluster.go): what their triggers wait
+	// on, the nodes' addresses from metadata, and the faults running.
+	progress  progress
+	nodeAddrs map[int32]string
+	cluster   *clusterRun
+	clusterErr error // what the faults on the cluster failed to do (Err)
 }
 
 type batchKey struct {
@@ -106,6 +117,7 @@ type batchKey struct {
 type listener struct {
 	ln       net.Listener
 	upstream string
+	gate     gate // what faults on its node do to its connections
 }
 
 // dialTimeout bounds a connection to the upstream cluster.
@@ -144,6 +156,17 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		att:        fault.NewAttempts(cfg.Faults), forwarded: map[int32]int{}, sent: make(chan struct{}),
 		forwardedSeq: map[seqAttempt]bool{},
 		nextSynth:    1 << 40,
+		progress:     newProgress(),
+		nodeAddrs:    map[int32]string{},
+	}
+	var onCluster []fault.Fault
+	for _, f := range cfg.Faults {
+		if f.Effect().Scope == fault.OnCluster {
+			onCluster = append(onCluster, f)
+		}
+	}
+	if len(onCluster) > 0 && cfg.Cluster == nil {
+		return nil, fmt.Errorf("proxy: fault %s acts on the cluster's nodes: it needs a cluster kcheck started (kcheck kafka --nodes 3 --control ADDR, then kcheck proxy --cluster ADDR)", onCluster[0])
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)
@@ -164,7 +187,16 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(onCluster) > 0 {
+		p.startCluster(onCluster)
+	}
 	return p, nil
+}
+
+// faultRand is the random source of the i-th fault's choices, drawn from
+// the seed alone.
+func (p *Proxy) faultRand(i int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(p.cfg.Seed), 0x636c7573746572+uint64(i)))
 }
 
 // Addr returns the bootstrap address clients connect to.
@@ -240,8 +272,14 @@ func (p *Proxy) accept(l *listener) {
 	}
 }
 
-// Close stops listening, cuts every connection and waits for them to end.
+// Close ends the faults on the cluster, stops listening, cuts every
+// connection and waits for them to end.
 func (p *Proxy) Close() {
+	if err := p.endCluster(); err != nil {
+		p.mu.Lock()
+		p.clusterErr = err
+		p.mu.Unlock()
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -262,6 +300,14 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
+// Err returns what the faults on the cluster failed to do, once the proxy
+// is closed: a node not found, not back, a cluster not healed.
+func (p *Proxy) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clusterErr
+}
+
 // Finish closes the proxy, which ends its faults, reads the traced topic
 // back from the upstream cluster once it has settled, ends the trace with a
 // ReadBack event per partition (and a ReadBackShort where a high watermark
@@ -269,6 +315,9 @@ func (p *Proxy) Close() {
 // when no produce request to the topic passed through.
 func (p *Proxy) Finish(ctx context.Context) error {
 	p.Close()
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
 	if p.cfg.Trace == nil {
 		return nil
 	}
@@ -355,6 +404,7 @@ func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
 
 // emitLocked writes e to the trace, or keeps it until the header is known.
 func (p *Proxy) emitLocked(e tracer.Event) {
+	p.observeLocked(&e)
 	if p.cfg.Trace == nil {
 		return
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"net"
 	"strconv"
 
@@ -153,12 +154,15 @@ func (p *Proxy) produceResponse(c *conn, ex *exchange, r *kmsg.ProduceResponse) 
 // metadata rewrites a metadata response's brokers to the proxy's listeners
 // and notes topic ids and partition counts.
 func (p *Proxy) metadata(r *kmsg.MetadataResponse) {
+	addrs := map[int32]string{}
 	for i := range r.Brokers {
 		b := &r.Brokers[i]
+		addrs[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 		b.Host, b.Port = p.rewrite(b.Host, b.Port)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	maps.Copy(p.nodeAddrs, addrs)
 	for _, t := range r.Topics {
 		if t.Topic == nil || t.ErrorCode != 0 {
 			continue
