@@ -100,9 +100,9 @@ type Proxy struct {
 	stats        Stats
 	// The faults on the cluster (cluster.go): what their triggers wait
 	// on, the nodes' addresses from metadata, and the faults running.
-	progress  progress
-	nodeAddrs map[int32]string
-	cluster   *clusterRun
+	progress   progress
+	nodeAddrs  map[int32]string
+	cluster    *clusterRun
 	clusterErr error // what the faults on the cluster failed to do (Err)
 }
 
