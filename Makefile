@@ -154,7 +154,7 @@ test: fmt-check vet gotest fuzz drivertest benchtest tlc scenarios-check kafka-t
 # A real Kafka broker (package kafka, kcheck kafka): fetched with mvn into the
 # cache ($KCHECK_CACHE or ~/.cache/kcheck); part of make test.
 KAFKA_VERSIONS ?= 4.1.0 4.3.1 4.4.0
-.PHONY: kafka-fetch kafka-test race-quick faults faults-quick faults-loaded
+.PHONY: kafka-fetch kafka-test race-quick faults faults-quick faults-loaded cluster cluster-quick
 
 kafka-fetch: build
 	@for v in $(KAFKA_VERSIONS); do $(KCHECK) kafka fetch --version $$v || exit 2; done
@@ -190,6 +190,22 @@ faults-loaded:
 
 faults-quick:
 	KCHECK_KAFKA=1 KCHECK_FAULT_RUNS=1 $(GO) test ./nemesis -run TestRealFaults -count=1 -v -timeout 15m
+
+# The cluster scenarios (traces/scenarios/cluster: each fault on a cluster's
+# nodes as a schedule) on a three-node cluster, every client through kcheck
+# proxy, Kafka 4.1.0 and 4.4.0, CLUSTER_RUNS runs of each cell: the matrix in
+# traces/scenarios/RESULTS-cluster.md (kcheck scenarios run --help).
+CLUSTER_RUNS ?= 3
+CLUSTER_BROKERS ?= 4.1.0,4.4.0
+cluster: build
+	$(KCHECK) scenarios run --cluster traces/scenarios/cluster --brokers $(CLUSTER_BROKERS) --runs $(CLUSTER_RUNS) \
+		--keep /tmp/kcheck-cluster --results traces/scenarios/RESULTS-cluster.md --json traces/scenarios/results-cluster.json
+
+# One run of each cluster fault with ours-on and one client we did not write
+# (kgo), one shape, on Kafka 4.1.0: part of make test.
+cluster-quick: build
+	$(KCHECK) scenarios run --cluster traces/scenarios/cluster --brokers 4.1.0 --clients ours-on,kgo --shapes 1p-one \
+		--baseline=false --keep /tmp/kcheck-cluster-quick
 
 clean:
 	rm -rf bin

@@ -733,6 +733,23 @@ func (c *Cluster) Resume(id int) error {
 	return nil
 }
 
+// Down lists the nodes whose process has exited (killed, stopped, or
+// crashed) and that StartNode has not started again.
+func (c *Cluster) Down() []int {
+	var ids []int
+	for _, n := range c.nodes {
+		if n.cmd == nil {
+			continue
+		}
+		select {
+		case <-n.exited:
+			ids = append(ids, n.ID)
+		default:
+		}
+	}
+	return ids
+}
+
 // running returns node id, which must be running.
 func (c *Cluster) running(id int) (*node, error) {
 	n, err := c.node(id)

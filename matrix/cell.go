@@ -45,7 +45,9 @@ type cellSpec struct {
 	argv     []string // the prepared client command
 	shape    Shape
 	broker   string // its version
-	addr     string
+	addr     string // a broker of the cluster
+	control  string // the cluster's control (kcheck proxy --cluster), or ""
+	opts     clientOpts
 	run      int
 	dir      string // where the cell's files go
 	kcheck   string
@@ -54,10 +56,8 @@ type cellSpec struct {
 
 var topicUnsafe = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
-// runCell runs c: the client through kcheck proxy with the scenario's
-// schedule, then kcheck verify and the reached check on its trace.
-func runCell(ctx context.Context, c cellSpec) Cell {
-	start := time.Now()
+// cell is c's Cell before it runs: what it is and what the model predicts.
+func (c cellSpec) cell() Cell {
 	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.Name),
 		Shape: c.shape.Name, Run: c.run}
 	cell.Predicted = c.scenario.Predictions[cell.Family]
@@ -67,6 +67,21 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	case cell.Predicted == "":
 		cell.Predicted = "not modelled"
 	}
+	return cell
+}
+
+// cantRun is c's Cell when it could not run, for err.
+func (c cellSpec) cantRun(err error) Cell {
+	cell := c.cell()
+	cell.Err = err.Error()
+	return cell
+}
+
+// runCell runs c: the client through kcheck proxy with the scenario's
+// schedule, then kcheck verify and the reached check on its trace.
+func runCell(ctx context.Context, c cellSpec) Cell {
+	start := time.Now()
+	cell := c.cell()
 	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.Name, c.shape.Name, c.run), "-")
 	topic := "sc-" + base
 	trace := filepath.Join(c.dir, base+".jsonl")
@@ -81,9 +96,12 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	if len(c.scenario.Schedule) > 0 {
 		argv = append(argv, "--schedule", c.schedule)
 	}
+	if c.control != "" {
+		argv = append(argv, "--cluster", c.control)
+	}
 	argv = append(argv, "--")
 	argv = append(argv, c.argv...)
-	argv = append(argv, c.client.args(c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"))...)
+	argv = append(argv, c.client.args(c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"), c.opts)...)
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, c.kcheck, argv...)

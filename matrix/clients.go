@@ -176,16 +176,33 @@ func Shapes() []Shape {
 	}
 }
 
-// Timeouts every client runs with: a request timeout above every hold a
-// schedule makes (at most 1.5 s), and a delivery timeout that ends a stall.
-const (
-	requestTimeout  = 2 * time.Second
-	deliveryTimeout = 5 * time.Second
-)
+// Timeouts are a client's request and delivery timeouts.
+type Timeouts struct{ Request, Delivery time.Duration }
+
+// DefaultTimeouts are what every client runs with on one node: a request
+// timeout above every hold a schedule makes (at most 1.5 s), and a delivery
+// timeout that ends a stall.
+var DefaultTimeouts = Timeouts{Request: 2 * time.Second, Delivery: 5 * time.Second}
+
+// clientOpts is what a cell's brokers ask of every client: the topic's
+// replication factor, and timeouts other than DefaultTimeouts.
+type clientOpts struct {
+	replication int
+	timeouts    Timeouts // zero: DefaultTimeouts
+}
 
 // args returns the flags that run c with shape s on topic, against the
 // proxy's {bootstrap}. own is where our producer writes its own trace.
-func (c Client) args(s Shape, topic, brokerVersion, own string) []string {
+func (c Client) args(s Shape, topic, brokerVersion, own string, o clientOpts) []string {
+	to := o.timeouts
+	if to == (Timeouts{}) {
+		to = DefaultTimeouts
+	}
+	requestTimeout, deliveryTimeout := to.Request, to.Delivery
+	var rf []string
+	if o.replication > 1 {
+		rf = []string{"--replication-factor", strconv.Itoa(o.replication)}
+	}
 	if c.Ours {
 		mode := "off"
 		if c.FirstAck {
@@ -203,7 +220,7 @@ func (c Client) args(s Shape, topic, brokerVersion, own string) []string {
 		if s.IdleAfter > 0 {
 			a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
 		}
-		return a
+		return append(a, rf...)
 	}
 	a := []string{"--bootstrap", "{bootstrap}", "--topic", topic,
 		"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
@@ -214,5 +231,5 @@ func (c Client) args(s Shape, topic, brokerVersion, own string) []string {
 	if s.IdleAfter > 0 {
 		a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle-ms", strconv.FormatInt(s.Idle.Milliseconds(), 10))
 	}
-	return a
+	return append(a, rf...)
 }

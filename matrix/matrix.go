@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/kcheck/kcheck/kafka"
+	"github.com/kcheck/kcheck/nemesis"
 )
 
 // Baseline is the scenario with no faults, run first: what each client
@@ -31,7 +34,32 @@ type Scenario struct {
 	Predictions   map[string]string // client family → TLC's outcome for its rules
 	// Family maps a client to its family (scenario.FamilyOf).
 	Family func(client string) string
+	// Nodes > 1: the scenario runs on a cluster of that many nodes
+	// (ClusterNodes), its faults on the nodes done through the cluster's
+	// control (nemesis.Serve), the topic replicated (ClusterReplication)
+	// and the clients' timeouts ClusterTimeouts.
+	Nodes int
 }
+
+// A cluster scenario's cluster: every node a broker and a controller, topics
+// replicated to all three with two in sync needed for acks=all, and no
+// unclean leader election, so that an acknowledged record survives any one
+// node's fault.
+const (
+	ClusterNodes       = 3
+	ClusterReplication = 3
+)
+
+// ClusterProperties are the brokers' settings for a cluster scenario.
+func ClusterProperties() map[string]string {
+	return map[string]string{"min.insync.replicas": "2", "unclean.leader.election.enable": "false"}
+}
+
+// ClusterTimeouts are the clients' timeouts on a cluster: a leader's
+// failover takes the broker session timeout (9 s) and a restart more, which
+// the proxy's 2 s request timeout and 5 s delivery timeout would turn into
+// failed records whatever the client does.
+var ClusterTimeouts = Timeouts{Request: 5 * time.Second, Delivery: 30 * time.Second}
 
 // Config is a matrix to run.
 type Config struct {
@@ -146,43 +174,50 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			res.Notes[s.Name] = append(append([]string{}, s.Caveats...), s.also()...)
 		}
 	}
-	// Scenarios by the broker setting they need.
-	var expiries []time.Duration
-	byExpiry := map[time.Duration][]*Scenario{}
+	// Scenarios by the brokers they need: the producer-state expiry, and
+	// one node or a cluster.
+	var needs []brokerNeed
+	byNeed := map[brokerNeed][]*Scenario{}
 	for _, s := range cfg.Scenarios {
-		if _, ok := byExpiry[s.Expiry]; !ok {
-			expiries = append(expiries, s.Expiry)
+		n := brokerNeed{expiry: s.Expiry, nodes: max(s.Nodes, 1)}
+		if _, ok := byNeed[n]; !ok {
+			needs = append(needs, n)
 		}
-		byExpiry[s.Expiry] = append(byExpiry[s.Expiry], s)
+		byNeed[n] = append(byNeed[n], s)
 	}
 	start := time.Now()
 	for _, v := range cfg.Brokers {
-		for _, exp := range expiries {
-			kc := kafka.Config{Version: v, Cache: cfg.Cache}
-			if exp > 0 {
-				kc.ProducerIDExpiration, kc.ProducerIDExpirationCheck = exp, byExpiry[exp][0].ExpiryCheck
-				if kc.ProducerIDExpirationCheck <= 0 {
-					kc.ProducerIDExpirationCheck = max(exp/4, 100*time.Millisecond)
-				}
-			}
-			cl, err := kafka.Start(ctx, kc)
+		for _, need := range needs {
+			scs := byNeed[need]
+			b, err := startBrokers(ctx, cfg, v, need, scs[0])
 			if err != nil {
-				return nil, fmt.Errorf("starting Kafka %s: %w", v, err)
+				return nil, err
 			}
-			for _, s := range byExpiry[exp] {
+			for _, s := range scs {
 				t0 := time.Now()
 				for _, c := range cfg.Clients {
 					for _, sh := range cfg.Shapes {
-						if exp > 0 {
-							sh.IdleAfter, sh.Idle = sh.Records/2, exp+2*kc.ProducerIDExpirationCheck+time.Second
+						if need.expiry > 0 {
+							sh.IdleAfter, sh.Idle = sh.Records/2, need.expiry+2*b.expiryCheck+time.Second
 						}
 						for run := 1; run <= cfg.Runs; run++ {
-							cell := runCell(ctx, cellSpec{scenario: s, schedule: schedules[s.Name], client: c, argv: argvs[c.Name],
-								shape: sh, broker: v, addr: cl.Bootstrap(), run: run, dir: cfg.Dir, kcheck: cfg.Env.Kcheck, timeout: cfg.CellTimeout})
+							spec := cellSpec{scenario: s, schedule: schedules[s.Name], client: c, argv: argvs[c.Name],
+								shape: sh, broker: v, addr: b.cl.Addrs()[0], control: b.control, run: run, dir: cfg.Dir,
+								kcheck: cfg.Env.Kcheck, timeout: cfg.CellTimeout, opts: clientOpts{replication: 1}}
+							var cell Cell
+							if need.nodes > 1 {
+								spec.opts = clientOpts{replication: ClusterReplication, timeouts: ClusterTimeouts}
+								if err := b.whole(ctx); err != nil {
+									cell = spec.cantRun(err)
+								}
+							}
+							if cell.Err == "" {
+								cell = runCell(ctx, spec)
+							}
 							res.Cells = append(res.Cells, cell)
 							fmt.Fprintln(cfg.Log, cell.line())
 							if ctx.Err() != nil {
-								cl.Stop()
+								b.stop(cfg.Log)
 								return res, ctx.Err()
 							}
 						}
@@ -190,13 +225,78 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 				}
 				res.Seconds[s.Name] += time.Since(t0).Seconds()
 			}
-			if err := cl.Stop(); err != nil {
-				fmt.Fprintf(cfg.Log, "matrix: stopping Kafka %s: %v\n", v, err)
-			}
+			b.stop(cfg.Log)
 		}
 	}
 	res.Total = time.Since(start).Seconds()
 	return res, nil
+}
+
+// brokerNeed is what a group of scenarios needs of its brokers.
+type brokerNeed struct {
+	expiry time.Duration
+	nodes  int
+}
+
+// brokers are the brokers of a group of scenarios, running.
+type brokers struct {
+	cl          *kafka.Cluster
+	expiryCheck time.Duration
+	control     string       // the cluster's control address, for kcheck proxy --cluster
+	srv         *http.Server // serving control
+}
+
+// startBrokers starts Kafka version v as need says (s, the group's first
+// scenario, has its expiry check), and for a cluster serves its control on
+// loopback.
+func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s *Scenario) (*brokers, error) {
+	kc := kafka.Config{Version: v, Cache: cfg.Cache, Nodes: need.nodes}
+	if need.expiry > 0 {
+		kc.ProducerIDExpiration, kc.ProducerIDExpirationCheck = need.expiry, s.ExpiryCheck
+		if kc.ProducerIDExpirationCheck <= 0 {
+			kc.ProducerIDExpirationCheck = max(need.expiry/4, 100*time.Millisecond)
+		}
+	}
+	if need.nodes > 1 {
+		kc.Properties = ClusterProperties()
+	}
+	cl, err := kafka.Start(ctx, kc)
+	if err != nil {
+		return nil, fmt.Errorf("starting Kafka %s (%d nodes): %w", v, need.nodes, err)
+	}
+	b := &brokers{cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
+	if need.nodes > 1 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			cl.Stop()
+			return nil, fmt.Errorf("serving the cluster's control: %w", err)
+		}
+		b.srv, b.control = nemesis.Serve(l, cl), l.Addr().String()
+	}
+	return b, nil
+}
+
+// whole starts again any node a cell left down (its fault's end failed),
+// so that the next cell starts on the whole cluster.
+func (b *brokers) whole(ctx context.Context) error {
+	for _, id := range b.cl.Down() {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := b.cl.StartNode(sctx, id)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("node %d, left down by an earlier cell, did not start again: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func (b *brokers) stop(log io.Writer) {
+	if b.srv != nil {
+		b.srv.Close()
+	}
+	if err := b.cl.Stop(); err != nil {
+		fmt.Fprintf(log, "matrix: stopping Kafka %s: %v\n", b.cl.Version(), err)
+	}
 }
 
 // line is a cell's progress line.

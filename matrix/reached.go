@@ -118,6 +118,17 @@ type sentKey struct {
 func (r *Reacher) Add(e *tracer.Event) {
 	switch e.Kind {
 	case tracer.Fault:
+		if tracer.IsClusterFault(e.Fault) {
+			// A fault on the cluster's nodes is reached when it acts: its
+			// first step not yet fired that emits this event.
+			for i := range r.steps {
+				if s := &r.steps[i]; s.Fault.Effect().Scope == fault.OnCluster && s.Action == e.Fault && r.fired[i] == 0 {
+					r.fired[i]++
+					break
+				}
+			}
+			return
+		}
 		at, ok := r.latest[sentKey{e.Partition, e.Epoch, e.Seq}]
 		for i := range r.steps {
 			s := &r.steps[i]
@@ -192,6 +203,9 @@ func (r *Reacher) Result() Reach {
 			continue
 		}
 		if r.fired[i] == 0 {
+			if s.Fault.Effect().Scope == fault.OnCluster {
+				return Reach{NotReached, fmt.Sprintf("%s: never acted (the client ended before its trigger)", s.Line)}
+			}
 			return Reach{NotReached, fmt.Sprintf("%s: never acted (the attempt it selects never came)", s.Line)}
 		}
 	}

@@ -31,6 +31,11 @@ func TestReacher(t *testing.T) {
 	plain := step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1")
 	try1, try2 := step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1,try=1"), step(t, "append-then-error:err=REQUEST_TIMED_OUT,seq=1,try=2")
 	idle := step(t, "state-expiry:delay=2s")
+	pause, kill := step(t, "pause:leader=0,records=10"), step(t, "kill:node=2")
+	pause2 := step(t, "pause:node=1,at=1s")
+	clusterFault := func(name string, node int32) tracer.Event {
+		return tracer.Event{Kind: tracer.Fault, Partition: -1, Epoch: -1, Seq: -1, Fault: name, Node: node}
+	}
 	cases := []struct {
 		name   string
 		steps  []Step
@@ -82,6 +87,16 @@ func TestReacher(t *testing.T) {
 			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "AppendThenFail"), ev(tracer.Receive, 0, 1, ""),
 			ev(tracer.Resend, 0, 1, ""), ev(tracer.Receive, 0, 1, ""),
 		}, NotReached, "try=2"},
+		{"faults on the cluster act", []Step{pause, kill}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), clusterFault(tracer.PauseBroker, 1), clusterFault(tracer.KillBroker, 2),
+			clusterFault(tracer.ResumeBroker, 1), clusterFault(tracer.StartBroker, 2),
+		}, Reached, ""},
+		{"a fault on the cluster that never fired", []Step{pause, kill}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), clusterFault(tracer.KillBroker, 2), clusterFault(tracer.StartBroker, 2),
+		}, NotReached, "pause:leader=0,records=10: never acted (the client ended before its trigger)"},
+		{"two pauses: each claims its own event", []Step{pause, pause2}, []tracer.Event{
+			clusterFault(tracer.PauseBroker, 1), clusterFault(tracer.ResumeBroker, 1),
+		}, NotReached, "pause:node=1,at=1s"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -38,6 +38,16 @@ Each cell says:
 A cell where the client did worse than the model predicts for its rules is
 listed: the spec lacks a rule the client has.
 
+With --cluster DIR the scenarios are DIR's schedule files instead (one
+fault a line, as kcheck proxy --schedule reads them, named by the file; the
+faults on a cluster's nodes among them), each run on a cluster of 3 nodes
+(replication factor 3, min.insync.replicas 2, no unclean leader election)
+whose nodes the proxy pauses, kills, stops and cuts off (kcheck proxy
+--cluster), with request and delivery timeouts of 5 s and 30 s; the
+Baseline runs on the same cluster. The model predicts nothing for them
+(they are not derived by TLC): a cell says what happened, and whether
+kcheck verify agrees. Without --brokers: Kafka 4.1.0 and 4.4.0.
+
 Every cell's trace, stderr and output are kept in --keep. --results writes the
 matrix in Markdown, --json the cells as JSON.
 
@@ -59,6 +69,7 @@ func scenariosRunCommand() *cli.Command {
 		Description: scenariosRunDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Value: "spec/scenarios", Usage: "`DIR` of the scenario files", TakesFile: true},
+			&cli.StringFlag{Name: "cluster", Usage: "run the cluster scenarios of `DIR` (*.schedule) on 3 nodes instead, e.g. traces/scenarios/cluster", TakesFile: true},
 			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + ")"},
@@ -109,20 +120,33 @@ func runScenariosRun(c *cli.Context) error {
 	if runs < 1 {
 		return usageErrorf("scenarios run: --runs %d: want 1 or more", runs)
 	}
-	scs, err := scenario.ReadDir(c.String("dir"))
-	if err != nil {
-		return usageErrorf("scenarios run: %w", err)
-	}
-	groups, err := scenarioGroups(scs, c.Bool("baseline"))
-	if err != nil {
-		return usageErrorf("scenarios run: %w", err)
+	dir := c.String("dir")
+	var groups []*matrix.Scenario
+	if cdir := c.String("cluster"); cdir != "" {
+		dir = cdir
+		scs, err := matrix.ReadClusterScenarios(cdir, scenario.FamilyOf)
+		if err != nil {
+			return usageErrorf("scenarios run: --cluster: %w", err)
+		}
+		if c.Bool("baseline") {
+			groups = append(groups, matrix.ClusterBaseline(scenario.FamilyOf))
+		}
+		groups = append(groups, scs...)
+	} else {
+		scs, err := scenario.ReadDir(dir)
+		if err != nil {
+			return usageErrorf("scenarios run: %w", err)
+		}
+		if groups, err = scenarioGroups(scs, c.Bool("baseline")); err != nil {
+			return usageErrorf("scenarios run: %w", err)
+		}
 	}
 	if want := splitList(c.StringSlice("scenario")); len(want) > 0 {
 		var picked []*matrix.Scenario
 		for _, n := range want {
 			g := findGroup(groups, n)
 			if g == nil {
-				return usageErrorf("scenarios run: --scenario %s: no such scenario in %s (Baseline, or a file's name without %s)", n, c.String("dir"), scenario.Ext)
+				return usageErrorf("scenarios run: --scenario %s: no such scenario in %s (Baseline, or a file's name without its extension)", n, dir)
 			}
 			if !slices.Contains(picked, g) {
 				picked = append(picked, g)
@@ -169,6 +193,9 @@ func runScenariosRun(c *cli.Context) error {
 		shapes = matrix.Shapes()
 	}
 	brokers := splitList(c.StringSlice("brokers"))
+	if c.String("cluster") != "" && !c.IsSet("brokers") {
+		brokers = []string{"4.1.0", "4.4.0"}
+	}
 	if len(brokers) == 0 {
 		return usageErrorf("scenarios run: --brokers: no Kafka version given")
 	}
