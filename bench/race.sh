@@ -94,8 +94,8 @@ driverflags=("${workload[@]}" --delivery-timeout-ms 5000 --request-timeout-ms 20
 # json FILE KEY...: numbers from a one-line JSON object, space-separated.
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*[int(d.get(k,0)) for k in sys.argv[2:]])' "$@"; }
 
-printf '| broker | client | runs | runs not clean | records lost | lost though acknowledged to the application | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | stalls | kcheck verify flagged | missed by verify | clean runs flagged | run time |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| broker | client | runs | runs that met NOT_LEADER_OR_FOLLOWER | runs not clean | records lost | lost though acknowledged to the application | duplicated | reordered | OUT_OF_ORDER_SEQUENCE_NUMBER answers | stalls | kcheck verify flagged | missed by verify | clean runs flagged | run time |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 status=0
 for v in "${versions[@]}"; do
   kdir="$out/kafka-$v"
@@ -111,13 +111,13 @@ for v in "${versions[@]}"; do
   # on every client alike, where client after client in blocks would give
   # one client the slow minutes. acc holds each client's sums.
   declare -A acc=()
-  for c in "${clients[@]}"; do acc[$c]="0 0 0 0 0 0 0 0 0 0 0"; done
+  for c in "${clients[@]}"; do acc[$c]="0 0 0 0 0 0 0 0 0 0 0 0"; done
   for i in $(seq 1 "$runs"); do
     n=${#clients[@]}
     order=()
     for k in $(seq 0 $((n - 1))); do order+=("${clients[$(((k + i - 1) % n))]}"); done
     for c in "${order[@]}"; do
-      read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs <<<"${acc[$c]}"
+      read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs met <<<"${acc[$c]}"
       topic="race-$c-$i"
       trace="$out/$v-$c-$i.jsonl"
       rm -f "$out/run.json" "$out/run.txt" "$out/run.err"
@@ -185,6 +185,8 @@ for v in "${versions[@]}"; do
       [ "$told" -gt 0 ] || die "$c on Kafka $v, run $i: the trace does not say what the client told its application (no Told events: the driver wrote no report to \$KCHECK_OUTCOMES)"
       lost=$((lost + l)) lostacked=$((lostacked + la)) dup=$((dup + d)) reord=$((reord + r)) ooo=$((ooo + o)) stalls=$((stalls + st))
       [ $rc -ne 0 ] && bad=$((bad + 1))
+      # The seed's trigger: an answer NOT_LEADER_OR_FOLLOWER on the wire.
+      grep -q '"ev":"Receive".*"err":"NOT_LEADER_OR_FOLLOWER"' "$trace" && met=$((met + 1))
       [ $vrc -ne 0 ] && flagged=$((flagged + 1))
       # kcheck must flag every run whose read-back shows a record acknowledged
       # and lost, duplicated or reordered, and no run in which nothing went
@@ -210,11 +212,11 @@ for v in "${versions[@]}"; do
           echo "race: our producer with the rule on failed records on Kafka $v, run $i, none acknowledged and lost (trace kept as $keep)" >&2
         fi
       fi
-      acc[$c]="$bad $lost $lostacked $dup $reord $ooo $stalls $flagged $missed $falsealarm $secs"
+      acc[$c]="$bad $lost $lostacked $dup $reord $ooo $stalls $flagged $missed $falsealarm $secs $met"
     done
   done
   for c in "${clients[@]}"; do
-    read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs <<<"${acc[$c]}"
+    read -r bad lost lostacked dup reord ooo stalls flagged missed falsealarm secs met <<<"${acc[$c]}"
     [ $((missed + falsealarm)) -gt 0 ] && status=1
     case $c in
     ours-off) name="ours, Java 4.3.1's rules (first-ack off)" ;;
@@ -227,7 +229,7 @@ for v in "${versions[@]}"; do
     kafkajs) name="kafkajs $(sed -n 's/.*"kafkajs": "\(.*\)".*/\1/p' drivers/kafkajs/package.json | head -1) (proxy, 1 request in flight)" ;;
     librdkafka) name="librdkafka $("$py" -c 'import confluent_kafka; print(confluent_kafka.libversion()[0])') (proxy)" ;;
     esac
-    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$stalls" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
+    printf '| Kafka %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f s each |\n' "$v" "$name" "$runs" "$met" "$bad" "$lost" "$lostacked" "$dup" "$reord" "$ooo" "$stalls" "$flagged" "$missed" "$falsealarm" "$(echo "$secs / $runs" | bc -l)"
   done
   kill "$broker"; wait "$broker" 2>/dev/null || true; broker=""
 done

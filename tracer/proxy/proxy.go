@@ -133,6 +133,15 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if _, _, err := net.SplitHostPort(cfg.Upstream); err != nil {
 		return nil, fmt.Errorf("proxy: --upstream %q: %w", cfg.Upstream, err)
 	}
+	var onCluster []fault.Fault
+	for _, f := range cfg.Faults {
+		if f.Effect().Scope == fault.OnCluster {
+			onCluster = append(onCluster, f)
+		}
+	}
+	if len(onCluster) > 0 && cfg.Cluster == nil {
+		return nil, fmt.Errorf("proxy: fault %s acts on the cluster's nodes: it needs a cluster kcheck started (kcheck kafka --nodes 3 --control ADDR, then kcheck proxy --cluster ADDR)", onCluster[0])
+	}
 	d := net.Dialer{Timeout: dialTimeout}
 	probe, err := d.DialContext(ctx, "tcp", cfg.Upstream)
 	if err != nil {
@@ -158,15 +167,6 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		nextSynth:    1 << 40,
 		progress:     newProgress(),
 		nodeAddrs:    map[int32]string{},
-	}
-	var onCluster []fault.Fault
-	for _, f := range cfg.Faults {
-		if f.Effect().Scope == fault.OnCluster {
-			onCluster = append(onCluster, f)
-		}
-	}
-	if len(onCluster) > 0 && cfg.Cluster == nil {
-		return nil, fmt.Errorf("proxy: fault %s acts on the cluster's nodes: it needs a cluster kcheck started (kcheck kafka --nodes 3 --control ADDR, then kcheck proxy --cluster ADDR)", onCluster[0])
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)
