@@ -103,7 +103,7 @@ func (at benchPlace) open(b *testing.B) benchSite {
 			b.Error(err)
 		}
 	}
-	if err := topics.Create(ctx, conn, at.partitions, topic, warm); err != nil {
+	if err := topics.Create(ctx, conn, at.partitions, topics.BrokerDefault, topic, warm); err != nil {
 		del()
 		b.Fatal(err)
 	}

@@ -21,14 +21,19 @@ type Requester interface {
 // timeoutMs is the broker-side timeout of a create or delete.
 const timeoutMs = 30000
 
-// Create creates the topics, n partitions each, and waits until the
-// metadata shows every partition led.
-func Create(ctx context.Context, r Requester, n int32, names ...string) error {
+// BrokerDefault is the replication factor that asks for the brokers'
+// default.replication.factor (CreateTopics version 4 and later, KIP-464).
+const BrokerDefault int16 = -1
+
+// Create creates the topics, n partitions each with replication factor rf
+// (BrokerDefault: the brokers' default.replication.factor), and waits until
+// the metadata shows every partition led.
+func Create(ctx context.Context, r Requester, n int32, rf int16, names ...string) error {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = timeoutMs
 	for _, name := range names {
 		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, n, -1
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, n, rf
 		req.Topics = append(req.Topics, rt)
 	}
 	resp, err := r.Request(ctx, req)

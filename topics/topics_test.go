@@ -25,13 +25,13 @@ func TestCreateDelete(t *testing.T) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := Create(ctx, cl, 3, "a", "b"); err != nil {
+	if err := Create(ctx, cl, 3, BrokerDefault, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
 	if got := known(ctx, t, cl, "a", "b"); got != 6 {
 		t.Fatalf("after Create: %d partitions of a and b, want 6", got)
 	}
-	if err := Create(ctx, cl, 3, "a"); err == nil {
+	if err := Create(ctx, cl, 3, 1, "a"); err == nil {
 		t.Fatal("creating a again: no error")
 	}
 	if err := Delete(ctx, cl, "a", "b", "never"); err != nil {
@@ -62,4 +62,48 @@ func known(ctx context.Context, t *testing.T, cl *kgo.Client, names ...string) i
 		}
 	}
 	return n
+}
+
+// TestCreateReplicationFactor: on three brokers, rf 2 gives each partition
+// two replicas, BrokerDefault kfake's default (three), and rf 4 is refused.
+func TestCreateReplicationFactor(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for name, rf := range map[string]int16{"two": 2, "default": BrokerDefault} {
+		if err := Create(ctx, cl, 2, rf, name); err != nil {
+			t.Fatalf("rf %d: %v", rf, err)
+		}
+		want := int(rf)
+		if rf == BrokerDefault {
+			want = 3
+		}
+		req := kmsg.NewPtrMetadataRequest()
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, mt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range resp.Topics {
+			for _, p := range tp.Partitions {
+				if len(p.Replicas) != want {
+					t.Errorf("rf %d: partition %d has replicas %v, want %d", rf, p.Partition, p.Replicas, want)
+				}
+			}
+		}
+	}
+	if err := Create(ctx, cl, 2, 4, "four"); err == nil {
+		t.Error("rf 4 on 3 brokers: no error")
+	}
 }

@@ -39,6 +39,7 @@ type Config struct {
 	BrokerVersion     string   // the Kafka version at Brokers, such as "4.1.0", for the trace header; "": unknown
 	Topic             string
 	Partitions        int32
+	ReplicationFactor int16 // of the new topic; 0 or topics.BrokerDefault (-1): the brokers' default.replication.factor
 	Records           int
 	ValueBytes        int
 	Keys              int // distinct keys, spread with the Java client's partitioner
@@ -280,7 +281,11 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		s.brokers = s.cluster.ListenAddrs()
 		brokerInfo = tracer.Broker{Kind: "kfake", Version: cfg.KfakeVersion, NoStateRule: em.Rule}
 	}
-	if err := createTopic(ctx, s.brokers, cfg.Topic, cfg.Partitions, cfg.RequestTimeout); err != nil {
+	rf := cfg.ReplicationFactor
+	if rf == 0 {
+		rf = topics.BrokerDefault
+	}
+	if err := createTopic(ctx, s.brokers, cfg.Topic, cfg.Partitions, rf, cfg.RequestTimeout); err != nil {
 		return nil, err
 	}
 
@@ -569,13 +574,14 @@ func summarise(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partit
 	sum.OutOfOrderAnswers = int(p.Stats().OutOfOrderAnswers)
 }
 
-// CreateTopic creates topic with n partitions on the controller and waits
-// until every partition has a leader.
+// CreateTopic creates topic with n partitions (and the brokers'
+// default.replication.factor) on the controller and waits until every
+// partition has a leader.
 func CreateTopic(ctx context.Context, brokers []string, topic string, n int32, timeout time.Duration) error {
-	return createTopic(ctx, brokers, topic, n, timeout)
+	return createTopic(ctx, brokers, topic, n, topics.BrokerDefault, timeout)
 }
 
-func createTopic(ctx context.Context, brokers []string, topic string, n int32, timeout time.Duration) error {
+func createTopic(ctx context.Context, brokers []string, topic string, n int32, rf int16, timeout time.Duration) error {
 	dctx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
 	defer cancel()
 	c, err := dialAny(dctx, brokers)
@@ -596,7 +602,7 @@ func createTopic(ctx context.Context, brokers []string, topic string, n int32, t
 			defer ctl.Close()
 		}
 	}
-	if err := topics.Create(dctx, ctl, n, topic); err != nil {
+	if err := topics.Create(dctx, ctl, n, rf, topic); err != nil {
 		if errors.Is(err, kerr.TopicAlreadyExists) {
 			return usage("topic %q already exists: pick a new --topic, so the read-back sees only this run's records", topic)
 		}

@@ -24,7 +24,7 @@ const (
 	// SeedIDHeader is the header every record carries: n in decimal ASCII.
 	SeedIDHeader = "kcheck-id"
 	// SeedUsage lists the experiment's flags.
-	SeedUsage = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] " +
+	SeedUsage = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] [--value-bytes N] " +
 		"[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] " +
 		"[--batch-records one|many|default] [--idle-after N --idle-ms D]"
 )
@@ -51,7 +51,7 @@ const (
 
 // SeedDefaults are the experiment's defaults, the Java driver's.
 var SeedDefaults = map[string]string{
-	"partitions": "64", "records": "3000", "value-bytes": "10240", "keys": "1024",
+	"partitions": "64", "replication-factor": "1", "records": "3000", "value-bytes": "10240", "keys": "1024",
 	"compression": "gzip", "delivery-timeout-ms": "5000", "request-timeout-ms": "2000",
 	"batch-records": BatchDefault, "idle-after": "", "idle-ms": "", // "": no idle phase
 }
@@ -61,6 +61,9 @@ type SeedConfig struct {
 	Bootstrap, Topic, Compression         string
 	Partitions, Records, ValueBytes, Keys int
 	DeliveryTimeout, RequestTimeout       time.Duration
+	// ReplicationFactor is the new topic's: at least 1, or -1 for the
+	// brokers' default.replication.factor.
+	ReplicationFactor int16
 
 	// BatchRecords is the batch shape: BatchDefault, BatchOne or BatchMany.
 	BatchRecords string
@@ -107,6 +110,12 @@ func ParseSeed(argv []string, extra map[string]string, prefix, usage string) (*S
 	var err error
 	num := func(k string, min int) int { return flagNumber(a, k, min, prefix, &err) }
 	c.Partitions = num("partitions", 1)
+	rf := num("replication-factor", math.MinInt32) // -1 or 1..MaxInt16, checked here
+	if err == nil && (rf < 1 && rf != -1 || rf > math.MaxInt16) {
+		err = &UsageError{fmt.Sprintf("%s--replication-factor wants a number from 1 to %d, or -1 (the brokers' default.replication.factor), not %s",
+			prefix, math.MaxInt16, a["replication-factor"])}
+	}
+	c.ReplicationFactor = int16(rf)
 	c.Records = num("records", 0)
 	c.ValueBytes = num("value-bytes", 0)
 	c.Keys = num("keys", 0)

@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +17,19 @@ func TestParseSeed(t *testing.T) {
 	}
 	if c.Partitions != 64 || c.Records != 3000 || c.ValueBytes != 10240 || c.Keys != 1024 || c.Compression != "gzip" ||
 		c.DeliveryTimeout != 5*time.Second || c.RequestTimeout != 2*time.Second || c.Extra["outcomes"] != "" ||
-		c.BatchRecords != BatchDefault || c.IdleAfter != -1 || c.Idle != 0 {
+		c.BatchRecords != BatchDefault || c.IdleAfter != -1 || c.Idle != 0 || c.ReplicationFactor != 1 {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = ParseSeed([]string{"--bootstrap", "h:1", "--topic", "t", "--outcomes", "f", "--records", "0"},
 		map[string]string{"outcomes": ""}, "x: ", SeedUsage)
 	if err != nil || c.Extra["outcomes"] != "f" || c.Records != 0 {
 		t.Errorf("extra flag: %+v, %v", c, err)
+	}
+	for _, rf := range []int16{3, -1, 32767} {
+		c, err = ParseSeed([]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", strconv.Itoa(int(rf))}, nil, "x: ", SeedUsage)
+		if err != nil || c.ReplicationFactor != rf {
+			t.Errorf("--replication-factor %d: %+v, %v", rf, c, err)
+		}
 	}
 	for _, tc := range []struct {
 		argv []string
@@ -37,6 +44,10 @@ func TestParseSeed(t *testing.T) {
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--records", "x"}, "x: --records wants a number, not x"},
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--keys", "2147483648"}, "x: --keys wants a number, not 2147483648"},
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--partitions", "0"}, "x: --partitions wants a number of at least 1, not 0"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "0"}, "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' default.replication.factor), not 0"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "-2"}, "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' default.replication.factor), not -2"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "32768"}, "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' default.replication.factor), not 32768"},
+		{[]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "three"}, "x: --replication-factor wants a number, not three"},
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"}, "x: --compression wants none, gzip, snappy, lz4 or zstd, not brotli"},
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--records", "-1", "--keys", "x"}, "x: --records wants a number of at least 0, not -1"},
 		{[]string{"--bootstrap", "h:1", "--topic", "t", "--batch-records", "few"}, "x: --batch-records wants one, many or default, not few"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -67,6 +68,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "broker-version", Usage: "with --brokers: the Kafka `VERSION` they run (e.g. 4.1.0), for the trace's header and the broker rules kcheck verify applies"},
 			&cli.StringFlag{Name: "topic", Value: "kcheck", Usage: "the `TOPIC` to create and produce to (it must not exist)"},
 			&cli.IntFlag{Name: "partitions", Value: 8, Usage: "partitions of the new topic"},
+			&cli.IntFlag{Name: "replication-factor", Value: -1, Usage: "the replication factor `N` of the new topic; -1: the brokers' default.replication.factor (3 on the embedded kfake cluster and on kcheck kafka --nodes 3)"},
 			&cli.IntFlag{Name: "records", Value: 2000, Usage: "records to produce"},
 			&cli.IntFlag{Name: "value-bytes", Value: 1024, Usage: "bytes per record value"},
 			&cli.IntFlag{Name: "keys", Value: 1024, Usage: "distinct keys, partitioned as the Java client does (0: no keys)"},
@@ -139,6 +141,9 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	if p := c.Int("partitions"); p > tracer.MaxPartitions {
 		return workload.Config{}, usageErrorf("--partitions %d: at most %d, the most a trace holds (tracer/FORMAT.md, Limits)", p, tracer.MaxPartitions)
 	}
+	if rf := c.Int("replication-factor"); rf != -1 && (rf < 1 || rf > math.MaxInt16) {
+		return workload.Config{}, usageErrorf("--replication-factor %d: must be 1..%d, or -1 for the brokers' default.replication.factor", rf, math.MaxInt16)
+	}
 	if c.Int("batch-bytes") < 1 {
 		return workload.Config{}, usageErrorf("--batch-bytes %d: must be positive", c.Int("batch-bytes"))
 	}
@@ -185,7 +190,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 	}
 	return workload.Config{
 		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
-		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), Records: c.Int("records"),
+		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), ReplicationFactor: int16(c.Int("replication-factor")), Records: c.Int("records"),
 		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
 		IdleRearm: rearm && firstAck, IdleRearmAfter: c.Duration("idle-rearm-after"),
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),

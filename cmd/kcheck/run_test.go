@@ -29,6 +29,15 @@ func TestRunClean(t *testing.T) {
 	}
 }
 
+// TestRunReplicationFactor: --replication-factor reaches the topic's
+// creation; the embedded cluster takes 2 of its 3 brokers.
+func TestRunReplicationFactor(t *testing.T) {
+	code, stdout, stderr := runKcheck(t, "run", "--partitions", "2", "--records", "50", "--value-bytes", "20", "--replication-factor", "2")
+	if code != exitOK || !strings.Contains(stdout, "kcheck run: clean") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 func TestRunRuleOffLoses(t *testing.T) {
 	code, stdout, stderr := runKcheck(t, "run", "--partitions", "4", "--records", "400", "--value-bytes", "50",
 		"--linger", "0", "--batch-bytes", "256", "--delivery-timeout", "1s", "--request-timeout", "500ms",
@@ -198,6 +207,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--idle-after", "5", "--idle", "-1s"}, "--idle -1s: must not be negative"},
 		{[]string{"run", "--idle-after", "5"}, "--idle-after needs --idle"},
 		{[]string{"run", "--idle", "1s"}, "--idle needs --idle-after"},
+		{[]string{"run", "--replication-factor", "0"}, "--replication-factor 0: must be 1..32767, or -1 for the brokers' default.replication.factor"},
+		{[]string{"run", "--replication-factor", "-2"}, "--replication-factor -2: must be 1..32767"},
+		{[]string{"run", "--replication-factor", "40000"}, "--replication-factor 40000: must be 1..32767"},
+		{[]string{"run", "--replication-factor", "x"}, `invalid value "x" for flag -replication-factor`},
+		{[]string{"run", "--replication-factor", "4"}, "INVALID_REPLICATION_FACTOR"}, // 4 on the embedded cluster's 3 brokers
 	} {
 		code, _, stderr := runKcheck(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

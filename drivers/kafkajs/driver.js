@@ -183,7 +183,7 @@ async function createTopic(kafkajs, cfg) {
     let created
     try {
       created = await admin.createTopics({
-        topics: [{ topic: cfg.topic, numPartitions: cfg.partitions, replicationFactor: 1 }],
+        topics: [{ topic: cfg.topic, numPartitions: cfg.partitions, replicationFactor: cfg.replicationFactor }],
         waitForLeaders: false,
         timeout: CREATE_TIMEOUT_MS,
       })

@@ -11,11 +11,12 @@ const PREFIX = 'rec=' // value = "rec=<n>;" + letters
 const ID_HEADER = 'kcheck-id' // header: the record's number n in decimal ASCII
 const ERR_PREFIX = 'kafkajs driver: '
 const USAGE =
-  'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] ' +
-  '[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] ' +
+  'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] ' +
+  '[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] ' +
   '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]'
 const DEFAULTS = {
   partitions: '64',
+  'replication-factor': '1',
   records: '3000',
   'value-bytes': '10240',
   keys: '1024',
@@ -33,6 +34,10 @@ const MINIMUMS = [
   ['request-timeout-ms', 1],
 ]
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
+// --replication-factor: 1 to CreateTopics' int16 maximum. Not -1 (the
+// brokers' default.replication.factor, KIP-464): that came with CreateTopics
+// version 4, and kafkajs 2.2.4 sends version 3 at most.
+const MAX_REPLICATION_FACTOR = 32767
 // The workload shapes (drivers/WORKLOADS.md). kafkajs has no linger and no
 // batch size: a send() call is one produce request, with one batch per
 // partition of the messages it was given. So --batch-records default and one
@@ -94,6 +99,14 @@ function parseArgs(argv) {
   }
   for (const [k, lo] of MINIMUMS) {
     cfg[k.replace(/-([a-z])/g, (_, c) => c.toUpperCase())] = number(k, lo)
+  }
+  cfg.replicationFactor = number('replication-factor', -(2 ** 31))
+  if (cfg.replicationFactor < 1 || cfg.replicationFactor > MAX_REPLICATION_FACTOR) {
+    const v = a['replication-factor']
+    const why = cfg.replicationFactor === -1
+      ? " (kafkajs 2.2.4 cannot ask for the brokers' default.replication.factor: its CreateTopics predates it)"
+      : ''
+    throw new SetupError(`${ERR_PREFIX}--replication-factor wants a number from 1 to ${MAX_REPLICATION_FACTOR}, not ${v}${why}`)
   }
   const after = a['idle-after'] !== ''
   const ms = a['idle-ms'] !== ''

@@ -231,7 +231,23 @@ test('parseArgs: defaults', () => {
     batchRecords: 'default',
     idleAfter: -1,
     idleMs: 0,
+    replicationFactor: 1,
   })
+})
+
+test('parseArgs: --replication-factor', () => {
+  const ok = ['--bootstrap', 'h:1', '--topic', 't']
+  for (const v of ['1', '3', '32767']) {
+    assert.strictEqual(seed.parseArgs([...ok, '--replication-factor', v]).replicationFactor, Number(v), v)
+  }
+  for (const [v, want] of [
+    ['0', 'kafkajs driver: --replication-factor wants a number from 1 to 32767, not 0'],
+    ['32768', 'kafkajs driver: --replication-factor wants a number from 1 to 32767, not 32768'],
+    ['-1', "kafkajs driver: --replication-factor wants a number from 1 to 32767, not -1 (kafkajs 2.2.4 cannot ask for the brokers' default.replication.factor: its CreateTopics predates it)"],
+    ['three', 'kafkajs driver: --replication-factor wants a number, not three'],
+  ]) {
+    assert.throws(() => seed.parseArgs([...ok, '--replication-factor', v]), e => e instanceof seed.SetupError && e.message === want, v)
+  }
 })
 
 test('parseArgs: the workload shapes', () => {
@@ -330,6 +346,7 @@ test('bad flags: exit 2 with a message', () => {
     [[...ok, '--records', 'x'], 'kafkajs driver: --records wants a number, not x\n'],
     [[...ok, '--records', '2147483648'], 'kafkajs driver: --records wants a number, not 2147483648\n'],
     [[...ok, '--partitions', '0'], 'kafkajs driver: --partitions wants a number of at least 1, not 0\n'],
+    [[...ok, '--replication-factor', '0'], 'kafkajs driver: --replication-factor wants a number from 1 to 32767, not 0\n'],
     [[...ok, '--delivery-timeout-ms', '-5'], 'kafkajs driver: --delivery-timeout-ms wants a number of at least 1, not -5\n'],
     [[...ok, '--compression', 'brotli'], 'kafkajs driver: --compression wants none, gzip, snappy, lz4 or zstd, not brotli\n'],
     [[...ok, '--compression', 'lz4'], 'kafkajs driver: --compression lz4: kafkajs 2.2.4 has no lz4 codec'],

@@ -9,7 +9,7 @@
 // the throughput mode instead (bench.go; bench/run.sh).
 //
 //	go build -o bin/kcheck-kgo-driver ./drivers/kgo
-//	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] ... [--outcomes FILE]
+//	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] ... [--outcomes FILE]
 //	bin/kcheck-kgo-driver --bench --bootstrap HOST:PORT --topic T [--records N] ...
 package main
 
@@ -59,6 +59,7 @@ func setupf(format string, a ...any) error {
 type config struct {
 	bootstrap, topic, compression         string
 	partitions, records, valueBytes, keys int
+	replicationFactor                     int16 // -1: the brokers' default.replication.factor
 	deliveryTimeout, requestTimeout       time.Duration
 	codec                                 kgo.CompressionCodec
 	outcomes                              string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
@@ -120,7 +121,7 @@ func parseArgs(argv []string) (*config, error) {
 	}
 	return &config{
 		bootstrap: c.Bootstrap, topic: c.Topic, compression: c.Compression,
-		partitions: c.Partitions, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
+		partitions: c.Partitions, replicationFactor: c.ReplicationFactor, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
 		deliveryTimeout: c.DeliveryTimeout, requestTimeout: c.RequestTimeout,
 		codec: codecs[c.Compression], outcomes: c.Extra["outcomes"], shape: c,
 	}, nil
@@ -413,7 +414,7 @@ func createTopic(ctx context.Context, seeds []string, cfg *config) error {
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic = cfg.topic
 	t.NumPartitions = int32(cfg.partitions)
-	t.ReplicationFactor = 1
+	t.ReplicationFactor = cfg.replicationFactor // -1 (the brokers' default) needs CreateTopics v4, which kgo negotiates with Kafka 2.4 and later
 	req.Topics = append(req.Topics, t)
 	cctx, cancel := context.WithTimeout(ctx, createTimeout)
 	resp, err := req.RequestWith(cctx, cl)

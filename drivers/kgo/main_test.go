@@ -56,14 +56,23 @@ func TestParseArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.partitions != 64 || cfg.records != 3000 || cfg.valueBytes != 10240 || cfg.keys != 1024 ||
-		cfg.compression != "gzip" || cfg.deliveryTimeout != 5*time.Second || cfg.requestTimeout != 2*time.Second {
+		cfg.compression != "gzip" || cfg.deliveryTimeout != 5*time.Second || cfg.requestTimeout != 2*time.Second ||
+		cfg.replicationFactor != 1 {
 		t.Errorf("defaults: %+v", cfg)
+	}
+	for _, rf := range []int16{3, -1} {
+		cfg, err := parseArgs([]string{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", fmt.Sprint(rf)})
+		if err != nil || cfg.replicationFactor != rf {
+			t.Errorf("--replication-factor %d: %+v, %v", rf, cfg, err)
+		}
 	}
 	for _, argv := range [][]string{
 		{"--bootstrap", "h:1", "--topic"},
 		{"--bootstrap", "h:1", "--topic", "t", "--bogus", "1"},
 		{"--bootstrap", "h:1", "--topic", "t", "--records", "x"},
 		{"--bootstrap", "h:1", "--topic", "t", "--partitions", "0"},
+		{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "0"},
+		{"--bootstrap", "h:1", "--topic", "t", "--replication-factor", "x"},
 		{"--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"},
 		{"--bootstrap", "h:1", "--topic", "t", "--batch-records", "two"},
 		{"--bootstrap", "h:1", "--topic", "t", "--idle-after", "-1", "--idle-ms", "10"},
@@ -116,7 +125,8 @@ func TestErrorCode(t *testing.T) {
 
 // TestKfake runs the experiment in-process against kfake (Kafka 4.1, 3
 // brokers) with outcomes: one success per record, at the partition and
-// offset the read-back of the log finds it at.
+// offset the read-back of the log finds it at; the topic has the
+// --replication-factor given (2).
 func TestKfake(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
 	if err != nil {
@@ -125,7 +135,7 @@ func TestKfake(t *testing.T) {
 	t.Cleanup(c.Close)
 	cfg, err := parseArgs([]string{"--bootstrap", strings.Join(c.ListenAddrs(), ","), "--topic", "kgo-test",
 		"--partitions", "4", "--records", "300", "--value-bytes", "100", "--keys", "64", "--compression", "lz4",
-		"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000"})
+		"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000", "--replication-factor", "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +154,9 @@ func TestKfake(t *testing.T) {
 	}
 	logged := logtest.ReadLog(t, c.ListenAddrs(), "kgo-test", 300)
 	logtest.Same(t, logtest.Delivered(t, &b, "outcomes", 300), logged)
+	if n := logtest.Replicas(t, c.ListenAddrs(), "kgo-test"); len(n) != 4 || n[0] != 2 || n[1] != 2 || n[2] != 2 || n[3] != 2 {
+		t.Errorf("replicas by partition %v, want 2 each of 4", n)
+	}
 }
 
 // TestShapes runs --batch-records one and many, 1 and 16 partitions, and an

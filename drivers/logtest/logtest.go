@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
 	"github.com/kcheck/kcheck/tracer"
@@ -67,6 +68,35 @@ func ReadLog(t testing.TB, seeds []string, topic string, records int) map[int]Pl
 		t.Fatalf("read %d records back, want %d", len(at), records)
 	}
 	return at
+}
+
+// Replicas returns how many replicas each partition of topic has, by
+// partition, as the metadata at seeds shows them: what the driver's
+// --replication-factor gave the topic it created.
+func Replicas(t testing.TB, seeds []string, topic string) map[int32]int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, mt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("metadata of %s: %v", topic, err)
+	}
+	n := map[int32]int{}
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			n[p.Partition] = len(p.Replicas)
+		}
+	}
+	return n
 }
 
 // Delivered reads a driver's report from r (called name) as kcheck proxy

@@ -47,6 +47,11 @@ import seed  # noqa: E402
 from seed import SetupError  # noqa: E402
 
 PREFIX = "aiokafka driver: "
+# Why --replication-factor -1 is refused: aiokafka's NewTopic takes -1 only
+# with a replica assignment, and its CreateTopics goes up to version 3, before
+# version 4 let a topic take the brokers' default (KIP-464).
+NO_BROKER_DEFAULT = ("aiokafka 0.14.0 cannot ask for the brokers' default.replication.factor: "
+                     "its CreateTopics predates it")
 MAX_IN_FLIGHT = 1  # produce requests in flight per broker: aiokafka's Sender, not a setting
 DIFFERS = ("one produce request in flight per broker and one batch per partition (aiokafka's Sender, "
            "not configurable; Java, kgo and librdkafka: 5); no delivery timeout: with idempotence a batch is "
@@ -105,7 +110,7 @@ async def create_topic(ak, cfg):
                                      % (PREFIX, bootstrap, seed.REACH_TIMEOUT_S, e))
                 await asyncio.sleep(w)
         try:
-            resp = await admin.create_topics([NewTopic(topic, partitions, 1)],
+            resp = await admin.create_topics([NewTopic(topic, partitions, cfg["replication_factor"])],
                                              timeout_ms=seed.CREATE_TIMEOUT_S * 1000)
         except ak.errors.KafkaError as e:
             raise SetupError('%screating topic "%s" at %s: %s' % (PREFIX, topic, bootstrap, e))
@@ -250,4 +255,4 @@ def run(cfg, t0):
 
 
 if __name__ == "__main__":
-    sys.exit(seed.main(sys.argv[1:], PREFIX, "aiokafka", run))
+    sys.exit(seed.main(sys.argv[1:], PREFIX, "aiokafka", run, NO_BROKER_DEFAULT))

@@ -55,7 +55,9 @@ def create_topic(ck, admin_mod, cfg):
                                  % (PREFIX, bootstrap, seed.REACH_TIMEOUT_S, e.args[0].str() if e.args else e))
             time.sleep(0.2)
 
-    fs = admin.create_topics([admin_mod.NewTopic(topic, num_partitions=partitions, replication_factor=1)],
+    # replication_factor -1 is the brokers' default (librdkafka sends CreateTopics v4 or later).
+    fs = admin.create_topics([admin_mod.NewTopic(topic, num_partitions=partitions,
+                                                 replication_factor=cfg["replication_factor"])],
                              operation_timeout=seed.CREATE_TIMEOUT_S, request_timeout=seed.CREATE_TIMEOUT_S)
     try:
         fs[topic].result(timeout=seed.CREATE_TIMEOUT_S + 5)

@@ -82,7 +82,10 @@ def create_topic(kp, cfg):
                          % (PREFIX, bootstrap, seed.REACH_TIMEOUT_S, seed.exception_text(e)))
     try:
         try:
-            resp = admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1}},
+            # replication_factor -1 is the brokers' default (kafka-python refuses it
+            # only for brokers before 2.4, which lack CreateTopics v4).
+            resp = admin.create_topics({topic: {"num_partitions": partitions,
+                                                "replication_factor": cfg["replication_factor"]}},
                                        timeout_ms=seed.CREATE_TIMEOUT_S * 1000, raise_errors=False)
         except kp.errors.KafkaError as e:
             raise SetupError('%screating topic "%s" at %s: %s' % (PREFIX, topic, bootstrap, seed.exception_text(e)))

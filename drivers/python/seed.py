@@ -23,11 +23,11 @@ CREATE_TIMEOUT_S = 30
 LEADER_TIMEOUT_S = 30
 READ_TIMEOUT_S = 120
 CLOSE_TIMEOUT_S = 5
-USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-         "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
+USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] "
+         "[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
          "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]")
 DEFAULTS = {
-    "--partitions": "64", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
+    "--partitions": "64", "--replication-factor": "1", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
     "--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
 }
 MINIMUMS = {
@@ -35,6 +35,7 @@ MINIMUMS = {
     "--delivery-timeout-ms": 1, "--request-timeout-ms": 1,
 }
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+MAX_REPLICATION_FACTOR = 2**15 - 1  # CreateTopics' int16
 # The workload shapes (drivers/WORKLOADS.md): --batch-records, and what
 # "many" sets (a linger and a batch size), as every driver.
 BATCH_SHAPES = ("one", "many", "default")
@@ -48,13 +49,16 @@ class SetupError(Exception):
     """An error of the setup: exit 2 with its message."""
 
 
-def parse_args(argv, prefix):
+def parse_args(argv, prefix, no_broker_default=""):
     """Reads "--flag value" pairs as the Java driver does; prefix ("python
     driver: ") starts the messages, not the bare usage (as in Java). Returns
     the config: bootstrap, topic, compression, outcomes ("" for none), the
-    numbers under their flag's name with "_" for "-", and the workload's
+    numbers under their flag's name with "_" for "-", replication_factor
+    (-1: the brokers' default.replication.factor), and the workload's
     shape: batch_records ("one", "many" or "default"), idle_after (-1: no
-    idle phase) and idle_ms."""
+    idle phase) and idle_ms. no_broker_default says why the driver's client
+    cannot ask for the brokers' default replication factor ("": it can);
+    then --replication-factor -1 is refused with that reason."""
     a = dict(DEFAULTS, **{"--bootstrap": "", "--topic": "", "--outcomes": "",
                           "--batch-records": "default", "--idle-after": "", "--idle-ms": ""})
     i = 0
@@ -81,6 +85,16 @@ def parse_args(argv, prefix):
 
     for k, lo in MINIMUMS.items():
         cfg[k[2:].replace("-", "_")] = number(k, lo)
+    rf = number("--replication-factor", -2**31)
+    if not (1 <= rf <= MAX_REPLICATION_FACTOR or rf == -1 and not no_broker_default):
+        if no_broker_default:
+            raise SetupError("%s--replication-factor wants a number from 1 to %d, not %s%s"
+                             % (prefix, MAX_REPLICATION_FACTOR, a["--replication-factor"],
+                                " (%s)" % no_broker_default if rf == -1 else ""))
+        raise SetupError("%s--replication-factor wants a number from 1 to %d, or -1 (the brokers' "
+                         "default.replication.factor), not %s"
+                         % (prefix, MAX_REPLICATION_FACTOR, a["--replication-factor"]))
+    cfg["replication_factor"] = rf
     after, ms = a["--idle-after"] != "", a["--idle-ms"] != ""
     cfg["idle_after"] = number("--idle-after", 0) if after else -1
     cfg["idle_ms"] = number("--idle-ms", 0) if ms else 0
@@ -538,14 +552,15 @@ def die(msg):
     sys.exit(2)
 
 
-def main(argv, prefix, client_module, run):
-    """A driver's command: parses argv, checks that client_module imports
-    (else a setup error naming setup.sh) and returns run(cfg, t0)'s exit
-    code; every error of the setup, and any exception, is exit 2 with one
-    line on stderr and no traceback."""
+def main(argv, prefix, client_module, run, no_broker_default=""):
+    """A driver's command: parses argv (no_broker_default as parse_args
+    takes it), checks that client_module imports (else a setup error naming
+    setup.sh) and returns run(cfg, t0)'s exit code; every error of the
+    setup, and any exception, is exit 2 with one line on stderr and no
+    traceback."""
     t0 = time.monotonic()
     try:
-        cfg = parse_args(argv, prefix)
+        cfg = parse_args(argv, prefix, no_broker_default)
         try:
             __import__(client_module)
         except ImportError as e:

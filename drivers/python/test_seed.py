@@ -28,10 +28,23 @@ class ParseArgsTest(unittest.TestCase):
         cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t"], "x: ")
         self.assertEqual(cfg, {
             "bootstrap": "h:1", "topic": "t", "compression": "gzip", "outcomes": "", "partitions": 64,
-            "records": 3000, "value_bytes": 10240, "keys": 1024, "delivery_timeout_ms": 5000,
+            "replication_factor": 1, "records": 3000, "value_bytes": 10240, "keys": 1024, "delivery_timeout_ms": 5000,
             "request_timeout_ms": 2000, "batch_records": "default", "idle_after": -1, "idle_ms": 0})
         cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--outcomes", "f", "--records", "0"], "x: ")
         self.assertEqual((cfg["outcomes"], cfg["records"]), ("f", 0))
+
+    def test_replication_factor(self):
+        for v, why_not in (("3", ""), ("-1", ""), ("32767", ""), ("3", "no default")):
+            cfg = seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--replication-factor", v], "x: ", why_not)
+            self.assertEqual(cfg["replication_factor"], int(v), (v, why_not))
+        # A client that cannot ask for the brokers' default refuses -1 with why.
+        for v, why_not, want in (
+            ("-1", "no default", "x: --replication-factor wants a number from 1 to 32767, not -1 (no default)"),
+            ("0", "no default", "x: --replication-factor wants a number from 1 to 32767, not 0"),
+        ):
+            with self.assertRaises(seed.SetupError, msg=v) as e:
+                seed.parse_args(["--bootstrap", "h:1", "--topic", "t", "--replication-factor", v], "x: ", why_not)
+            self.assertEqual(str(e.exception), want)
 
     def test_errors(self):
         # The messages of bench/loadgen/seed_test.go's TestParseSeed.
@@ -47,6 +60,17 @@ class ParseArgsTest(unittest.TestCase):
              "x: --partitions wants a number of at least 1, not 0"),
             (["--bootstrap", "h:1", "--topic", "t", "--compression", "brotli"],
              "x: --compression wants none, gzip, snappy, lz4 or zstd, not brotli"),
+            (["--bootstrap", "h:1", "--topic", "t", "--replication-factor", "0"],
+             "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' "
+             "default.replication.factor), not 0"),
+            (["--bootstrap", "h:1", "--topic", "t", "--replication-factor", "-2"],
+             "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' "
+             "default.replication.factor), not -2"),
+            (["--bootstrap", "h:1", "--topic", "t", "--replication-factor", "32768"],
+             "x: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' "
+             "default.replication.factor), not 32768"),
+            (["--bootstrap", "h:1", "--topic", "t", "--replication-factor", "three"],
+             "x: --replication-factor wants a number, not three"),
             (["--bootstrap", "h:1", "--topic", "t", "--records", "-1", "--keys", "x"],
              "x: --records wants a number of at least 0, not -1"),
             (["--bootstrap", "h:1", "--topic", "t", "--batch-records", "few"],
@@ -127,6 +151,13 @@ class ParseArgsTest(unittest.TestCase):
                      prefix + "--batch-records wants one, many or default, not two\n"),
                     (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "5"],
                      prefix + "--idle-after needs --idle-ms"),
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--replication-factor", "0"],
+                     prefix + "--replication-factor wants a number from 1 to 32767"),
+                    # -1: aiokafka refuses it; the others take it, then stop at $KCHECK_OUTCOMES
+                    (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--replication-factor", "-1"],
+                     prefix + "--replication-factor wants a number from 1 to 32767, not -1 (aiokafka 0.14.0 cannot "
+                     "ask for the brokers' default.replication.factor: its CreateTopics predates it)\n"
+                     if drv == "aiokafka_driver.py" else prefix + "--outcomes: "),
                     (["--bootstrap", "127.0.0.1:1", "--topic", "t", "--outcomes", os.path.join(d, "no", "such")],
                      prefix + "--outcomes: "),
                     # without --outcomes, $KCHECK_OUTCOMES (set below) is the file

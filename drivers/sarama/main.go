@@ -9,7 +9,7 @@
 // writes what sarama reported for each record (drivers/OUTCOMES.md).
 //
 //	go build -o bin/kcheck-sarama-driver ./drivers/sarama
-//	bin/kcheck-sarama-driver --bootstrap HOST:PORT --topic T [--partitions N] ... [--outcomes FILE]
+//	bin/kcheck-sarama-driver --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] ... [--outcomes FILE]
 package main
 
 import (
@@ -425,7 +425,9 @@ func createTopic(seeds []string, cfg *config) error {
 	}
 	defer within(closeTimeout, func() { admin.Close() })
 
-	detail := &sarama.TopicDetail{NumPartitions: int32(cfg.Partitions), ReplicationFactor: 1}
+	// ReplicationFactor -1 (the brokers' default) needs CreateTopics v4:
+	// sarama sends v7 with Version at least V2_8_0_0 (kafkaVersion).
+	detail := &sarama.TopicDetail{NumPartitions: int32(cfg.Partitions), ReplicationFactor: cfg.ReplicationFactor}
 	if err := admin.CreateTopic(cfg.Topic, detail, false); err != nil {
 		if errors.Is(err, sarama.ErrTopicAlreadyExists) {
 			return setupf("topic %q already exists: pick a new --topic", cfg.Topic)

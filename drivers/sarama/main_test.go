@@ -25,7 +25,7 @@ import (
 // (3 brokers): every record acknowledged, read back once, in order; the
 // outcomes file has one success per record at the partition and offset an
 // independent read-back (kgo) finds it at; the same topic again is a setup
-// error.
+// error. The topic has the --replication-factor given (2).
 func TestKfake(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
 	if err != nil {
@@ -36,7 +36,7 @@ func TestKfake(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outcomes.jsonl")
 	argv := []string{"--bootstrap", bootstrap, "--topic", "sarama-test", "--partitions", "4", "--records", "300",
 		"--value-bytes", "100", "--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000",
-		"--request-timeout-ms", "5000", "--outcomes", path}
+		"--request-timeout-ms", "5000", "--outcomes", path, "--replication-factor", "2"}
 	var stdout, stderr bytes.Buffer
 	if code := run(argv, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
@@ -68,6 +68,9 @@ func TestKfake(t *testing.T) {
 	}
 	defer f.Close()
 	logtest.Same(t, logtest.Delivered(t, f, path, 300), logged)
+	if n := logtest.Replicas(t, c.ListenAddrs(), "sarama-test"); len(n) != 4 || n[0] != 2 || n[1] != 2 || n[2] != 2 || n[3] != 2 {
+		t.Errorf("replicas by partition %v, want 2 each of 4", n)
+	}
 
 	stdout.Reset()
 	stderr.Reset()
@@ -122,6 +125,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--topic", "t"}, "sarama driver: --bootstrap is required"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--records", "x"}, "sarama driver: --records wants a number, not x"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--compression", "brotli"}, "sarama driver: --compression wants"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--replication-factor", "0"}, "sarama driver: --replication-factor wants a number from 1 to 32767, or -1 (the brokers' default.replication.factor), not 0"},
+		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--replication-factor", "two"}, "sarama driver: --replication-factor wants a number, not two"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--batch-records", "some"}, "sarama driver: --batch-records wants one, many or default, not some"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "-2", "--idle-ms", "1"}, "sarama driver: --idle-after wants a number of at least 0, not -2"},
 		{[]string{"--bootstrap", "127.0.0.1:1", "--topic", "t", "--idle-after", "2", "--idle-ms", "-1"}, "sarama driver: --idle-ms wants a number of at least 0, not -1"},

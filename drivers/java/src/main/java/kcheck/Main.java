@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
@@ -57,8 +58,8 @@ public final class Main {
     static final String VERSION = clientVersion();
     static final String PREFIX = "rec="; // value = "rec=<n>;" + letters
     static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
-    static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--records N] [--value-bytes N] "
-        + "[--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
+    static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] "
+        + "[--records N] [--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
         + "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]";
     static final long GRACE_MS = 30_000; // past the delivery timeout
     // What --batch-records many sets, as every driver (drivers/WORKLOADS.md).
@@ -86,6 +87,7 @@ public final class Main {
             "--partitions", "64", "--records", "3000", "--value-bytes", "10240", "--keys", "1024",
             "--compression", "gzip", "--delivery-timeout-ms", "5000", "--request-timeout-ms", "2000",
             "--batch-records", "default", "--idle-after", "", "--idle-ms", "")); // "": no idle phase
+        a.put("--replication-factor", "1"); // Map.of takes at most 10 pairs
         String env = System.getenv("KCHECK_OUTCOMES");
         a.put("--outcomes", env == null ? "" : env); // "": none
         for (int i = 0; i < argv.length; i++) {
@@ -101,14 +103,19 @@ public final class Main {
             int partitions = num(a, "--partitions", 1), records = num(a, "--records", 0),
                 valueBytes = num(a, "--value-bytes", 0), keys = num(a, "--keys", 0),
                 deliveryTimeoutMs = num(a, "--delivery-timeout-ms", 1), requestTimeoutMs = num(a, "--request-timeout-ms", 1);
+            int replicationFactor = num(a, "--replication-factor", Integer.MIN_VALUE);
+            if (replicationFactor != -1 && (replicationFactor < 1 || replicationFactor > Short.MAX_VALUE)) {
+                throw new SetupError("java driver: --replication-factor wants a number from 1 to " + Short.MAX_VALUE
+                    + ", or -1 (the brokers' default.replication.factor), not " + a.get("--replication-factor"));
+            }
             String compression = a.get("--compression");
             if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
                 throw new SetupError("java driver: --compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
             }
             Shape shape = shape(a, records);
             Outcomes outcomes = Outcomes.open(a.get("--outcomes"));
-            int exit = run(bootstrap, topic, partitions, records, valueBytes, keys, compression, deliveryTimeoutMs,
-                requestTimeoutMs, shape, t0, outcomes);
+            int exit = run(bootstrap, topic, partitions, (short) replicationFactor, records, valueBytes, keys, compression,
+                deliveryTimeoutMs, requestTimeoutMs, shape, t0, outcomes);
             System.exit(exit);
         } catch (SetupError e) {
             die(e.getMessage());
@@ -147,10 +154,10 @@ public final class Main {
         return new long[] {start, System.currentTimeMillis(), open};
     }
 
-    static int run(String bootstrap, String topic, int partitions, int records, int valueBytes, int keys,
-                   String compression, int deliveryTimeoutMs, int requestTimeoutMs, Shape shape, long t0,
+    static int run(String bootstrap, String topic, int partitions, short replicationFactor, int records, int valueBytes,
+                   int keys, String compression, int deliveryTimeoutMs, int requestTimeoutMs, Shape shape, long t0,
                    Outcomes outcomes) throws Exception {
-        createTopic(bootstrap, topic, partitions);
+        createTopic(bootstrap, topic, partitions, replicationFactor);
 
         // Produce.
         Properties pp = new Properties();
@@ -328,16 +335,19 @@ public final class Main {
         return clean ? 0 : 1;
     }
 
-    // createTopic creates the topic and waits until every partition has a
-    // leader, as kcheck run does; then the produce starts at once.
-    static void createTopic(String bootstrap, String topic, int partitions) throws Exception {
+    // createTopic creates the topic, replicationFactor replicas a partition
+    // (-1: the brokers' default.replication.factor, KIP-464), and waits until
+    // every partition has a leader, as kcheck run does; then the produce
+    // starts at once.
+    static void createTopic(String bootstrap, String topic, int partitions, short replicationFactor) throws Exception {
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         ap.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         ap.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
         try (Admin admin = Admin.create(ap)) {
             try {
-                admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                Optional<Short> rf = replicationFactor == -1 ? Optional.empty() : Optional.of(replicationFactor);
+                admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions), rf))).all().get(30, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof TopicExistsException) {
                     throw new SetupError("java driver: topic \"" + topic + "\" already exists: pick a new --topic");
