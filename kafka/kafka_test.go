@@ -218,11 +218,17 @@ func TestThreeNodes(t *testing.T) {
 	if err := c.Pause(3); err == nil || !strings.Contains(err.Error(), "node 3 is not running") {
 		t.Errorf("Pause of a killed node: %v", err)
 	}
-	sctx, scancel := context.WithTimeout(ctx, 60*time.Second)
+	if down := c.Down(); len(down) != 1 || down[0] != 3 {
+		t.Errorf("Down after node 3 was killed: %v", down)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 90*time.Second)
 	if err := c.StartNode(sctx, 3); err != nil {
 		t.Fatal(err)
 	}
 	scancel()
+	if down := c.Down(); len(down) != 0 {
+		t.Errorf("Down after node 3 started again: %v", down)
+	}
 	// Stop continues a paused node, which then stops on its SIGTERM.
 	if err := c.Pause(1); err != nil {
 		t.Fatal(err)
