@@ -163,12 +163,13 @@ kafka-fetch: build
 # (one node, no faults), its trace verified; a cluster of three nodes; a
 # failed start; the kgo driver on a real broker; then one run of the seed's
 # experiment per client (race-quick), the quick subset of the scenario
-# matrix (scenarios-quick) and one run of each fault on a
-# three-node cluster (faults-quick). Part of make test, so CI gates on them.
+# matrix (scenarios-quick), one run of each fault on a three-node cluster
+# (faults-quick) and each cluster scenario with ours-on and kgo
+# (cluster-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
 	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
 	KCHECK_KAFKA=1 $(GO) test ./cmd/kcheck -run TestIdleRearmOnKafka -count=1 -v -timeout 5m
-	$(MAKE) race-quick scenarios-quick faults-quick
+	$(MAKE) race-quick scenarios-quick faults-quick cluster-quick
 
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is
 # not clean, or if kcheck verify misses a loss or flags a clean run.
