@@ -80,6 +80,11 @@ type clusterRun struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	errs   []error
+	// healed is closed once the faults ended and the cluster healed for
+	// the client's read-back (healedForRead).
+	healOnce sync.Once
+	healing  bool // guarded by mu
+	healed   chan struct{}
 }
 
 // progress is what triggers wait on: the first produce, and the records
@@ -118,7 +123,7 @@ func (p *Proxy) observeLocked(e *tracer.Event) {
 // closes.
 func (p *Proxy) startCluster(faults []fault.Fault) {
 	ctx, cancel := context.WithCancel(context.Background())
-	run := &clusterRun{cancel: cancel}
+	run := &clusterRun{cancel: cancel, healed: make(chan struct{})}
 	p.cluster = run
 	for i, f := range faults {
 		run.wg.Add(1)
@@ -136,14 +141,71 @@ func (p *Proxy) startCluster(faults []fault.Fault) {
 	}
 }
 
+// healedForRead is what a client's first read (Fetch, ListOffsets) waits
+// for: its produce phase is over, so every fault on the cluster is ended and
+// the cluster healed before the client reads back, as a run goes fault ->
+// stop -> heal -> read. It reports false if done closed first.
+func (p *Proxy) healedForRead(done <-chan struct{}) bool {
+	run := p.cluster
+	if run == nil {
+		return true
+	}
+	run.healOnce.Do(func() {
+		run.mu.Lock()
+		run.healing = true
+		run.mu.Unlock()
+		go func() {
+			defer close(run.healed)
+			if run.stop() != nil {
+				return // Close reports it
+			}
+			p.mu.Lock()
+			topic := p.topic
+			p.mu.Unlock()
+			if topic == "" {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), p.healBound())
+			defer cancel()
+			if err := p.cfg.Cluster.Settle(ctx, topic); err != nil {
+				run.mu.Lock()
+				run.errs = append(run.errs, fmt.Errorf("the cluster did not heal within %v of the client's first read (every partition of %s led, every replica in sync): %w", p.healBound(), topic, err))
+				run.mu.Unlock()
+			}
+		}()
+	})
+	select {
+	case <-run.healed:
+		return true
+	case <-done:
+		return false
+	}
+}
+
 // endCluster ends every fault on the cluster (a paused node resumed, a
 // killed one started again, an isolation or slowness lifted) and waits for
-// that; it returns what failed.
+// that, and for a heal for the client's read-back under way; it returns
+// what failed.
 func (p *Proxy) endCluster() error {
 	run := p.cluster
 	if run == nil {
 		return nil
 	}
+	err := run.stop()
+	run.mu.Lock()
+	healing := run.healing
+	run.mu.Unlock()
+	if healing {
+		<-run.healed
+		run.mu.Lock()
+		err = errors.Join(run.errs...)
+		run.mu.Unlock()
+	}
+	return err
+}
+
+// stop ends the faults and returns what failed so far.
+func (run *clusterRun) stop() error {
 	run.cancel()
 	run.wg.Wait()
 	run.mu.Lock()

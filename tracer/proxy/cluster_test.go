@@ -146,7 +146,7 @@ func clusterEvents(t *testing.T, path string) (names []string, ackedBefore []int
 func TestClusterFaultsThroughProxy(t *testing.T) {
 	fc := &fakeCluster{}
 	path, sum, err := clusterRun(t, fc, "pause:node=2,for=200ms,records=500", "kill:node=1,for=100ms,records=1000",
-		"isolate:leader=0,for=300ms,at=50ms", "slow-node:node=1,delay=50ms,for=300ms,at=100ms")
+		"isolate:leader=0,for=300ms,records=200", "slow-node:node=1,delay=50ms,for=300ms,at=100ms")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,9 @@ func (c *conn) readRequests() {
 			c.p.cfg.Logf("proxy: from %s: %v", c.cc.RemoteAddr(), err)
 			return
 		}
+		if (rq.key == kmsg.Fetch.Int16() || rq.key == kmsg.ListOffsets.Int16()) && !c.p.healedForRead(c.done) {
+			return // the connection closed while the cluster healed
+		}
 		ex := &exchange{rq: rq, at: time.Now(), forwarded: true}
 		frame := raw
 		respond := true
