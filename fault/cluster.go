@@ -9,7 +9,7 @@ import (
 
 // ClusterHelp says what every fault on a cluster's nodes takes, for --help.
 const ClusterHelp = "A fault on a real cluster (kcheck proxy --cluster): it fires once, at=D after the client's first produce request (default at=0), " +
-	"records=N once N records are acknowledged, or random=D at a moment within D drawn from the proxy's seed; every fault it started ends when the client does"
+	"records=N once N records are acknowledged, or random=D at a moment within D drawn from the proxy's seed; every fault ends, and the cluster heals, before the client reads back (its first Fetch or ListOffsets) or exits"
 
 // Cluster is what a fault on a cluster's nodes (Scope OnCluster) acts on,
 // for how long, and when it fires.

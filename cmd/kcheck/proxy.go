@@ -70,9 +70,11 @@ proxy names it in the trace's header and says the upstream must run with it
 Faults on a cluster's nodes act on a real cluster kcheck started with
 "kcheck kafka --nodes 3 --control ADDR", given to the proxy as --cluster ADDR;
 each fires once at its trigger, writes Fault events naming the node
-(tracer/FORMAT.md), and is ended when the client exits (a paused node
-resumed, a killed one started again), before the read-back, which waits for
-the cluster to heal (every partition led, every replica in sync). A fault
+(tracer/FORMAT.md), and is ended once the client's produce phase is over:
+at its first read (Fetch or ListOffsets, its own read-back), which waits
+until every fault has ended (a paused node resumed, a killed one started
+again) and the cluster has healed (every partition led, every replica in
+sync), or when it exits. A fault
 that cannot act (no such node, no leader, a node that does not come back
 within --heal) fails the run: exit 2, no trace.
 
