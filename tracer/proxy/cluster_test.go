@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/fault"
@@ -20,6 +22,7 @@ import (
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/proxy"
+	"github.com/kcheck/kcheck/wire"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -224,5 +227,48 @@ func TestClusterFaultNeedsCluster(t *testing.T) {
 	_, err = proxy.Start(context.Background(), proxy.Config{Listen: "127.0.0.1:0", Upstream: kc.ListenAddrs()[0], Faults: []fault.Fault{f}})
 	if err == nil || !strings.Contains(err.Error(), "fault kill-controller acts on the cluster's nodes: it needs a cluster kcheck started") {
 		t.Fatalf("Start: %v", err)
+	}
+}
+
+// The bootstrap listener reaches any broker the proxy has seen: a client
+// that bootstraps while the upstream broker is down (killed by a fault)
+// still gets the cluster's metadata.
+func TestBootstrapFallsBack(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := proxy.Start(ctx, proxy.Config{Listen: "127.0.0.1:0", Upstream: kc.ListenAddrs()[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	metadata := func() error {
+		c, err := wire.Dial(ctx, p.Addr(), "kcheck-test")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{}
+		_, err = c.Request(ctx, req)
+		return err
+	}
+	if err := metadata(); err != nil { // the proxy learns the brokers
+		t.Fatal(err)
+	}
+	upstream := kc.ListenAddrs()[0]
+	if err := kc.RemoveNode(0); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.DialTimeout("tcp", upstream, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the upstream %s still answers after its node was removed", upstream)
+	}
+	if err := metadata(); err != nil {
+		t.Fatalf("bootstrap with the upstream down: %v", err)
 	}
 }

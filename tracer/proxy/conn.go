@@ -62,7 +62,7 @@ func newConn(p *Proxy, id int32, l *listener, cc net.Conn) *conn {
 }
 
 func (c *conn) serve() {
-	up, err := net.DialTimeout("tcp", c.l.upstream, dialTimeout)
+	up, err := c.p.dialUpstream(c.l)
 	if err != nil {
 		c.p.cfg.Logf("proxy: upstream %s: %v", c.l.upstream, err)
 		c.cc.Close()

@@ -20,8 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +77,8 @@ type Proxy struct {
 
 	mu         sync.Mutex
 	rng        *rand.Rand
-	listeners  map[string]*listener // by upstream address
+	boot       *listener            // the bootstrap listener (Config.Listen): any broker will do
+	listeners  map[string]*listener // one per broker, by its address
 	conns      map[*conn]struct{}
 	closed     bool
 	topic      string              // the traced topic, once known
@@ -117,7 +120,10 @@ type batchKey struct {
 type listener struct {
 	ln       net.Listener
 	upstream string
-	gate     gate // what faults on its node do to its connections
+	// bootstrap: a connection goes to upstream, or to any other broker the
+	// proxy knows of when upstream does not answer (a fault took it down).
+	bootstrap bool
+	gate      gate // what faults on its node do to its connections
 }
 
 // dialTimeout bounds a connection to the upstream cluster.
@@ -182,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		}
 	}
 	p.mu.Lock()
-	_, err = p.listenLocked(cfg.Listen, cfg.Upstream)
+	p.boot, err = p.listenLocked(cfg.Listen, cfg.Upstream, true)
 	p.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -191,6 +197,38 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		p.startCluster(onCluster)
 	}
 	return p, nil
+}
+
+// brokers lists the upstream and every other broker the proxy has seen in
+// metadata, the upstream first.
+func (p *Proxy) brokers() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	addrs := []string{p.cfg.Upstream}
+	for _, id := range slices.Sorted(maps.Keys(p.nodeAddrs)) {
+		if a := p.nodeAddrs[id]; a != p.cfg.Upstream {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// dialUpstream connects l's client connection upstream: to l's broker, or
+// for the bootstrap listener to the first broker that answers.
+func (p *Proxy) dialUpstream(l *listener) (net.Conn, error) {
+	addrs := []string{l.upstream}
+	if l.bootstrap {
+		addrs = p.brokers()
+	}
+	var errs []error
+	for _, a := range addrs {
+		up, err := net.DialTimeout("tcp", a, dialTimeout)
+		if err == nil {
+			return up, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // faultRand is the random source of the i-th fault's choices, drawn from
@@ -203,7 +241,7 @@ func (p *Proxy) faultRand(i int) *rand.Rand {
 func (p *Proxy) Addr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.listeners[p.cfg.Upstream].ln.Addr().String()
+	return p.boot.ln.Addr().String()
 }
 
 // Stats returns what has passed through so far.
@@ -214,7 +252,7 @@ func (p *Proxy) Stats() Stats {
 }
 
 // listenLocked opens a listener at addr for upstream.
-func (p *Proxy) listenLocked(addr, upstream string) (*listener, error) {
+func (p *Proxy) listenLocked(addr, upstream string, bootstrap bool) (*listener, error) {
 	if p.closed {
 		return nil, errors.New("proxy: closed")
 	}
@@ -222,8 +260,10 @@ func (p *Proxy) listenLocked(addr, upstream string) (*listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: listening on %s: %w", addr, err)
 	}
-	l := &listener{ln: ln, upstream: upstream}
-	p.listeners[upstream] = l
+	l := &listener{ln: ln, upstream: upstream, bootstrap: bootstrap}
+	if !bootstrap {
+		p.listeners[upstream] = l
+	}
 	p.wg.Add(1)
 	go p.accept(l)
 	return l, nil
@@ -237,7 +277,7 @@ func (p *Proxy) listenerFor(upstream string) (*listener, error) {
 	l := p.listeners[upstream]
 	if l == nil {
 		var err error
-		if l, err = p.listenLocked(net.JoinHostPort(p.host, "0"), upstream); err != nil {
+		if l, err = p.listenLocked(net.JoinHostPort(p.host, "0"), upstream, false); err != nil {
 			return nil, err
 		}
 	}
@@ -286,6 +326,9 @@ func (p *Proxy) Close() {
 		return
 	}
 	p.closed = true
+	if p.boot != nil {
+		p.boot.ln.Close()
+	}
 	for _, l := range p.listeners {
 		l.ln.Close()
 	}
@@ -331,7 +374,7 @@ func (p *Proxy) Finish(ctx context.Context) error {
 	if topic == "" {
 		return errors.New("proxy: no client produced through the proxy: nothing to trace")
 	}
-	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: []string{p.cfg.Upstream}, Topic: topic, Acked: acked})
+	parts, err := readback.Topic(ctx, readback.Config{Bootstrap: p.brokers(), Topic: topic, Acked: acked})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
