@@ -56,6 +56,11 @@ type cellSpec struct {
 
 var topicUnsafe = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
+// cancelGrace is how long an interrupted cell's proxy has to stop its
+// client and end its faults on the cluster (proxy.DefaultHealBound, and a
+// little more).
+const cancelGrace = 2*time.Minute + 30*time.Second
+
 // cell is c's Cell before it runs: what it is and what the model predicts.
 func (c cellSpec) cell() Cell {
 	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.Name),
@@ -105,6 +110,12 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, c.kcheck, argv...)
+	// Interrupted or out of time: the proxy is asked to stop (its client
+	// first, then its faults, a paused node resumed), not killed, and given
+	// the time to heal the cluster; then it, and whatever still holds its
+	// output, is killed.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = cancelGrace
 	var stdout bytes.Buffer
 	cmd.Stdout = &limited{w: &stdout, n: 1 << 20}
 	errPath := filepath.Join(c.dir, base+".err")
