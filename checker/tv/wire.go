@@ -237,6 +237,11 @@ func (t *Translator) wireModule() (*Module, error) {
 			case "DropResponse", "TimeoutBeforeAppend", "Delay":
 				// Acts through the Disconnect the client sees, or not at all.
 			default:
+				if tracer.IsClusterFault(e.fault) {
+					// A node paused, killed, cut off or slowed: it acts
+					// through the answers, delays and Disconnects that follow.
+					break
+				}
 				// No action explains it: TLC stops here, as the Go mirror does.
 				f = []string{`ev |-> "UnknownFault"`, "fault |-> " + str(e.fault)}
 			}
