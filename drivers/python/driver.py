@@ -205,6 +205,7 @@ def read_back(ck, cfg, tally):
     """Reads every partition from the beginning up to its end offset (the
     high watermark) with assign(), no group and no commits, into tally."""
     topic, partitions = cfg["topic"], cfg["partitions"]
+    after_move = (ck.KafkaError.NOT_LEADER_FOR_PARTITION, ck.KafkaError.OFFSET_NOT_AVAILABLE)
     consumer = ck.Consumer({
         "bootstrap.servers": cfg["bootstrap"],
         "client.id": "kcheck-librdkafka-readback",
@@ -227,7 +228,10 @@ def read_back(ck, cfg, tally):
                     break
                 except ck.KafkaException as e:
                     err = e.args[0] if e.args and isinstance(e.args[0], ck.KafkaError) else None
-                    if err is None or not err.retriable() and err.code() != ck.KafkaError.NOT_LEADER_FOR_PARTITION \
+                    # A leader that just moved answers NOT_LEADER_FOR_PARTITION, or
+                    # OFFSET_NOT_AVAILABLE until its high watermark has caught up
+                    # (KIP-207): both pass, though librdkafka marks neither retriable.
+                    if err is None or not err.retriable() and err.code() not in after_move \
                             or time.monotonic() > give_up:
                         raise SetupError('%sread-back: end offset of "%s"[%d]: %s' % (PREFIX, topic, p, e))
                     time.sleep(backoff)
