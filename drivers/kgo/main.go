@@ -536,7 +536,17 @@ func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, r
 		return setupf("starting the read-back consumer: %v", err)
 	}
 	defer closeWithin(cl, closeTimeout)
-	end, err := endOffsets(ctx, cl, cfg.topic, cfg.partitions)
+	// A cluster just healed (a node restarted under kcheck proxy --cluster)
+	// can cut the first connections or answer a moved leader's errors:
+	// asked again with a backoff, for as long as the read-back may take.
+	var end map[int32]int64
+	give := time.Now().Add(30 * time.Second)
+	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		if end, err = endOffsets(ctx, cl, cfg.topic, cfg.partitions); err == nil || time.Now().After(give) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(backoff) // the cluster's recovery, which nothing signals
+	}
 	if err != nil {
 		return setupf("read-back: end offsets of %q: %v", cfg.topic, err)
 	}
