@@ -100,7 +100,7 @@ func TestModuleConstants(t *testing.T) {
 
 func TestFamilies(t *testing.T) {
 	declared := []string{"FirstAckRule", "HoldWhileRetrying", "MaxInFlight", "NoStateRule", "PreWritten"}
-	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial", "RearmAfterIdle")
+	withRules := append(slices.Clone(declared), "HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial", "RearmAfterIdle", "BumpRule", "LateAnswerFails")
 	show := func(cs []Constant) string {
 		var s []string
 		for _, c := range cs {
@@ -115,18 +115,23 @@ func TestFamilies(t *testing.T) {
 	}{
 		{"ours", declared, ""}, // RearmAfterIdle
 		{"ours-norearm", declared, ""},
-		{"java", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", declared, ""}, // LateAnswerFails
+		{"ours-off", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kgo", declared, ""},
 		{"one-in-flight", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", declared, ""},
 		{"librdkafka", declared, ""},
+		{"sarama", declared, ""},
+		{"aiokafka", declared, ""},
 		// Once the spec declares the rules, every family sets them.
-		{"ours", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"ours-norearm", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"ours-norearm", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" FirstAckRule=FALSE HoldWhileRetrying=FALSE LateAnswerFails=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"sarama", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE BumpRule="failbump" MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"aiokafka", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE BumpRule="none" MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE BumpRule="drain" MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 	}
 	for _, tt := range tests {
 		f, _ := family(tt.family)
@@ -136,8 +141,8 @@ func TestFamilies(t *testing.T) {
 		}
 	}
 	for client, want := range map[string]string{
-		"ours-on": "ours", "ours-norearm": "ours-norearm", "ours-off": "java", "java-4.3.1": "java", "java-4.4.0": "java", "kgo": "kgo",
-		"sarama": "one-in-flight", "aiokafka": "one-in-flight", "kafka-python": "one-in-flight",
+		"ours-on": "ours", "ours-norearm": "ours-norearm", "ours-off": "ours-off", "java-4.3.1": "java", "java-4.4.0": "java", "kgo": "kgo",
+		"sarama": "sarama", "aiokafka": "aiokafka", "kafka-python": "one-in-flight",
 		"kafkajs": "kafkajs", "librdkafka": "librdkafka", "java-9": "",
 	} {
 		if got := FamilyOf(client); got != want {

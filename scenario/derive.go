@@ -200,6 +200,14 @@ func (d *deriver) run() error {
 			s.Notes = append(s.Notes, fmt.Sprintf("state %d ExpireBatch: the client's delivery timeout fails partition %d's batch seq %s (epoch %d) waiting to be retried: not a fault; the run needs a delivery timeout that expires it",
 				st.State, d.partition(p), st.Get("seq"), d.epochIndex(p, st.Get("ep"))))
 
+		// ReceiveLate(c): the client reads an error answer as the batch's
+		// delivery timeout passes, and fails it. Nothing outside the client
+		// forces the timing: a need, as for ExpireBatch.
+		case "ReceiveLate":
+			s.Needs.DeliveryTimeout = true
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d ReceiveLate: partition %d's batch seq %s (epoch %d) is answered %s as its delivery timeout passes, and fails: not a fault; the run needs the answer to come just then",
+				st.State, d.partition(p), st.Get("seq"), d.epochIndex(p, st.Get("ep")), st.Get("err")))
+
 		// ResendByApp(p): the application produces a failed batch again, as
 		// a new batch. The application's doing: a need.
 		case "ResendByApp":
@@ -338,7 +346,7 @@ func (d *deriver) receiveOf(i int, a *attempt) int {
 	for j := i + 1; j < len(d.s.Steps); j++ {
 		st := d.s.Steps[j]
 		if st.Action == "Disconnect" ||
-			st.Action == "Receive" && st.Get("p") == a.p && st.Get("b") == a.b && st.Get("ep") == a.ep && st.Get("seq") == a.seq {
+			(st.Action == "Receive" || st.Action == "ReceiveLate") && st.Get("p") == a.p && st.Get("b") == a.b && st.Get("ep") == a.ep && st.Get("seq") == a.seq {
 			return j
 		}
 	}

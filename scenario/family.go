@@ -37,8 +37,13 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "TRUE"}, {"HoldWhileRetrying", "TRUE"}, {"RearmAfterIdle", "FALSE"}, {"MaxInFlight", "5"}},
 	},
 	{
-		Name: "java", Doc: "the Java client 4.x (no first-ack rule), and kcheck's producer with its rules off",
-		Clients: []string{"java-4.3.1", "java-4.4.0", "ours-off"},
+		Name: "java", Doc: "the Java client 4.x (no first-ack rule), with its late answer that fails a batch and bumps at once (LateAnswerFails)",
+		Clients: []string{"java-4.3.1", "java-4.4.0"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"LateAnswerFails", "TRUE"}, {"MaxInFlight", "5"}},
+	},
+	{
+		Name: "ours-off", Doc: "kcheck's producer with its rules off: the Java client's rules but the late answer (a late answer is retried, then expires)",
+		Clients: []string{"ours-off"},
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "5"}},
 	},
 	{
@@ -47,8 +52,18 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}, {"MaxInFlight", "5"}},
 	},
 	{
-		Name: "one-in-flight", Doc: "clients with one request (or batch) per partition in flight, Java's other rules",
-		Clients: []string{"sarama", "aiokafka", "kafka-python"},
+		Name: "sarama", Doc: "sarama: one batch per partition in flight; a failed batch bumps the epoch at once, nothing renumbered (BumpRule failbump)",
+		Clients: []string{"sarama"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"BumpRule", `"failbump"`}, {"MaxInFlight", "1"}},
+	},
+	{
+		Name: "aiokafka", Doc: "aiokafka: one batch per partition in flight; no epoch bump, a sent batch retried until answered, any other error fails it alone (BumpRule none)",
+		Clients: []string{"aiokafka"},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"BumpRule", `"none"`}, {"MaxInFlight", "1"}},
+	},
+	{
+		Name: "one-in-flight", Doc: "clients with one batch per partition in flight and Java's other rules: kafka-python, whose producer-id renewal is not modelled (drivers/EPOCH-BUMPS.md)",
+		Clients: []string{"kafka-python"},
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "1"}},
 	},
 	{
@@ -57,16 +72,16 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"HandBackOnError", "TRUE"}, {"MaxInFlight", "1"}},
 	},
 	{
-		Name: "librdkafka", Doc: "librdkafka: a batch acknowledged implicitly by a later one's success (rd_kafka_dr_implicit_ack)",
+		Name: "librdkafka", Doc: "librdkafka: a batch acknowledged implicitly by a later one's success (rd_kafka_dr_implicit_ack); epoch bumps after a producer-wide drain, every unacknowledged batch renumbered (BumpRule drain)",
 		Clients: []string{"librdkafka"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"ImplicitAck", "TRUE"}, {"MaxInFlight", "5"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"ImplicitAck", "TRUE"}, {"BumpRule", `"drain"`}, {"MaxInFlight", "5"}},
 	},
 }
 
 // rulesOff are client-rule constants a family leaves off unless its Rules
 // set them; each is set only when the spec declares it, so that a spec
 // without the rule still models every family that does not need it.
-var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}, {"PipelineAfterOk", "FALSE"}, {"AppSerial", "FALSE"}, {"RearmAfterIdle", "FALSE"}}
+var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}, {"PipelineAfterOk", "FALSE"}, {"AppSerial", "FALSE"}, {"RearmAfterIdle", "FALSE"}, {"BumpRule", `"java"`}, {"LateAnswerFails", "FALSE"}}
 
 // predictionBroker is what a prediction sets for the broker: every real
 // broker kcheck runs (Kafka 4.1.0, 4.3.1, 4.4.0) is in 2.5-4.4, on a new log.

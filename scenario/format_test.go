@@ -147,7 +147,7 @@ func TestReadErrors(t *testing.T) {
 		{replace(16, "need wings 2"), `s.scenario:16: need "wings": want one of partitions, no-state-rule, prewritten, max-in-flight, dedup-window, expiry-ms, expiry-check-ms, idle, delivery-timeout, app-resends`},
 		{replace(16, "need idle"), `s.scenario:23: a second need idle (the first is line 16)`},
 		{replace(18, "need prewritten yes"), `s.scenario:18: need prewritten: takes no value (no value)`},
-		{replace(29, "predict nobody pass"), `s.scenario:29: predict "nobody": no such family (want one of ours, ours-norearm, java, kgo, one-in-flight, kafkajs, librdkafka)`},
+		{replace(29, "predict nobody pass"), `s.scenario:29: predict "nobody": no such family (want one of ours, ours-norearm, java, ours-off, kgo, sarama, aiokafka, one-in-flight, kafkajs, librdkafka)`},
 		{replace(29, "predict java pass"), `s.scenario:30: a second prediction for java`},
 		{replace(29, "predict ours fine"), `s.scenario:29: prediction "fine": want pass, invariant:<Name>, liveness, deadlock or "not modelled"`},
 		{replace(29, "frobnicate"), `s.scenario:29: unknown line "frobnicate": want one of scenario, config, expect, violates, step, loop, stutter, fault, need, note, predict`},

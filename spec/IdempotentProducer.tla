@@ -66,10 +66,23 @@ CONSTANTS
                          \*   its retry draws a sequence again, after whatever was sent meanwhile
     ImplicitAck,         \* TRUE: librdkafka: a success for a later batch acknowledges the earlier
                          \*   batches of the partition waiting to be retried, with no offset
-    PipelineAfterOk      \* TRUE: franz-go (kgo): a second batch of a partition goes out only while
+    PipelineAfterOk,     \* TRUE: franz-go (kgo): a second batch of a partition goes out only while
                          \*   the last answer to its oldest batch was a success (okOnSink)
+    LateAnswerFails,     \* TRUE: the Java client: a retriable error answer read as the batch's
+                         \*   delivery timeout passes fails it and asks for a bump at once
+    BumpRule             \* what the client does when it bumps its epoch (KIP-360), and when:
+                         \*   "java"     Java 4.x: per partition, after its requests are answered;
+                         \*              the partition's unfinished batches renumbered from 0
+                         \*   "drain"    librdkafka: producer-wide, after every request is
+                         \*              answered; every unfinished batch renumbered from 0;
+                         \*              a message timeout always bumps
+                         \*   "failbump" sarama: a batch failed to the application bumps the
+                         \*              epoch at once; nothing renumbered, retries keep theirs
+                         \*   "none"     aiokafka: never; a batch sent is retried until it is
+                         \*              answered, any non-retriable answer fails it alone
 
 ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
+ASSUME BumpRule \in {"java", "drain", "failbump", "none"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
 
 \* Error names are Kafka's (org.apache.kafka.common.protocol.Errors).  The
@@ -85,7 +98,8 @@ NotRetriedByKafkajs == Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SE
 \* The answers a client takes as success: kafkajs fails a send on DUPLICATE_SEQUENCE_NUMBER.
 Success == IF HandBackOnError THEN {"NONE"} ELSE {"NONE", "DUPLICATE_SEQUENCE_NUMBER"}
 ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
-ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk, RearmAfterIdle} : k \in BOOLEAN
+ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk, RearmAfterIdle, LateAnswerFails} : k \in BOOLEAN
+ASSUME LateAnswerFails => BumpRule = "java" /\ ~HandBackOnError
 \* kafkajs holds a lock per broker from drawing a request's sequences until its answer
 \* (eosManager acquireBrokerLock/releaseBrokerLock around sendMessages' produce call):
 \* one request per connection, whatever maxInFlightRequests says.
@@ -175,6 +189,26 @@ Unfinished(p) == {b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry"}
 \* Batches are numbered in the order the application produced them, as msgids are.
 AckedMsg(p) == LET A == {b \in Batches : batch[p][b].st = "acked"} \cup {0}
                IN CHOOSE m \in A : \A a \in A : a <= m
+
+\* A bump is waiting, so p sends nothing: Java's is p's own (the Sender bumps for the
+\* partitions that asked, TransactionManager.bumpIdempotentEpochAndResetIdIfNeeded);
+\* librdkafka's drain stops every partition (rdkafka_idempotence.c,
+\* rd_kafka_idemp_drain_epoch_bump0 sets the producer's state to DRAIN_BUMP and
+\* rd_kafka_toppar_producer_serve sends nothing until it is ASSIGNED again); sarama's
+\* bump is the producer's, done before anything else is sent (async_producer.go,
+\* returnErrors calls bumpIdempotentProducerEpoch).
+BumpWaits(p) == IF BumpRule = "java" THEN bumpReq[p] ELSE \E q \in Partitions : bumpReq[q]
+
+\* librdkafka's fatal idempotence error (rdkafka_request.c, rd_kafka_idemp_set_fatal_error
+\* from rd_kafka_handle_idempotent_Produce_error): the producer is unusable, every
+\* message not yet acknowledged fails to the application (ERR__FATAL), sent or not;
+\* answers to requests still outstanding are ignored.  b of p, whose answer was the
+\* cause, is marked ooo if that answer was OUT_OF_ORDER_SEQUENCE_NUMBER.
+Halted(p, b, ooo) ==
+    [q \in Partitions |-> [c \in Batches |->
+        IF batch[q][c].st \in {"unsent", "sent", "retry"}
+        THEN [batch[q][c] EXCEPT !.st = "failed", !.ooo = (@ \/ (q = p /\ c = b /\ ooo))]
+        ELSE batch[q][c]]]
 
 \* Requests sent on connection c whose responses the client has not read yet.
 Pending(c) == Len(reqs[c]) + Len(resps[c])
@@ -288,7 +322,7 @@ SendNew(p) ==
     /\ Pending(ConnOf[p]) < MaxInFlight
     /\ Unsent(p) # {}
     /\ HandBackOnError \/ \A b \in Batches : batch[p][b].st # "retry"
-    /\ ~bumpReq[p] /\ ~unresolved[p]
+    /\ ~BumpWaits(p) /\ ~unresolved[p]
     /\ pEpoch[p] # epoch => InFlight(p) = {}
     /\ ~GateClosed(p)
     /\ ~(AppSerial /\ InFlight(p) # {})
@@ -320,7 +354,7 @@ SendNew(p) ==
 \* the producer's (kafkajs never bumps it).
 Resend(p) ==
     /\ Pending(ConnOf[p]) < MaxInFlight
-    /\ ~bumpReq[p]
+    /\ ~BumpWaits(p)
     /\ ~GateClosed(p)
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
@@ -366,6 +400,24 @@ Resend(p) ==
 \*    retrier's callback; retry/index.js), which draws a sequence again (Resend); the
 \*    others (NotRetriedByKafkajs) fail it (bail), with no epoch bump: kafkajs gets
 \*    its producer id and epoch once, at connect (eosManager, initProducerId).
+\*  - BumpRule "drain" (librdkafka; rdkafka_request.c,
+\*    rd_kafka_handle_idempotent_Produce_error and rd_kafka_handle_Produce_error):
+\*    UNKNOWN_PRODUCER_ID to a batch's first attempt at the next expected sequence is
+\*    retried after a drain and an epoch bump, any other is fatal (Halted);
+\*    OUT_OF_ORDER_SEQUENCE_NUMBER to a batch beyond the next expected one (an earlier
+\*    request failed) is retried after a drain and a bump, to the next expected one or
+\*    an earlier one it is fatal ("sequence desynchronization", "rewound sequence");
+\*    a fatal error fails the batch and bumps (the idempotent branch for a permanent
+\*    error without enable.gapless.guarantee).  Nothing is unresolved.
+\*  - BumpRule "failbump" (sarama; async_producer.go, brokerProducer.handleSuccess):
+\*    only NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
+\*    and a few others are retried; every other error, the sequence and producer-id
+\*    errors included, fails the batch (returnErrors), which bumps the epoch.
+\*  - BumpRule "none" (aiokafka 0.14.0; producer/sender.py, the produce handler's
+\*    answer handling): a retriable answer resends the batch as it is; any other
+\*    (the sequence and producer-id errors, INVALID_PRODUCER_EPOCH, a fatal error)
+\*    fails that batch alone: no bump, and the partition's next sequence is not
+\*    taken back.
 \*  - PipelineAfterOk (kgo): an answer to p's oldest unfinished batch opens p's gate
 \*    if it is a success and closes it otherwise (sink.go, handleReqRespBatch:
 \*    okOnSink cleared before the error is looked at, set on success; answers to
@@ -387,7 +439,7 @@ Receive(c) ==
                        ELSE {}
        IN /\ resps' = [resps EXCEPT ![c] = Tail(@)]
           /\ event' = [act |-> "Receive", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err, off |-> r.off]
-          /\ unresolved' = IF live /\ r.err \in Fatal /\ ~HandBackOnError
+          /\ unresolved' = IF live /\ r.err \in Fatal /\ ~HandBackOnError /\ BumpRule = "java"
                            THEN [unresolved EXCEPT ![p] = TRUE] ELSE unresolved
           /\ nextSeq' = IF HandBackOnError /\ live /\ r.err \notin Success
                         THEN [nextSeq EXCEPT ![p] = @ - 1] ELSE nextSeq
@@ -410,6 +462,33 @@ Receive(c) ==
                                                    ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
                                 ELSE [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
+               [] BumpRule = "failbump" /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
+                                       ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
+                    /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                    /\ UNCHANGED lastAcked
+               [] BumpRule = "none" /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
+                                       ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
+               [] BumpRule = "drain" /\ r.err = "UNKNOWN_PRODUCER_ID" ->
+                    /\ IF ~bt.retried /\ isNext
+                       THEN /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
+                            /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                       ELSE /\ batch' = Halted(p, r.b, FALSE)
+                            /\ UNCHANGED bumpReq
+                    /\ UNCHANGED lastAcked
+               [] BumpRule = "drain" /\ r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER" ->
+                    /\ IF r.seq > lastAcked[p] + 1
+                       THEN /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE, ![p][r.b].ooo = TRUE]
+                            /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                       ELSE /\ batch' = Halted(p, r.b, TRUE)
+                            /\ UNCHANGED bumpReq
+                    /\ UNCHANGED lastAcked
+               [] BumpRule = "drain" /\ r.err \in Fatal ->
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
+                    /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                    /\ UNCHANGED lastAcked
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ bumpReq' = IF bt.reset \/ ~AnswersLogStart THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
@@ -429,25 +508,75 @@ Receive(c) ==
                     /\ UNCHANGED <<lastAcked, bumpReq>>
     /\ UNCHANGED <<epoch, pEpoch, reqs, broker, faults, expiries>>
 
+\* The Java client reads a retriable error answer (REQUEST_TIMED_OUT,
+\* NOT_LEADER_OR_FOLLOWER, ...) in the poll in which the batch's delivery.timeout.ms
+\* passes (LateAnswerFails): Sender.canRetry says no, and Sender.completeBatch fails
+\* the batch with adjustSequenceNumbers (attempts < retries, and retries is
+\* Integer.MAX_VALUE), so TransactionManager.handleFailedBatch asks for an epoch bump
+\* of the partition at once (requestIdempotentEpochBumpForPartition): no unresolved
+\* sequence, no wait for the partition's other batches, and the bump renumbers them,
+\* written or not (TxnPartitionEntry.startSequencesAtBeginning).  Were the expiry
+\* sweep first (Sender.getExpiredInflightBatches), it would be ExpireBatch instead.
+\* The model's Bump waits for p's outstanding requests; Java's does not, but an
+\* answer to a renumbered batch then does what it does to the batch here after the
+\* bump: a success acknowledges it, an error resends it under the new epoch.
+\* kcheck's producer has no such path: a late answer puts the batch up for its
+\* retry, where ExpireBatch takes it.
+ReceiveLate(c) ==
+    /\ LateAnswerFails /\ DeliveryTimeout
+    /\ resps[c] # <<>>
+    /\ LET r  == Head(resps[c])
+           p  == r.p
+           bt == batch[p][r.b]
+       IN /\ bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq
+          /\ r.err \notin Success \cup Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"}
+          \* Deadlines pass in the order the batches were made, and the sweep runs
+          \* before each poll: no earlier batch of p still waits for its retry.
+          /\ \A b \in Batches : b < r.b => batch[p][b].st # "retry"
+          /\ resps' = [resps EXCEPT ![c] = Tail(@)]
+          /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
+          /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+          /\ event' = [act |-> "ReceiveLate", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err]
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, unresolved, lastOk, aged, reqs, broker, faults, expiries>>
+
 \* KIP-360 local epoch bump (TransactionManager.bumpIdempotentProducerEpoch, called
 \* from Sender.runOnce via bumpIdempotentEpochAndResetIdIfNeeded): epoch + 1 with no
 \* RPC, and startSequencesAtBeginning renumbers p's in-flight batches from 0 in
 \* sequence order and forgets lastAcked.  The model waits until p has no outstanding
 \* request (Java rewrites in-flight batches at once and sorts out their responses
 \* with sequenceHasBeenReset; see README.md).
+\* Other clients (BumpRule):
+\*  - "drain" (librdkafka): the bump waits until no request of the producer is
+\*    outstanding, on any partition (rdkafka_idempotence.c, rd_kafka_idemp_check_drain_done
+\*    then rd_kafka_idemp_drain_done: a local rd_kafka_pid_bump, no request), and every
+\*    partition then renumbers its unacknowledged messages from 0 in the order they
+\*    were produced (rdkafka_broker.c, rd_kafka_toppar_producer_serve sees the pid
+\*    change; rdkafka_partition.c, rd_kafka_toppar_pid_change moves epoch_base_msgid to
+\*    the first message still queued).  Whether a message waiting to be retried was
+\*    perhaps written under the old epoch is not asked.
+\*  - "failbump" (sarama): epoch + 1 at once, nothing renumbered (transaction_manager.go,
+\*    bumpEpoch sets every partition's next sequence to 0); a batch waiting for its
+\*    retry is resent with the sequence and epoch it has (asyncProducer.retryBatch),
+\*    and a partition starts at 0 in the new epoch with its next new batch
+\*    (brokerProducer.sequenceFlushingBatch numbers a batch when it is flushed).
 Bump(p) ==
     /\ bumpReq[p]
-    /\ Outstanding(p) = {}
-    /\ LET order(b) == Cardinality({c \in InFlight(p) : batch[p][c].seq < batch[p][b].seq})
-       IN batch' = [batch EXCEPT ![p] = [b \in Batches |->
-                      IF b \in InFlight(p)
-                      THEN [@[b] EXCEPT !.seq = order(b), !.ep = epoch + 1, !.reset = TRUE]
-                      ELSE @[b]]]
+    /\ BumpRule # "none"
+    /\ CASE BumpRule = "java"     -> Outstanding(p) = {}
+         [] BumpRule = "drain"    -> \A q \in Partitions : Outstanding(q) = {}
+         [] BumpRule = "failbump" -> TRUE
+    /\ LET renum == CASE BumpRule = "java" -> {p} [] BumpRule = "drain" -> Partitions [] BumpRule \in {"failbump", "none"} -> {}
+           before(q, c, b) == IF BumpRule = "drain" THEN c < b ELSE batch[q][c].seq < batch[q][b].seq
+           order(q, b) == Cardinality({c \in InFlight(q) : before(q, c, b)})
+       IN /\ batch' = [q \in Partitions |-> IF q \notin renum THEN batch[q] ELSE [b \in Batches |->
+                          IF b \in InFlight(q)
+                          THEN [batch[q][b] EXCEPT !.seq = order(q, b), !.ep = epoch + 1, !.reset = TRUE]
+                          ELSE batch[q][b]]]
+          /\ pEpoch' = [q \in Partitions |-> IF q \in renum THEN epoch + 1 ELSE pEpoch[q]]
+          /\ nextSeq' = [q \in Partitions |-> IF q \in renum THEN Cardinality(InFlight(q)) ELSE nextSeq[q]]
+          /\ lastAcked' = [q \in Partitions |-> IF q \in renum THEN NoSeq ELSE lastAcked[q]]
     /\ epoch' = epoch + 1
-    /\ pEpoch' = [pEpoch EXCEPT ![p] = epoch + 1]
-    /\ nextSeq' = [nextSeq EXCEPT ![p] = Cardinality(InFlight(p))]
-    /\ lastAcked' = [lastAcked EXCEPT ![p] = NoSeq]
-    /\ bumpReq' = [bumpReq EXCEPT ![p] = FALSE]
+    /\ bumpReq' = IF BumpRule = "java" THEN [bumpReq EXCEPT ![p] = FALSE] ELSE [q \in Partitions |-> FALSE]
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
     /\ event' = [act |-> "Bump", p |-> p, ep |-> epoch + 1]
     /\ UNCHANGED <<lastOk, aged, reqs, resps, broker, faults, expiries>>
@@ -457,19 +586,27 @@ Bump(p) ==
 \* is marked unresolved (TransactionManager.markSequenceUnresolved).  A batch in an
 \* outstanding request does not expire here: request.timeout.ms < delivery.timeout.ms,
 \* so its attempt ends first (as a response or a disconnect).
+\* With BumpRule "drain" (librdkafka) the message timeout fails the batch and always
+\* bumps (rdkafka_broker.c, rd_kafka_toppar_producer_serve: timed-out messages start
+\* rd_kafka_idemp_drain_epoch_bump); with "failbump" (sarama, whose Producer.Retry.Max
+\* plays the timeout) the failed batch bumps the epoch (asyncProducer.retryBatch, then
+\* returnErrors).
+\* With BumpRule "none" (aiokafka) a batch once sent never expires: its expiry
+\* (producer/message_accumulator.py) only fails batches still waiting for a leader.
 \* With HandBackOnError (kafkajs, no delivery timeout) this is the retrier running out
 \* of retries (retry/index.js: KafkaJSNumberOfRetriesExceeded once retryCount reaches
 \* retries; the kcheck driver sets retries so that the backoffs add up to its delivery
 \* timeout): the send() fails, and its sequence was handed back already, so nothing
 \* is unresolved.
 ExpireBatch(p) ==
-    /\ DeliveryTimeout
+    /\ DeliveryTimeout /\ BumpRule # "none"
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
         /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
         /\ event' = [act |-> "ExpireBatch", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
-    /\ unresolved' = IF HandBackOnError THEN unresolved ELSE [unresolved EXCEPT ![p] = TRUE]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, lastOk, aged, reqs, resps, broker, faults, expiries>>
+    /\ unresolved' = IF HandBackOnError \/ BumpRule # "java" THEN unresolved ELSE [unresolved EXCEPT ![p] = TRUE]
+    /\ bumpReq' = IF BumpRule # "java" /\ ~HandBackOnError THEN [bumpReq EXCEPT ![p] = TRUE] ELSE bumpReq
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 \* TransactionManager.maybeResolveSequences: once p has nothing in flight, an
 \* unresolved sequence is resolved if nextSeq = lastAcked + 1 (later batches got
@@ -636,7 +773,7 @@ Next ==
         \/ SendNew(p) \/ Resend(p) \/ Bump(p) \/ ExpireBatch(p) \/ ResolveSequences(p)
         \/ ExpireProducerState(p) \/ BoundPasses(p) \/ ResendByApp(p)
     \/ \E c \in Conns :
-        \/ Receive(c) \/ HandleProduce(c)
+        \/ Receive(c) \/ ReceiveLate(c) \/ HandleProduce(c)
         \/ RejectBeforeAppend(c) \/ AppendThenFail(c) \/ Disconnect(c)
 
 \* Fairness: the Sender thread, the broker's request handlers and the network keep

@@ -603,6 +603,8 @@ CONSTANTS
     HandBackOnError = FALSE
     ImplicitAck = FALSE
     PipelineAfterOk = FALSE
+    LateAnswerFails = FALSE
+    BumpRule = "java"
 CONSTRAINT TraceFurthest
 `, numBatches, pl.maxPending+1, tf(h.HoldWhileRetrying), tf(h.FirstAck), h.Broker.NoStateRule,
 		set(pl.errsBefore), set(pl.errsAfter), tf(disconnects > 0), faults+disconnects,
