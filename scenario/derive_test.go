@@ -136,6 +136,21 @@ func TestDerive(t *testing.T) {
 			notes:    []string{"state 5 ExpireBatch: the client's delivery timeout fails partition 0's batch seq 0 (epoch 0)"},
 		},
 		{
+			// BumpLateAnswer's: seq 0's answer is read as its delivery
+			// timeout passes (ReceiveLate), which ends its hold as a Receive
+			// would, and needs the timeout.
+			name: "late answer",
+			steps: trace(p1,
+				send("p1", 1, 0, 0), send("p1", 2, 0, 1),
+				broker("AppendThenFail", "p1", 1, 0, 0, rto),
+				other("ReceiveLate", "p1", `b |-> 1, ep |-> 0, seq |-> 0, err |-> "REQUEST_TIMED_OUT"`),
+				other("Bump", "p1", "ep |-> 1"),
+				resend("p1", 2, 1, 0)), // after the answer: not what the hold waits for
+			schedule: []string{"append-then-error:err=REQUEST_TIMED_OUT,epoch=0,seq=0,until=next,delay=1500ms,partitions=0"},
+			needs:    Needs{Partitions: 1, DeliveryTimeout: true},
+			notes:    []string{"state 5 ReceiveLate: partition 0's batch seq 0 (epoch 0) is answered REQUEST_TIMED_OUT as its delivery timeout passes"},
+		},
+		{
 			// DedupWindowKafka's: the same sequence faulted twice, so both
 			// lines say which try; the second waits for four sends, the
 			// last seq 6.
