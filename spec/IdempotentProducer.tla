@@ -462,15 +462,12 @@ Receive(c) ==
                                                    ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
                                 ELSE [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-               [] BumpRule = "failbump" /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
+               [] BumpRule \in {"failbump", "none"} /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
+                    \* The batch fails alone; sarama's failure bumps the epoch, aiokafka's does not.
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
                                        ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
-                    /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                    /\ bumpReq' = IF BumpRule = "failbump" THEN [bumpReq EXCEPT ![p] = TRUE] ELSE bumpReq
                     /\ UNCHANGED lastAcked
-               [] BumpRule = "none" /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
-                                       ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
-                    /\ UNCHANGED <<lastAcked, bumpReq>>
                [] BumpRule = "drain" /\ r.err = "UNKNOWN_PRODUCER_ID" ->
                     /\ IF ~bt.retried /\ isNext
                        THEN /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
@@ -559,13 +556,13 @@ ReceiveLate(c) ==
 \*    retry is resent with the sequence and epoch it has (asyncProducer.retryBatch),
 \*    and a partition starts at 0 in the new epoch with its next new batch
 \*    (brokerProducer.sequenceFlushingBatch numbers a batch when it is flushed).
+\*  - "none" (aiokafka): nothing asks for a bump, so Bump is never enabled.
 Bump(p) ==
     /\ bumpReq[p]
-    /\ BumpRule # "none"
     /\ CASE BumpRule = "java"     -> Outstanding(p) = {}
          [] BumpRule = "drain"    -> \A q \in Partitions : Outstanding(q) = {}
          [] BumpRule = "failbump" -> TRUE
-    /\ LET renum == CASE BumpRule = "java" -> {p} [] BumpRule = "drain" -> Partitions [] BumpRule \in {"failbump", "none"} -> {}
+    /\ LET renum == CASE BumpRule = "java" -> {p} [] BumpRule = "drain" -> Partitions [] BumpRule = "failbump" -> {}
            before(q, c, b) == IF BumpRule = "drain" THEN c < b ELSE batch[q][c].seq < batch[q][b].seq
            order(q, b) == Cardinality({c \in InFlight(q) : before(q, c, b)})
        IN /\ batch' = [q \in Partitions |-> IF q \notin renum THEN batch[q] ELSE [b \in Batches |->
