@@ -90,6 +90,9 @@ type Results struct {
 	// Repredicted, when set, says when the predictions were read again
 	// from the scenario files, after the cells ran (Repredict).
 	Repredicted string `json:"repredicted,omitempty"`
+	// Interrupted, when set, says the run was stopped before its last cell:
+	// the cells here are those that finished.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Repredict sets every cell's prediction, and whether it did worse, anew
@@ -214,12 +217,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 							if cell.Err == "" {
 								cell = runCell(ctx, spec)
 							}
-							res.Cells = append(res.Cells, cell)
-							fmt.Fprintln(cfg.Log, cell.line())
 							if ctx.Err() != nil {
+								// The cell was cut short: its outcome is
+								// no result, so it is left out.
 								b.stop(cfg.Log)
+								res.Seconds[s.Name] += time.Since(t0).Seconds()
+								res.Total = time.Since(start).Seconds()
+								res.Interrupted = fmt.Sprintf("interrupted during %s, %s, %s, run %d, on Kafka %s", s.Name, c.Name, sh.Name, run, v)
 								return res, ctx.Err()
 							}
+							res.Cells = append(res.Cells, cell)
+							fmt.Fprintln(cfg.Log, cell.line())
 						}
 					}
 				}

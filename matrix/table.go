@@ -76,6 +76,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s UTC, load average at the start %s, %.0f s in all (`kcheck scenarios run`).\n\n",
 		r.Started.Format("2006-01-02 15:04"), r.Load, r.Total)
+	if r.Interrupted != "" {
+		fmt.Fprintf(&b, "This run was stopped before its end (%s): the cells below are those that finished.\n\n", r.Interrupted)
+	}
 	if r.Repredicted != "" {
 		fmt.Fprintf(&b, "The model's predictions were read again from spec/scenarios %s, after the cells ran (`kcheck scenarios run --from`).\n\n", r.Repredicted)
 	}

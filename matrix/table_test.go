@@ -57,3 +57,26 @@ func TestTallyAndMarkdown(t *testing.T) {
 		t.Errorf("the JSON does not read back: %v %+v", err, back.Cells)
 	}
 }
+
+// An interrupted run says so in both forms, so that a table of the cells
+// that finished is never taken for the whole matrix.
+func TestInterruptedSaysSo(t *testing.T) {
+	r := &Results{Brokers: []string{"4.1.0"}, Seconds: map[string]float64{}, Schedule: map[string][]string{},
+		Interrupted: "interrupted during kill-leader, java-4.3.1, 16p-many, run 2, on Kafka 4.1.0",
+		Cells:       []Cell{{Scenario: "kill-leader", Broker: "4.1.0", Client: "ours-on", Family: "ours", Shape: "1p-one", Predicted: "pass", What: "clean", Verdict: "valid", Agreement: Agrees}}}
+	var b bytes.Buffer
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "This run was stopped before its end (interrupted during kill-leader, java-4.3.1, 16p-many, run 2, on Kafka 4.1.0)") {
+		t.Errorf("the Markdown does not say the run was interrupted:\n%s", b.String())
+	}
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back Results
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Interrupted != r.Interrupted {
+		t.Errorf("the JSON loses the interruption: %v %q", err, back.Interrupted)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -220,6 +222,14 @@ func runScenariosRun(c *cli.Context) error {
 		Scenarios: groups, Clients: clients, Brokers: brokers, Shapes: shapes, Runs: runs,
 		Dir: c.String("keep"), CellTimeout: c.Duration("cell-timeout"), Cache: c.String("cache"), Log: c.App.ErrWriter,
 	})
+	if err != nil && res != nil && errors.Is(err, context.Canceled) {
+		// Interrupted: the cells that finished are kept, marked so.
+		var ee *exitError
+		if werr := writeResults(c, res); werr != nil && (!errors.As(werr, &ee) || ee.code != exitMismatch) {
+			return werr
+		}
+		return usageErrorf("scenarios run: %s after %d cells; the finished cells are written", res.Interrupted, len(res.Cells))
+	}
 	if err != nil {
 		return usageErrorf("scenarios run: %w", err)
 	}
