@@ -417,7 +417,12 @@ func appendThenFail(m *mutant, i int, e *tracer.Event) bool {
 // without asking the broker), so real traces do it: traces/proxy/
 // java-4.3.1-on-kafka-4.1.0.jsonl sends at epoch 1 from line 4604 with only
 // epoch 0 granted, as do traces/scenarios/ExpiryKgo.NoGap-ours-norearm-*
-// and traces/fixtures/bad-failed-but-present.proxy.jsonl.
+// and traces/fixtures/bad-failed-but-present.proxy.jsonl. Nor is a bump by
+// one a bound: a client may bump several times with nothing sent between
+// (the Java trace goes from epoch 4 to 6 at line 4774; librdkafka's drain
+// bump, local for an idempotent producer, takes traces/scenarios/
+// librdkafka-4134-* from epoch 0, its only grant, to 87 at line 51). A
+// check that bounded the epoch flagged both (tried in session 17).
 var mutations = []mutation{
 	{name: "delete a Receive answered before later answers on its connection, or never lost", want: caught,
 		why: "its request stays unanswered: a later answer on the connection comes out of order, or the read-back finds it outstanding",
