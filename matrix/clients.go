@@ -176,6 +176,16 @@ func Shapes() []Shape {
 	}
 }
 
+// MoreShapes are workloads run only when named (--shapes): 2p-deep puts
+// 10,000 records of 100 bytes on each of two partitions, produced at once
+// and batched as "many" does, so that each partition has several batches
+// in flight and waiting (a 256 KiB batch holds about 2,300 of them).
+func MoreShapes() []Shape {
+	return []Shape{
+		{Name: "2p-deep", Partitions: 2, Records: 20000, ValueBytes: 100, BatchRecords: "many"},
+	}
+}
+
 // Timeouts are a client's request and delivery timeouts.
 type Timeouts struct{ Request, Delivery time.Duration }
 

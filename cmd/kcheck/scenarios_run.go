@@ -76,7 +76,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + ")"},
 			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS`"},
-			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default all: " + strings.Join(shapeNames(), ",") + ")"},
+			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` runs of each cell"},
 			&cli.StringFlag{Name: "keep", Value: filepath.Join(os.TempDir(), "kcheck-scenarios"), Usage: "`DIR` where every cell's trace, output and stderr are kept", TakesFile: true},
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
@@ -96,9 +96,9 @@ func scenariosRunCommand() *cli.Command {
 	}
 }
 
-func shapeNames() []string {
+func shapeNames(shapes []matrix.Shape) []string {
 	var ns []string
-	for _, s := range matrix.Shapes() {
+	for _, s := range shapes {
 		ns = append(ns, s.Name)
 	}
 	return ns
@@ -185,11 +185,12 @@ func runScenariosRun(c *cli.Context) error {
 	var shapes []matrix.Shape
 	if want := splitList(c.StringSlice("shapes")); len(want) > 0 {
 		for _, n := range want {
-			i := slices.IndexFunc(matrix.Shapes(), func(s matrix.Shape) bool { return s.Name == n })
+			known := append(matrix.Shapes(), matrix.MoreShapes()...)
+			i := slices.IndexFunc(known, func(s matrix.Shape) bool { return s.Name == n })
 			if i < 0 {
-				return usageErrorf("scenarios run: --shapes: unknown shape %q (known: %s)", n, strings.Join(shapeNames(), ", "))
+				return usageErrorf("scenarios run: --shapes: unknown shape %q (known: %s)", n, strings.Join(shapeNames(known), ", "))
 			}
-			shapes = append(shapes, matrix.Shapes()[i])
+			shapes = append(shapes, known[i])
 		}
 	} else {
 		shapes = matrix.Shapes()
