@@ -118,7 +118,7 @@ func TestFamilies(t *testing.T) {
 		{"java", declared, ""}, // LateAnswerFails
 		{"ours-off", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kgo", declared, ""},
-		{"one-in-flight", declared, `FirstAckRule=FALSE HoldWhileRetrying=FALSE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"one-in-flight", declared, ""}, // BumpRule
 		{"kafkajs", declared, ""},
 		{"librdkafka", declared, ""},
 		{"sarama", declared, ""},
@@ -126,10 +126,11 @@ func TestFamilies(t *testing.T) {
 		// Once the spec declares the rules, every family sets them.
 		{"ours", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"ours-norearm", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=TRUE HoldWhileRetrying=TRUE RearmAfterIdle=FALSE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
-		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"kgo", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE PipelineAfterOk=TRUE BumpRule="pin" MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"java", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" FirstAckRule=FALSE HoldWhileRetrying=FALSE LateAnswerFails=TRUE MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"kafkajs", withRules, `ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE HandBackOnError=TRUE MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"sarama", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE BumpRule="failbump" MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
+		{"one-in-flight", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE BumpRule="renew" MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"aiokafka", withRules, `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE BumpRule="none" MaxInFlight=1 NoStateRule="v25to44" PreWritten=FALSE`},
 		{"librdkafka", withRules, `HandBackOnError=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE LateAnswerFails=FALSE FirstAckRule=FALSE HoldWhileRetrying=FALSE ImplicitAck=TRUE BumpRule="drain" MaxInFlight=5 NoStateRule="v25to44" PreWritten=FALSE`},
 	}

@@ -47,9 +47,9 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "5"}},
 	},
 	{
-		Name: "kgo", Doc: "franz-go: its okOnSink gate (PipelineAfterOk): nothing more in flight behind a partition's oldest batch unless its last answer was a success",
+		Name: "kgo", Doc: "franz-go: its okOnSink gate (PipelineAfterOk): nothing more in flight behind a partition's oldest batch unless its last answer was a success; a batch pinned to the epoch it was first sent with, renumbered only once refused for it (BumpRule pin)",
 		Clients: []string{"kgo"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}, {"MaxInFlight", "5"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"PipelineAfterOk", "TRUE"}, {"BumpRule", `"pin"`}, {"MaxInFlight", "5"}},
 	},
 	{
 		Name: "sarama", Doc: "sarama: one batch per partition in flight; a failed batch bumps the epoch at once, nothing renumbered (BumpRule failbump)",
@@ -62,9 +62,9 @@ var Families = []Family{
 		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"BumpRule", `"none"`}, {"MaxInFlight", "1"}},
 	},
 	{
-		Name: "one-in-flight", Doc: "clients with one batch per partition in flight and Java's other rules: kafka-python, whose producer-id renewal is not modelled (drivers/EPOCH-BUMPS.md)",
+		Name: "one-in-flight", Doc: "kafka-python: one batch per partition in flight; a sequence or producer-id error renews the producer id with no wait, a batch of the old id gets one more try (BumpRule renew)",
 		Clients: []string{"kafka-python"},
-		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"MaxInFlight", "1"}},
+		Rules:   []Constant{{"FirstAckRule", "FALSE"}, {"HoldWhileRetrying", "FALSE"}, {"BumpRule", `"renew"`}, {"MaxInFlight", "1"}},
 	},
 	{
 		Name: "kafkajs", Doc: "kafkajs: a failed request's sequences handed back, one request in flight",

@@ -80,9 +80,16 @@ CONSTANTS
                          \*              epoch at once; nothing renumbered, retries keep theirs
                          \*   "none"     aiokafka: never; a batch sent is retried until it is
                          \*              answered, any non-retriable answer fails it alone
+                         \*   "pin"      kgo: producer-wide, at once; a batch keeps the epoch and
+                         \*              sequence it was first sent with unless the broker
+                         \*              refused it for them; a partition renumbers from 0 when
+                         \*              its oldest batch is one the broker refused
+                         \*   "renew"    kafka-python: a new producer id from the broker, with no
+                         \*              wait; nothing renumbered; a batch of the old id gets one
+                         \*              more try; a timed-out retry leaves the producer with no id
 
 ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
-ASSUME BumpRule \in {"java", "drain", "failbump", "none"}
+ASSUME BumpRule \in {"java", "drain", "failbump", "none", "pin", "renew"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
 
 \* Error names are Kafka's (org.apache.kafka.common.protocol.Errors).  The
@@ -95,6 +102,14 @@ Fatal == {"INVALID_PRODUCER_EPOCH", "INVALID_RECORD", "MESSAGE_TOO_LARGE", "RECO
 \* kafkajs does not retry these either (retriable: false in src/protocol/error.js): the
 \* sequence and producer-id errors fail the send() too, DUPLICATE_SEQUENCE_NUMBER included.
 NotRetriedByKafkajs == Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "DUPLICATE_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"}
+\* The answers that leave kgo unsure whether the batch was written, for as long as the
+\* batch lives (sink.go, handleReqRespBatch sets unsureIfProduced): its delivery timeout
+\* never fails it after one.
+UnsureErrors == {"REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
+\* The answers kgo takes as a refusal of the batch's epoch or sequence (sink.go,
+\* handleReqRespBatch, one case for all three): the batch loses its pin, and the
+\* producer bumps its epoch.
+PinRefused == {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH"}
 \* The answers a client takes as success: kafkajs fails a send on DUPLICATE_SEQUENCE_NUMBER.
 Success == IF HandBackOnError THEN {"NONE"} ELSE {"NONE", "DUPLICATE_SEQUENCE_NUMBER"}
 ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
@@ -121,32 +136,40 @@ VARIABLES
     nextSeq,     \* nextSeq[p]: the sequence the next drained batch gets
     lastAcked,   \* lastAcked[p]: highest acknowledged sequence in pEpoch[p], or NoSeq
     bumpReq,     \* bumpReq[p]: an epoch bump was requested for p (requestEpochBumpForPartition)
-    unresolved,  \* unresolved[p]: a batch of p expired in retry (markSequenceUnresolved)
+    unresolved,  \* unresolved[p]: a batch of p expired in retry (markSequenceUnresolved); with
+                 \*   BumpRule "renew" (kafka-python), the expiry that cleared the producer id
     lastOk,      \* lastOk[p]: the last answer read for p's oldest unfinished batch was a
                  \*   success (kgo's okOnSink; kept only when PipelineAfterOk)
     aged,        \* aged[p]: on the client's clock, the re-arm bound has passed since the max
                  \*   record timestamp of p's last acknowledged batch (BoundPasses; cleared by
                  \*   an acknowledgement of p); only set when StateExpiry
-    batch,       \* batch[p][b]: [st, seq, ep, reset, ooo, off]
+    batch,       \* batch[p][b]: [st, seq, ep, reset, retried, ooo, off, sure]
                  \*   st: "unsent" | "sent" (in an outstanding request) | "retry" (reenqueued)
                  \*       | "acked" | "failed" (to the application)
+                 \*   ep: the epoch of its sequence; -1 while it has none (never sent, or
+                 \*       BumpRule "pin": refused for its epoch or sequence, to be renumbered)
                  \*   reset: its sequence was rewritten by an epoch bump (sequenceHasBeenReset)
                  \*   retried: an attempt of it failed (it has been reenqueued)
                  \*   ooo: it has been answered OUT_OF_ORDER_SEQUENCE_NUMBER
                  \*   off: the offset it was acknowledged with (NoOffset: none, ImplicitAck)
+                 \*   sure: BumpRule "pin" (kgo) only, else always "yes": "lost" while its last
+                 \*       attempt went unanswered (canFailFromLoadErrs false), "poison" once an
+                 \*       answer left it unsure of being written (unsureIfProduced)
     \* --- the connection ---
     reqs,        \* reqs[c]: requests sent on connection c, not yet handled by the broker, oldest first
     resps,       \* resps[c]: responses produced on c and not yet read by the client, oldest first
     \* --- broker ---
     log,         \* log[p]: the partition's records, offset i-1 at index i
     pstate,      \* pstate[p]: our producer's entry: [ep, win], win the retained batches [seq, off]
+    pold,        \* pold[p]: with BumpRule "renew", the entries of our earlier producer ids (each
+                 \*   epoch of the model is then a producer id of its own); {} otherwise
     \* --- bounds and bookkeeping ---
     faults,      \* produce faults and disconnects injected so far
     expiries,    \* producer-state expiries so far
     event        \* the step just taken, for counterexamples and trace validation
 
 client == <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, batch, aged>>
-broker == <<log, pstate>>
+broker == <<log, pstate, pold>>
 vars   == <<client, reqs, resps, broker, faults, expiries, event>>
 
 Max(a, b) == IF a > b THEN a ELSE b
@@ -187,6 +210,21 @@ Unfinished(p) == {b \in Batches : batch[p][b].st \in {"unsent", "sent", "retry"}
 
 \* librdkafka's acked_msgid for p: the highest batch acknowledged so far (0: none).
 \* Batches are numbered in the order the application produced them, as msgids are.
+\* A batch the application has produced and the client not drained yet.
+FreshBatch == [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE,
+               ooo |-> FALSE, off |-> -1, sure |-> "yes"]
+
+\* kgo (BumpRule "pin"): the last batch of p written with an epoch still pinned to it
+\* is pinned to the current epoch (recBuf.failAllRecords asks for a bump with that
+\* batch's epoch, and failProducerID acts only on the current one).  Batches are first
+\* sent in order and the epoch only grows, so that is any of them.
+PinnedNow(p) == \E b \in Batches : batch[p][b].st \in {"sent", "retry"} /\ batch[p][b].ep = epoch
+
+\* kgo: every unfinished batch of p fails to the application (recBuf.failAllRecords).
+FailAll(p) == [batch EXCEPT ![p] = [b \in Batches |->
+                  IF batch[p][b].st \in {"unsent", "sent", "retry"} THEN [batch[p][b] EXCEPT !.st = "failed"]
+                  ELSE batch[p][b]]]
+
 AckedMsg(p) == LET A == {b \in Batches : batch[p][b].st = "acked"} \cup {0}
                IN CHOOSE m \in A : \A a \in A : a <= m
 
@@ -196,8 +234,13 @@ AckedMsg(p) == LET A == {b \in Batches : batch[p][b].st = "acked"} \cup {0}
 \* rd_kafka_idemp_drain_epoch_bump0 sets the producer's state to DRAIN_BUMP and
 \* rd_kafka_toppar_producer_serve sends nothing until it is ASSIGNED again); sarama's
 \* bump is the producer's, done before anything else is sent (async_producer.go,
-\* returnErrors calls bumpIdempotentProducerEpoch).
-BumpWaits(p) == IF BumpRule = "java" THEN bumpReq[p] ELSE \E q \in Partitions : bumpReq[q]
+\* returnErrors calls bumpIdempotentProducerEpoch).  kafka-python sends nothing, new
+\* or retried, and expires nothing, while its InitProducerId for a new id is pending or
+\* after an expiry cleared its id (sender.py, run_once and _send_producer_data:
+\* transaction_manager.py, bump_producer_id_and_epoch, reset_producer_id).
+BumpWaits(p) == CASE BumpRule = "java"  -> bumpReq[p]
+                  [] BumpRule = "renew" -> \E q \in Partitions : bumpReq[q] \/ unresolved[q]
+                  [] OTHER              -> \E q \in Partitions : bumpReq[q]
 
 \* librdkafka's fatal idempotence error (rdkafka_request.c, rd_kafka_idemp_set_fatal_error
 \* from rd_kafka_handle_idempotent_Produce_error): the producer is unusable, every
@@ -218,39 +261,62 @@ Pending(c) == Len(reqs[c]) + Len(resps[c])
 
 \* Records of our producer in p's log, by index.
 Ours(p) == {i \in 1..Len(log[p]) : log[p][i].b # Other}
-LastSeq(p) == pstate[p].win[Len(pstate[p].win)].seq
+
+\* The entry r is judged against: the producer's (ProducerStateManager.lastEntry by
+\* producer id).  With BumpRule "renew" every epoch is a producer id of its own (the
+\* broker's InitProducerId gives kafka-python a new id with epoch 0), so r's own id's
+\* entry, current or earlier, or none.
+Entry(p, r) ==
+    IF BumpRule # "renew" \/ pstate[p] = NoState \/ pstate[p].ep = r.ep THEN pstate[p]
+    ELSE IF \E e \in pold[p] : e.ep = r.ep THEN CHOOSE e \in pold[p] : e.ep = r.ep
+    ELSE NoState
+LastSeq(e) == e.win[Len(e.win)].seq
 
 \* ProducerStateEntry.findDuplicateBatch: same epoch, same first and last sequence
 \* as one of the retained batches.  The retry is answered with the original offset.
-DupOf(p, r) == {i \in 1..Len(pstate[p].win) :
-                    pstate[p].ep = r.ep /\ pstate[p].win[i].seq = r.seq}
+DupOf(p, r) == LET e == Entry(p, r) IN
+               {i \in 1..Len(e.win) : e.ep = r.ep /\ e.win[i].seq = r.seq}
 
 \* The broker's verdict for request r on p, with no fault: "APPEND" or an error.
 \* UnifiedLog.analyzeAndValidateProducerState checks for a duplicate first, then
 \* ProducerAppendInfo.checkProducerEpoch, then ProducerAppendInfo.checkSequence.
 Verdict(p, r) ==
+    LET e == Entry(p, r) IN
     IF DupOf(p, r) # {} THEN "DUPLICATE"
-    ELSE IF pstate[p] = NoState THEN
+    ELSE IF e = NoState THEN
         \* No entry for the producer: the rule differs by version (see NoStateRule).
         CASE r.seq = 0                                   -> "APPEND"
           [] NoStateRule = "v25to44"                     -> "APPEND"
           [] NoStateRule = "v45" /\ Len(log[p]) = 0      -> "OUT_OF_ORDER_SEQUENCE_NUMBER"
           [] NoStateRule = "v45"                         -> "APPEND"
           [] NoStateRule \in {"pre25", "kafka19880"}     -> "UNKNOWN_PRODUCER_ID"
-    ELSE IF r.ep < pstate[p].ep THEN "INVALID_PRODUCER_EPOCH"
-    ELSE IF r.ep > pstate[p].ep THEN
+    ELSE IF r.ep < e.ep THEN "INVALID_PRODUCER_EPOCH"
+    ELSE IF r.ep > e.ep THEN
         \* A new epoch must start at sequence 0.
         IF r.seq = 0 THEN "APPEND" ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
-    ELSE IF r.seq = LastSeq(p) + 1 THEN "APPEND"
+    ELSE IF r.seq = LastSeq(e) + 1 THEN "APPEND"
     ELSE "OUT_OF_ORDER_SEQUENCE_NUMBER"
 
 \* The producer entry after appending r at offset off: a new epoch starts a new
 \* window; at most DedupWindow batches are retained (ProducerStateEntry.addBatch).
 NewState(p, r, off) ==
-    LET win == IF pstate[p] # NoState /\ pstate[p].ep = r.ep
-               THEN Append(pstate[p].win, [seq |-> r.seq, off |-> off])
+    LET e   == Entry(p, r)
+        win == IF e # NoState /\ e.ep = r.ep
+               THEN Append(e.win, [seq |-> r.seq, off |-> off])
                ELSE <<[seq |-> r.seq, off |-> off]>>
     IN [ep |-> r.ep, win |-> IF Len(win) > DedupWindow THEN Tail(win) ELSE win]
+
+\* The broker keeps the entry after appending r at offset off.  With BumpRule "renew"
+\* a batch of an earlier producer id updates that id's entry, and the first batch of
+\* a new id moves the current entry among the earlier ones.
+Record(p, r, off) ==
+    IF BumpRule = "renew" /\ pstate[p] # NoState /\ r.ep < pstate[p].ep
+    THEN /\ pold' = [pold EXCEPT ![p] = {e \in @ : e.ep # r.ep} \cup {NewState(p, r, off)}]
+         /\ UNCHANGED pstate
+    ELSE /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
+         /\ pold' = IF BumpRule = "renew" /\ pstate[p] # NoState /\ pstate[p].ep # r.ep
+                    THEN [pold EXCEPT ![p] = @ \cup {pstate[p]}]
+                    ELSE pold
 
 \* The broker's UNKNOWN_PRODUCER_ID answer carries the partition's log start
 \* offset (produce v5 and later; Kafka's brokers always fill it in).  Without one
@@ -272,13 +338,13 @@ Init ==
     /\ unresolved = [p \in Partitions |-> FALSE]
     /\ lastOk = [p \in Partitions |-> FALSE]
     /\ aged = [p \in Partitions |-> FALSE]
-    /\ batch = [p \in Partitions |-> [b \in Batches |->
-                  [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE, retried |-> FALSE, ooo |-> FALSE, off |-> -1]]]
+    /\ batch = [p \in Partitions |-> [b \in Batches |-> FreshBatch]]
     /\ reqs = [c \in Conns |-> <<>>]
     /\ resps = [c \in Conns |-> <<>>]
     /\ log = [p \in Partitions |->
                 IF PreWritten THEN <<[b |-> Other, ep |-> -1, seq |-> 0]>> ELSE <<>>]
     /\ pstate = [p \in Partitions |-> NoState]
+    /\ pold = [p \in Partitions |-> {}]
     /\ faults = 0
     /\ expiries = 0
     /\ event = [act |-> "Init"]
@@ -352,12 +418,18 @@ SendNew(p) ==
 \* and it draws its sequence again (getSequence, updateSequence): the next sequence of
 \* p, which is no longer its own if another send() drew it meanwhile.  Its epoch is
 \* the producer's (kafkajs never bumps it).
+\* With BumpRule "pin" (kgo), a retry is drained from the head of p's buffer, oldest
+\* batch first (sink.go, recBuf.resetBatchDrainIdx), with the epoch and sequence it was
+\* first written with (AppendTo writes a pinned batch's own), whatever the producer's
+\* epoch is now; a batch the broker refused for them waits for Bump(p), which
+\* renumbers it.
 Resend(p) ==
     /\ Pending(ConnOf[p]) < MaxInFlight
     /\ ~BumpWaits(p)
     /\ ~GateClosed(p)
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
+        /\ BumpRule = "pin" => batch[p][b].ep # -1 /\ \A c \in Batches : c < b => batch[p][c].st # "retry"
         /\ HandBackOnError \/
              \A c \in InFlight(p) : batch[p][c].ep = batch[p][b].ep => batch[p][b].seq <= batch[p][c].seq
         /\ LET seq == IF HandBackOnError THEN nextSeq[p] ELSE batch[p][b].seq
@@ -418,6 +490,28 @@ Resend(p) ==
 \*    (the sequence and producer-id errors, INVALID_PRODUCER_EPOCH, a fatal error)
 \*    fails that batch alone: no bump, and the partition's next sequence is not
 \*    taken back.
+\*  - BumpRule "pin" (kgo; sink.go, handleReqRespBatch): OUT_OF_ORDER_SEQUENCE_NUMBER,
+\*    UNKNOWN_PRODUCER_ID and INVALID_PRODUCER_EPOCH (PinRefused) unpin the batch (its
+\*    epoch becomes -1: Bump(p) renumbers it) and retry it, and the producer bumps its
+\*    epoch if the batch's was the current one (failProducerID, then producerID's local
+\*    bump at the next drain, KIP-360; resetAllProducerSequences marks every partition,
+\*    which pEpoch # epoch stands for here).  The defaults are kept: no
+\*    StopProducerOnDataLossDetected, so no path fails the batch.  Any fatal error fails
+\*    every unfinished batch of p (Client.finishBatch, recBuf.failAllRecords) and bumps
+\*    (PinnedNow).  An answer in UnsureErrors poisons the batch (sure = "poison"): its
+\*    delivery timeout never fails it.
+\*  - BumpRule "renew" (kafka-python 3.0.12; sender.py, _dispatch_error and _can_retry;
+\*    transaction_manager.py, classify_batch_error): OUT_OF_ORDER_SEQUENCE_NUMBER,
+\*    UNKNOWN_PRODUCER_ID and INVALID_PRODUCER_EPOCH fail the batch and ask for a new
+\*    producer id; any other non-retriable error is fatal to the producer (Halted:
+\*    RecordAccumulator.abort_batches fails every unfinished batch); a retriable error
+\*    retries the batch only while its producer id is still the producer's, and fails
+\*    it otherwise (the partition's next sequence is not taken back).
+\*  - PipelineAfterOk (kgo; sink.go, handleReqRespBatch and recBatch.isOwnersFirstBatch):
+\*    an answer to a batch behind p's oldest unfinished one is skipped, a success too:
+\*    kgo works only on a partition's first batch, and drains the batches behind a
+\*    retried one again after it (recBuf.resetBatchDrainIdx), so the skipped batch is
+\*    resent, with its epoch and sequence while it is pinned.
 \*  - PipelineAfterOk (kgo): an answer to p's oldest unfinished batch opens p's gate
 \*    if it is a success and closes it otherwise (sink.go, handleReqRespBatch:
 \*    okOnSink cleared before the error is looked at, set on success; answers to
@@ -434,6 +528,7 @@ Receive(c) ==
            cur == r.ep = pEpoch[p]
            isNext == r.seq = lastAcked[p] + 1
            live == bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq
+           skipped == PipelineAfterOk /\ live /\ r.b # Lowest(Unfinished(p))
            implicit == IF ImplicitAck /\ AckedMsg(p) < r.b - 1
                        THEN {b \in Batches : b < r.b /\ batch[p][b].st = "retry"}
                        ELSE {}
@@ -446,9 +541,21 @@ Receive(c) ==
           /\ lastOk' = IF PipelineAfterOk /\ live /\ r.b = Lowest(Unfinished(p))
                        THEN [lastOk EXCEPT ![p] = r.err \in Success] ELSE lastOk
           /\ aged' = IF live /\ r.err \in Success THEN [aged EXCEPT ![p] = FALSE] ELSE aged
-          /\ CASE ~live ->
+          /\ epoch' = IF BumpRule = "pin" /\ live /\ ~skipped /\ r.err \in PinRefused /\ r.ep = epoch THEN epoch + 1
+                      ELSE IF BumpRule = "pin" /\ live /\ ~skipped /\ r.err \in Fatal /\ PinnedNow(p) THEN epoch + 1
+                      ELSE epoch
+          /\ LET sure == IF r.err \in UnsureErrors \/ bt.sure = "poison" THEN "poison" ELSE "yes"
+                 \* kgo's batch after this answer (the fields CASE below leaves alone).
+                 kept == IF BumpRule = "pin" /\ live THEN [batch EXCEPT ![p][r.b].sure = sure] ELSE batch
+             IN
+             CASE ~live ->
                     \* A stale response for a batch that moved on: ignored.
                     UNCHANGED <<batch, lastAcked, bumpReq>>
+               [] skipped ->
+                    \* kgo: an answer to a batch behind the partition's oldest unfinished one,
+                    \* success or error, is skipped; the batch is drained again after it.
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
                [] r.err \in Success ->
                     /\ batch' = [batch EXCEPT ![p] = [b \in Batches |->
                                    IF b = r.b THEN [batch[p][b] EXCEPT !.st = "acked", !.off = r.off]
@@ -486,6 +593,24 @@ Receive(c) ==
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
                     /\ UNCHANGED lastAcked
+               [] BumpRule = "renew" /\ r.err \in PinRefused ->
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
+                                       ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
+                    /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
+                    /\ UNCHANGED lastAcked
+               [] BumpRule = "renew" /\ r.err \in Fatal ->
+                    /\ batch' = Halted(p, r.b, FALSE)
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
+               [] BumpRule = "renew" /\ r.ep # epoch ->
+                    /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
+               [] BumpRule = "pin" /\ r.err \in PinRefused ->
+                    /\ batch' = [kept EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE, ![p][r.b].ep = -1,
+                                       ![p][r.b].ooo = (@ \/ r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
+               [] BumpRule = "pin" /\ r.err \in Fatal ->
+                    /\ batch' = FailAll(p)
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ bumpReq' = IF bt.reset \/ ~AnswersLogStart THEN bumpReq ELSE [bumpReq EXCEPT ![p] = TRUE]
@@ -501,9 +626,9 @@ Receive(c) ==
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] OTHER ->
-                    /\ batch' = [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
+                    /\ batch' = [kept EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-    /\ UNCHANGED <<epoch, pEpoch, reqs, broker, faults, expiries>>
+    /\ UNCHANGED <<pEpoch, reqs, broker, faults, expiries>>
 
 \* The Java client reads a retriable error answer (REQUEST_TIMED_OUT,
 \* NOT_LEADER_OR_FOLLOWER, ...) in the poll in which the batch's delivery.timeout.ms
@@ -557,12 +682,21 @@ ReceiveLate(c) ==
 \*    and a partition starts at 0 in the new epoch with its next new batch
 \*    (brokerProducer.sequenceFlushingBatch numbers a batch when it is flushed).
 \*  - "none" (aiokafka): nothing asks for a bump, so Bump is never enabled.
-Bump(p) ==
+\*  - "pin" (kgo): the epoch went up already (Receive, ExpireBatch); Bump(p) is the
+\*    partition's sequence reset that follows (PinReset).
+\*  - "renew" (kafka-python): the answer to InitProducerId, which kafka-python sends with
+\*    its current id and epoch and no transactional id, and the broker answers with a
+\*    new producer id at epoch 0 (epoch + 1 here stands for that id).  It does not wait
+\*    for outstanding requests (sender.py, run_once sends it first); every partition
+\*    starts again at 0 with its next new batch (bump_producer_id_and_epoch clears every
+\*    sequence counter); a batch already stamped keeps its old id and sequence, and
+\*    gets one more try (Receive).  A new id also ends the stall an expiry left.
+BumpEpoch(p) ==
     /\ bumpReq[p]
     /\ CASE BumpRule = "java"     -> Outstanding(p) = {}
          [] BumpRule = "drain"    -> \A q \in Partitions : Outstanding(q) = {}
-         [] BumpRule = "failbump" -> TRUE
-    /\ LET renum == CASE BumpRule = "java" -> {p} [] BumpRule = "drain" -> Partitions [] BumpRule = "failbump" -> {}
+         [] BumpRule \in {"failbump", "renew"} -> TRUE
+    /\ LET renum == CASE BumpRule = "java" -> {p} [] BumpRule = "drain" -> Partitions [] BumpRule \in {"failbump", "renew"} -> {}
            before(q, c, b) == IF BumpRule = "drain" THEN c < b ELSE batch[q][c].seq < batch[q][b].seq
            order(q, b) == Cardinality({c \in InFlight(q) : before(q, c, b)})
        IN /\ batch' = [q \in Partitions |-> IF q \notin renum THEN batch[q] ELSE [b \in Batches |->
@@ -574,9 +708,34 @@ Bump(p) ==
           /\ lastAcked' = [q \in Partitions |-> IF q \in renum THEN NoSeq ELSE lastAcked[q]]
     /\ epoch' = epoch + 1
     /\ bumpReq' = IF BumpRule = "java" THEN [bumpReq EXCEPT ![p] = FALSE] ELSE [q \in Partitions |-> FALSE]
-    /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
+    /\ unresolved' = IF BumpRule = "renew" THEN [q \in Partitions |-> FALSE] ELSE [unresolved EXCEPT ![p] = FALSE]
     /\ event' = [act |-> "Bump", p |-> p, ep |-> epoch + 1]
     /\ UNCHANGED <<lastOk, aged, reqs, resps, broker, faults, expiries>>
+
+\* kgo's sequence reset after a bump (sink.go, produceRequest.tryAddBatch): p was
+\* marked for it by the bump (needSeqReset; here pEpoch[p] # epoch), stages nothing
+\* while it has a request outstanding (sink.createReq), and resets when the batch at
+\* the head of its buffer is not pinned: every unfinished batch of p is unpinned and
+\* renumbered from 0 in buffer order under the current epoch.  kgo takes such a head
+\* as proof that the broker holds no later batch; a pinned head is resent as it was
+\* (Resend) and p keeps waiting.  A head never sent is SendNew's case: p has nothing
+\* in flight, and SendNew starts the epoch at 0.
+PinReset(p) ==
+    /\ pEpoch[p] # epoch
+    /\ Outstanding(p) = {} /\ InFlight(p) # {}
+    /\ batch[p][Lowest(InFlight(p))].ep = -1
+    /\ LET order(b) == Cardinality({c \in InFlight(p) : c < b})
+       IN /\ batch' = [batch EXCEPT ![p] = [b \in Batches |->
+                          IF b \in InFlight(p)
+                          THEN [batch[p][b] EXCEPT !.seq = order(b), !.ep = epoch, !.reset = TRUE]
+                          ELSE batch[p][b]]]
+          /\ nextSeq' = [nextSeq EXCEPT ![p] = Cardinality(InFlight(p))]
+    /\ pEpoch' = [pEpoch EXCEPT ![p] = epoch]
+    /\ lastAcked' = [lastAcked EXCEPT ![p] = NoSeq]
+    /\ event' = [act |-> "Bump", p |-> p, ep |-> epoch]
+    /\ UNCHANGED <<epoch, bumpReq, unresolved, lastOk, aged, reqs, resps, broker, faults, expiries>>
+
+Bump(p) == IF BumpRule = "pin" THEN PinReset(p) ELSE BumpEpoch(p)
 
 \* delivery.timeout.ms ends a batch waiting to be retried: the application gets a
 \* TimeoutException (Sender.getExpiredInflightBatches / failBatch) and the sequence
@@ -590,6 +749,15 @@ Bump(p) ==
 \* returnErrors).
 \* With BumpRule "none" (aiokafka) a batch once sent never expires: its expiry
 \* (producer/message_accumulator.py) only fails batches still waiting for a leader.
+\* With BumpRule "pin" (kgo), the timeout fails only the batch at the head of p's
+\* buffer, and only once its last attempt was answered and no answer left it unsure
+\* (sink.go, handleRetryBatches and tryAddBatch: canFailFromLoadErrs and not
+\* unsureIfProduced), and then every unfinished batch of p with it (maybeFailErr,
+\* recBuf.failAllRecords), and bumps the epoch as a fatal answer does (PinnedNow).
+\* With BumpRule "renew" (kafka-python; sender.py, _send_producer_data), an expired batch
+\* that was retried clears the producer id (reset_producer_id) and no new one is ever
+\* asked for (init_producer_id acts only when uninitialized): the producer stops
+\* (unresolved, BumpWaits) until an answer already on the wire asks for a new id.
 \* With HandBackOnError (kafkajs, no delivery timeout) this is the retrier running out
 \* of retries (retry/index.js: KafkaJSNumberOfRetriesExceeded once retryCount reaches
 \* retries; the kcheck driver sets retries so that the backoffs add up to its delivery
@@ -597,18 +765,23 @@ Bump(p) ==
 \* is unresolved.
 ExpireBatch(p) ==
     /\ DeliveryTimeout /\ BumpRule # "none"
+    /\ BumpRule = "renew" => ~BumpWaits(p)
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
-        /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
+        /\ BumpRule = "pin" => b = Lowest(Unfinished(p)) /\ batch[p][b].sure = "yes"
+        /\ batch' = IF BumpRule = "pin" THEN FailAll(p) ELSE [batch EXCEPT ![p][b].st = "failed"]
         /\ event' = [act |-> "ExpireBatch", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
-    /\ unresolved' = IF HandBackOnError \/ BumpRule # "java" THEN unresolved ELSE [unresolved EXCEPT ![p] = TRUE]
-    /\ bumpReq' = IF BumpRule # "java" /\ ~HandBackOnError THEN [bumpReq EXCEPT ![p] = TRUE] ELSE bumpReq
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, lastOk, aged, reqs, resps, broker, faults, expiries>>
+    /\ unresolved' = IF BumpRule \in {"java", "renew"} /\ ~HandBackOnError THEN [unresolved EXCEPT ![p] = TRUE] ELSE unresolved
+    /\ bumpReq' = IF BumpRule \notin {"java", "pin", "renew"} /\ ~HandBackOnError THEN [bumpReq EXCEPT ![p] = TRUE] ELSE bumpReq
+    /\ epoch' = IF BumpRule = "pin" /\ PinnedNow(p) THEN epoch + 1 ELSE epoch
+    /\ UNCHANGED <<pEpoch, nextSeq, lastAcked, lastOk, aged, reqs, resps, broker, faults, expiries>>
 
 \* TransactionManager.maybeResolveSequences: once p has nothing in flight, an
 \* unresolved sequence is resolved if nextSeq = lastAcked + 1 (later batches got
-\* through); otherwise the producer bumps its epoch.
+\* through); otherwise the producer bumps its epoch.  Not with BumpRule "renew", whose
+\* unresolved is kafka-python's cleared producer id.
 ResolveSequences(p) ==
+    /\ BumpRule # "renew"
     /\ unresolved[p]
     /\ InFlight(p) = {}
     /\ unresolved' = [unresolved EXCEPT ![p] = FALSE]
@@ -630,15 +803,15 @@ HandleProduce(c) ==
        IN /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]
           /\ CASE v = "APPEND" ->
                     /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
-                    /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
+                    /\ Record(p, r, off)
                     /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, "NONE", off))]
                [] v = "DUPLICATE" ->
                     \* Answered as success with the original offset, not appended again.
-                    /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, "NONE", pstate[p].win[Lowest(DupOf(p, r))].off))]
-                    /\ UNCHANGED <<log, pstate>>
+                    /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, "NONE", Entry(p, r).win[Lowest(DupOf(p, r))].off))]
+                    /\ UNCHANGED <<log, pstate, pold>>
                [] OTHER ->
                     /\ resps' = [resps EXCEPT ![c] = Append(@, Respond(r, v, -1))]
-                    /\ UNCHANGED <<log, pstate>>
+                    /\ UNCHANGED <<log, pstate, pold>>
           /\ event' = [act |-> "HandleProduce", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq,
                        err |-> IF v \in {"APPEND", "DUPLICATE"} THEN "NONE" ELSE v]
     /\ UNCHANGED <<client, faults, expiries>>
@@ -680,8 +853,8 @@ AppendThenFail(c) ==
           /\ reqs' = [reqs EXCEPT ![c] = Tail(@)]
           /\ IF v = "APPEND"
              THEN /\ log' = [log EXCEPT ![p] = Append(@, [b |-> r.b, ep |-> r.ep, seq |-> r.seq])]
-                  /\ pstate' = [pstate EXCEPT ![p] = NewState(p, r, off)]
-             ELSE UNCHANGED <<log, pstate>>
+                  /\ Record(p, r, off)
+             ELSE UNCHANGED <<log, pstate, pold>>
     /\ faults' = faults + 1
     /\ UNCHANGED <<client, expiries>>
 
@@ -693,7 +866,8 @@ AppendThenFail(c) ==
 \* for an error answer (sendMessages.js: a connection error is thrown by
 \* broker.produce too), and their send() calls retry (KafkaJSConnectionError).
 \* kgo's gate is not touched (sink.go, handleReqClientErr: the batches are retried
-\* with okOnSink as it was).
+\* with okOnSink as it was), and its delivery timeout cannot fail a batch whose last
+\* attempt went unanswered (canFailFromLoadErrs stays false until an answer).
 Disconnect(c) ==
     /\ Disconnects
     /\ faults < MaxFaults
@@ -701,7 +875,10 @@ Disconnect(c) ==
     /\ reqs' = [reqs EXCEPT ![c] = <<>>]
     /\ resps' = [resps EXCEPT ![c] = <<>>]
     /\ batch' = [p \in Partitions |-> [b \in Batches |->
-                   IF batch[p][b].st = "sent" /\ ConnOf[p] = c THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE] ELSE batch[p][b]]]
+                   IF batch[p][b].st = "sent" /\ ConnOf[p] = c
+                   THEN [batch[p][b] EXCEPT !.st = "retry", !.retried = TRUE,
+                                            !.sure = IF BumpRule = "pin" /\ @ = "yes" THEN "lost" ELSE @]
+                   ELSE batch[p][b]]]
     /\ nextSeq' = IF HandBackOnError
                   THEN [p \in Partitions |-> IF ConnOf[p] = c THEN nextSeq[p] - Cardinality(Outstanding(p)) ELSE nextSeq[p]]
                   ELSE nextSeq
@@ -732,7 +909,7 @@ ExpireProducerState(p) ==
     /\ pstate' = [pstate EXCEPT ![p] = NoState]
     /\ expiries' = expiries + 1
     /\ event' = [act |-> "ExpireProducerState", p |-> p]
-    /\ UNCHANGED <<client, reqs, resps, log, faults>>
+    /\ UNCHANGED <<client, reqs, resps, log, pold, faults>>
 
 \* Time passes: on the client's clock, the re-arm bound has passed since the max
 \* record timestamp of p's last acknowledged batch (or since p started, if none is).
@@ -759,8 +936,7 @@ ResendByApp(p) ==
     /\ AppResends
     /\ \E b \in Batches :
         /\ batch[p][b].st = "failed" /\ batch[p][b].ooo
-        /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
-                                             retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
+        /\ batch' = [batch EXCEPT ![p][b] = FreshBatch]
         /\ event' = [act |-> "ResendByApp", p |-> p, b |-> b]
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, broker, faults, expiries>>
 

@@ -72,11 +72,10 @@ Referenced(p, b) ==
 Recycle(p, b) ==
     /\ batch[p][b].st \in {"acked", "failed"}
     /\ ~Referenced(p, b)
-    /\ batch' = [batch EXCEPT ![p][b] = [st |-> "unsent", seq |-> NoSeq, ep |-> -1, reset |-> FALSE,
-                                         retried |-> FALSE, ooo |-> FALSE, off |-> -1]]
+    /\ batch' = [batch EXCEPT ![p][b] = FreshBatch]
     /\ log' = [log EXCEPT ![p] = IF @ = <<>> THEN @ ELSE <<@[Len(@)]>>]
     /\ event' = [act |-> "Recycle", p |-> p, b |-> b]
-    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, pstate, faults, expiries>>
+    /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps, pstate, pold, faults, expiries>>
 
 \* A logged step: the spec action the line names, with its parameters.
 Logged ==
