@@ -161,14 +161,15 @@ kafka-fetch: build
 
 # Starts real brokers: our producer against Kafka 4.1.0, 4.3.1 and 4.4.0
 # (one node, no faults), its trace verified; a cluster of three nodes; a
-# failed start; the kgo driver on a real broker; then one run of the seed's
+# failed start; the kgo driver on a real broker; a small scenario matrix
+# sharded 3 ways and merged (kcheck scenarios run --shard); then one run of the seed's
 # experiment per client (race-quick), the quick subset of the scenario
 # matrix (scenarios-quick), one run of each fault on a three-node cluster
 # (faults-quick) and each cluster scenario with ours-on and kgo
 # (cluster-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
 	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
-	KCHECK_KAFKA=1 $(GO) test ./cmd/kcheck -run TestIdleRearmOnKafka -count=1 -v -timeout 5m
+	KCHECK_KAFKA=1 $(GO) test ./cmd/kcheck -run 'TestIdleRearmOnKafka|TestShardMergeOnKafka' -count=1 -v -timeout 8m
 	$(MAKE) race-quick scenarios-quick faults-quick cluster-quick
 
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is

@@ -5,7 +5,9 @@
 // what happened to its records by its own read-back and by what it told
 // its application, what the model predicts for the client's rules, and
 // whether kcheck verify's verdict agrees with the read-back (judge.go).
-// Results are a Markdown matrix and a JSON file (table.go).
+// Results are a Markdown matrix and a JSON file (table.go). The cells are
+// independent: a matrix splits into shards that machines run apart, and
+// whose results merge into the whole matrix's (shard.go).
 //
 // In kcheck's data flow it sits after spec/scenarios (scenario.Derive) and
 // drives kcheck proxy and kcheck verify, as bench/race.sh does for the

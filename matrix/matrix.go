@@ -73,6 +73,9 @@ type Config struct {
 	CellTimeout time.Duration // one cell's bound; 0: 3 minutes
 	Cache       string        // kafka.Fetch's cache; empty: its default
 	Log         io.Writer     // a line per cell as it ends; nil: none
+	// Shard, when N > 0, runs only the Kth of N parts of the cells
+	// (Shard.Bounds of Plan); the zero Shard runs them all.
+	Shard Shard
 }
 
 // Results are a matrix's cells and the wall time of each scenario.
@@ -93,6 +96,15 @@ type Results struct {
 	// Interrupted, when set, says the run was stopped before its last cell:
 	// the cells here are those that finished.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Matrix is the matrix's Identity: the shards of one matrix, and one
+	// run of it whole, have the same.
+	Matrix string `json:"matrix,omitempty"`
+	// Shard, when set, says these are the cells of one shard of the
+	// matrix (Config.Shard), to be merged with the others' (Merge).
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards, when set, are the runs of the shards these results were
+	// merged from (Merge).
+	Shards []ShardRun `json:"shards,omitempty"`
 }
 
 // Repredict sets every cell's prediction, and whether it did worse, anew
@@ -116,6 +128,8 @@ func (r *Results) Repredict(predict func(scenario, family string) (string, bool)
 }
 
 // ReadResults reads a matrix's JSON (WriteJSON), name naming it in errors.
+// Only a shard's may have no cells (a shard of a matrix with fewer cells
+// than shards).
 func ReadResults(rd io.Reader, name string) (*Results, error) {
 	var r Results
 	dec := json.NewDecoder(rd)
@@ -123,7 +137,7 @@ func ReadResults(rd io.Reader, name string) (*Results, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(r.Cells) == 0 {
+	if len(r.Cells) == 0 && r.Shard == nil {
 		return nil, fmt.Errorf("%s: no cells", name)
 	}
 	return &r, nil
@@ -136,10 +150,11 @@ func (s *Scenario) also() []string {
 	return []string{"The same schedule as " + strings.Join(s.Also, ", ") + "."}
 }
 
-// Run runs every cell of cfg: each broker version is started once (once
-// more for each producer-state expiry a scenario needs), every client is
-// prepared once. A cell that cannot run is recorded with its error, and
-// the matrix goes on.
+// Run runs every cell of cfg (with cfg.Shard, only its shard's, and only
+// the brokers and clients they need), in Plan's order: each broker version
+// is started once (once more for each producer-state expiry a scenario
+// needs, and for a cluster), every client is prepared once. A cell that
+// cannot run is recorded with its error, and the matrix goes on.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.Runs <= 0 {
 		cfg.Runs = 1
@@ -150,19 +165,37 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if s := cfg.Shard; s != (Shard{}) && (s.N < 1 || s.K < 1 || s.K > s.N) {
+		return nil, fmt.Errorf("shard %s: want 1 ≤ K ≤ N", s)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	cells := plan(cfg)
+	from, to := cfg.Shard.Bounds(len(cells))
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg(), Seconds: map[string]float64{},
-		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}, Notes: map[string][]string{}}
+		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}, Notes: map[string][]string{},
+		Matrix: Identity(cfg)}
+	if cfg.Shard.N > 0 {
+		s := cfg.Shard
+		s.From, s.To, s.Of = from, to, len(cells)
+		res.Shard = &s
+	}
+	used := map[string]bool{}
+	for _, p := range cells[from:to] {
+		used[p.client.Name] = true
+	}
 	argvs := map[string][]string{}
 	for _, c := range cfg.Clients {
+		res.Clients = append(res.Clients, c.Name)
+		if !used[c.Name] {
+			continue // none of the shard's cells runs it
+		}
 		argv, err := c.Prepare(ctx, &cfg.Env)
 		if err != nil {
 			return nil, err
 		}
 		argvs[c.Name] = argv
-		res.Clients = append(res.Clients, c.Name)
 	}
 	schedules := map[string]string{}
 	for _, s := range cfg.Scenarios {
@@ -177,65 +210,57 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			res.Notes[s.Name] = append(append([]string{}, s.Caveats...), s.also()...)
 		}
 	}
-	// Scenarios by the brokers they need: the producer-state expiry, and
-	// one node or a cluster.
-	var needs []brokerNeed
-	byNeed := map[brokerNeed][]*Scenario{}
-	for _, s := range cfg.Scenarios {
-		n := brokerNeed{expiry: s.Expiry, nodes: max(s.Nodes, 1)}
-		if _, ok := byNeed[n]; !ok {
-			needs = append(needs, n)
-		}
-		byNeed[n] = append(byNeed[n], s)
-	}
 	start := time.Now()
-	for _, v := range cfg.Brokers {
-		for _, need := range needs {
-			scs := byNeed[need]
-			b, err := startBrokers(ctx, cfg, v, need, scs[0])
-			if err != nil {
+	// The brokers running, for the cells of one version and need.
+	var b *brokers
+	var bv string
+	var bneed brokerNeed
+	stop := func() {
+		if b != nil {
+			b.stop(cfg.Log)
+			b = nil
+		}
+	}
+	for _, p := range cells[from:to] {
+		if b == nil || bv != p.broker || bneed != p.need {
+			stop()
+			var err error
+			if b, err = startBrokers(ctx, cfg, p.broker, p.need, p.first); err != nil {
 				return nil, err
 			}
-			for _, s := range scs {
-				t0 := time.Now()
-				for _, c := range cfg.Clients {
-					for _, sh := range cfg.Shapes {
-						if need.expiry > 0 {
-							sh.IdleAfter, sh.Idle = sh.Records/2, need.expiry+2*b.expiryCheck+time.Second
-						}
-						for run := 1; run <= cfg.Runs; run++ {
-							spec := cellSpec{scenario: s, schedule: schedules[s.Name], client: c, argv: argvs[c.Name],
-								shape: sh, broker: v, addr: b.cl.Addrs()[0], control: b.control, run: run, dir: cfg.Dir,
-								kcheck: cfg.Env.Kcheck, timeout: cfg.CellTimeout, opts: clientOpts{replication: 1}}
-							var cell Cell
-							if need.nodes > 1 {
-								spec.opts = clientOpts{replication: ClusterReplication, timeouts: ClusterTimeouts}
-								if err := b.whole(ctx); err != nil {
-									cell = spec.cantRun(err)
-								}
-							}
-							if cell.Err == "" {
-								cell = runCell(ctx, spec)
-							}
-							if ctx.Err() != nil {
-								// The cell was cut short: its outcome is
-								// no result, so it is left out.
-								b.stop(cfg.Log)
-								res.Seconds[s.Name] += time.Since(t0).Seconds()
-								res.Total = time.Since(start).Seconds()
-								res.Interrupted = fmt.Sprintf("interrupted during %s, %s, %s, run %d, on Kafka %s", s.Name, c.Name, sh.Name, run, v)
-								return res, ctx.Err()
-							}
-							res.Cells = append(res.Cells, cell)
-							fmt.Fprintln(cfg.Log, cell.line())
-						}
-					}
-				}
-				res.Seconds[s.Name] += time.Since(t0).Seconds()
-			}
-			b.stop(cfg.Log)
+			bv, bneed = p.broker, p.need
 		}
+		s, c, sh := p.scenario, p.client, p.shape
+		t0 := time.Now()
+		if p.need.expiry > 0 {
+			sh.IdleAfter, sh.Idle = sh.Records/2, p.need.expiry+2*b.expiryCheck+time.Second
+		}
+		spec := cellSpec{scenario: s, schedule: schedules[s.Name], client: c, argv: argvs[c.Name],
+			shape: sh, broker: p.broker, addr: b.cl.Addrs()[0], control: b.control, run: p.run, dir: cfg.Dir,
+			kcheck: cfg.Env.Kcheck, timeout: cfg.CellTimeout, opts: clientOpts{replication: 1}}
+		var cell Cell
+		if p.need.nodes > 1 {
+			spec.opts = clientOpts{replication: ClusterReplication, timeouts: ClusterTimeouts}
+			if err := b.whole(ctx); err != nil {
+				cell = spec.cantRun(err)
+			}
+		}
+		if cell.Err == "" {
+			cell = runCell(ctx, spec)
+		}
+		res.Seconds[s.Name] += time.Since(t0).Seconds()
+		if ctx.Err() != nil {
+			// The cell was cut short: its outcome is no result, so it is
+			// left out.
+			stop()
+			res.Total = time.Since(start).Seconds()
+			res.Interrupted = fmt.Sprintf("interrupted during %s, %s, %s, run %d, on Kafka %s", s.Name, c.Name, sh.Name, p.run, p.broker)
+			return res, ctx.Err()
+		}
+		res.Cells = append(res.Cells, cell)
+		fmt.Fprintln(cfg.Log, cell.line())
 	}
+	stop()
 	res.Total = time.Since(start).Seconds()
 	return res, nil
 }

@@ -79,6 +79,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if r.Interrupted != "" {
 		fmt.Fprintf(&b, "This run was stopped before its end (%s): the cells below are those that finished.\n\n", r.Interrupted)
 	}
+	r.writeShards(&b)
 	if r.Repredicted != "" {
 		fmt.Fprintf(&b, "The model's predictions were read again from spec/scenarios %s, after the cells ran (`kcheck scenarios run --from`).\n\n", r.Repredicted)
 	}

@@ -63,6 +63,7 @@ func scenariosCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			scenariosDeriveCommand(),
 			scenariosRunCommand(),
+			scenariosMergeCommand(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

@@ -53,6 +53,22 @@ kcheck verify agrees. Without --brokers: Kafka 4.1.0 and 4.4.0.
 Every cell's trace, stderr and output are kept in --keep. --results writes the
 matrix in Markdown, --json the cells as JSON.
 
+With --shard K/N it runs only the Kth of N parts of the cells (K counted
+from 1), so that N machines, such as CI runners, run one matrix between them
+without talking to each other: every machine computes the same split from
+the matrix alone (its scenarios, clients, shapes, brokers and runs). The
+cells, in the order one run of the whole matrix takes them (by broker
+version, then by what a scenario needs of the brokers, then scenario,
+client, shape and run), are cut into N runs of consecutive cells whose
+sizes differ by at most one (by cells, not time: a cluster's cell, or one
+waiting out an expiry, takes longer). A shard prepares only the clients and
+starts only the brokers its cells need: the N shards together start at most
+N-1 brokers more than the whole matrix. Each shard's --json
+records its K/N, its cells and the matrix's identity (a hash of its
+definition and of every cell in order); "kcheck scenarios merge" joins the
+shards' JSON into the whole matrix's RESULTS.md and results.json. A shard
+of a matrix with fewer cells than N may have no cells.
+
 Shapes: 1p-one (1 partition, 200 records of 1 KiB, one record a batch) and
 16p-many (16 partitions, 1,600 records of 100 bytes, many a batch); a
 scenario that needs the broker to forget the producer runs on a broker with
@@ -67,7 +83,7 @@ func scenariosRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run every scenario against every client on real Kafka brokers, and tabulate",
-		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--keep DIR] [--results FILE] [--json FILE]",
+		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--shard K/N] [--keep DIR] [--results FILE] [--json FILE]",
 		Description: scenariosRunDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Value: "spec/scenarios", Usage: "`DIR` of the scenario files", TakesFile: true},
@@ -78,6 +94,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS`"},
 			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` runs of each cell"},
+			&cli.StringFlag{Name: "shard", Usage: "run only the Kth of N parts of the cells, `K/N` (K from 1); kcheck scenarios merge joins the parts"},
 			&cli.StringFlag{Name: "keep", Value: filepath.Join(os.TempDir(), "kcheck-scenarios"), Usage: "`DIR` where every cell's trace, output and stderr are kept", TakesFile: true},
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
@@ -118,6 +135,10 @@ func splitList(vs []string) []string {
 }
 
 func runScenariosRun(c *cli.Context) error {
+	shard, err := shardFlag(c)
+	if err != nil {
+		return err
+	}
 	runs := c.Int("runs")
 	if runs < 1 {
 		return usageErrorf("scenarios run: --runs %d: want 1 or more", runs)
@@ -222,6 +243,7 @@ func runScenariosRun(c *cli.Context) error {
 		Env:       matrix.Env{Root: root, Bin: bin, Kcheck: kcheck},
 		Scenarios: groups, Clients: clients, Brokers: brokers, Shapes: shapes, Runs: runs,
 		Dir: c.String("keep"), CellTimeout: c.Duration("cell-timeout"), Cache: c.String("cache"), Log: c.App.ErrWriter,
+		Shard: shard,
 	})
 	if err != nil && res != nil && errors.Is(err, context.Canceled) {
 		// Interrupted: the cells that finished are kept, marked so.
@@ -269,14 +291,15 @@ func retabulate(c *cli.Context, from string, groups []*matrix.Scenario) error {
 // writeResults writes --results and --json (or the Markdown to standard
 // output) and the tally; exit 1 when kcheck did not judge every cell right.
 func writeResults(c *cli.Context, res *matrix.Results) error {
+	cmd := "scenarios " + c.Command.Name // run or merge
 	if p := c.String("results"); p != "" {
 		if err := writeFileAtomic(p, res.WriteMarkdown); err != nil {
-			return usageErrorf("scenarios run: --results: %w", err)
+			return usageErrorf("%s: --results: %w", cmd, err)
 		}
 	}
 	if p := c.String("json"); p != "" {
 		if err := writeFileAtomic(p, res.WriteJSON); err != nil {
-			return usageErrorf("scenarios run: --json: %w", err)
+			return usageErrorf("%s: --json: %w", cmd, err)
 		}
 	}
 	if c.String("results") == "" {
@@ -285,10 +308,17 @@ func writeResults(c *cli.Context, res *matrix.Results) error {
 		}
 	}
 	t := res.Tally()
-	fmt.Fprintf(c.App.ErrWriter, "kcheck scenarios run: %d cells in %.0f s: %d reached, %d held back, %d not reached, %d could not run; %d anomalies, %d worse than the model; verify missed %d, false alarms %d; ours-on flagged %d\n",
-		t.Cells, res.Total, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
+	fmt.Fprintf(c.App.ErrWriter, "kcheck %s: %d cells in %.0f s: %d reached, %d held back, %d not reached, %d could not run; %d anomalies, %d worse than the model; verify missed %d, false alarms %d; ours-on flagged %d\n",
+		cmd, t.Cells, res.Total, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
+	if under := splitList(c.StringSlice("under-test")); len(under) > 0 {
+		return underTest(c, res, under)
+	}
+	keep := c.String("keep")
+	if keep == "" {
+		keep = "each shard's --keep"
+	}
 	if !t.OK() {
-		return &exitError{code: exitMismatch, err: fmt.Errorf("scenarios run: kcheck did not judge every cell right, a cell could not run, or our producer with the rule on was not clean (see the matrix; traces in %s)", c.String("keep"))}
+		return &exitError{code: exitMismatch, err: fmt.Errorf("%s: kcheck did not judge every cell right, a cell could not run, or our producer with the rule on was not clean (see the matrix; traces in %s)", cmd, keep)}
 	}
 	return nil
 }
