@@ -498,7 +498,7 @@ func readBack(seeds []string, cfg *config, keyOf []int32, acked []bool, res *res
 	errs := make([]error, cfg.Partitions)
 	var readers sync.WaitGroup
 	for p := range int32(cfg.Partitions) {
-		end, err := client.GetOffset(cfg.Topic, p, sarama.OffsetNewest)
+		end, err := endOffset(client, cfg.Topic, p)
 		if err != nil {
 			return setupf("read-back: end offset of %s[%d]: %v", cfg.Topic, p, err)
 		}
@@ -531,6 +531,29 @@ func readBack(seeds []string, cfg *config, keyOf []int32, acked []bool, res *res
 	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
 	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
 	return nil
+}
+
+// endOffset is partition p's high watermark. A cluster just healed may not
+// know it yet (a new leader whose high watermark has not caught up answers
+// OFFSET_NOT_AVAILABLE; a leader still moving, NOT_LEADER_OR_FOLLOWER or
+// LEADER_NOT_AVAILABLE): it asks again, with a backoff, for up to
+// reachTimeout, as the kgo driver does. The read-back is not the client
+// under test.
+func endOffset(client sarama.Client, topic string, p int32) (int64, error) {
+	deadline := time.Now().Add(reachTimeout)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+		switch {
+		case err == nil:
+			return end, nil
+		case !errors.Is(err, sarama.ErrOffsetNotAvailable) && !errors.Is(err, sarama.ErrNotLeaderForPartition) && !errors.Is(err, sarama.ErrLeaderNotAvailable):
+			return 0, err
+		case time.Now().Add(backoff).After(deadline):
+			return 0, fmt.Errorf("%w (still after %d s)", err, int(reachTimeout/time.Second))
+		}
+		time.Sleep(backoff)
+		_ = client.RefreshMetadata(topic) // a failed refresh shows in the next GetOffset
+	}
 }
 
 // readPartition returns a partition's values up to offset end, in offset

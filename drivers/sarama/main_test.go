@@ -277,3 +277,37 @@ func TestKafka(t *testing.T) {
 		t.Errorf("the same topic again: exit %d, stderr %q; want 2 and a message that it exists", code, stderr.String())
 	}
 }
+
+// offsetsClient answers GetOffset from a script of errors, then end.
+type offsetsClient struct {
+	sarama.Client
+	errs      []error
+	end       int64
+	asked     int
+	refreshed int
+}
+
+func (c *offsetsClient) GetOffset(string, int32, int64) (int64, error) {
+	c.asked++
+	if len(c.errs) > 0 {
+		err := c.errs[0]
+		c.errs = c.errs[1:]
+		return -1, err
+	}
+	return c.end, nil
+}
+
+func (c *offsetsClient) RefreshMetadata(...string) error { c.refreshed++; return nil }
+
+// The read-back asks a just-healed cluster for an end offset again while
+// the answer is one a new leader gives, and gives up at once on any other.
+func TestEndOffsetAsksAgain(t *testing.T) {
+	c := &offsetsClient{errs: []error{sarama.ErrOffsetNotAvailable, sarama.ErrNotLeaderForPartition}, end: 42}
+	if end, err := endOffset(c, "t", 0); err != nil || end != 42 || c.asked != 3 || c.refreshed != 2 {
+		t.Errorf("endOffset after two retriable answers: %d, %v (asked %d, refreshed %d); want 42 after 3 asks, 2 refreshes", end, err, c.asked, c.refreshed)
+	}
+	c = &offsetsClient{errs: []error{sarama.ErrUnknownTopicOrPartition}, end: 42}
+	if _, err := endOffset(c, "t", 0); !errors.Is(err, sarama.ErrUnknownTopicOrPartition) || c.asked != 1 {
+		t.Errorf("endOffset on UNKNOWN_TOPIC_OR_PARTITION: %v after %d asks; want that error after 1", err, c.asked)
+	}
+}
