@@ -155,6 +155,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg(), Seconds: map[string]float64{},
 		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}, Notes: map[string][]string{}}
+	if cfg.Env.Cache == "" {
+		cfg.Env.Cache = cfg.Cache
+	}
 	argvs := map[string][]string{}
 	for _, c := range cfg.Clients {
 		argv, err := c.Prepare(ctx, &cfg.Env)
