@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -36,10 +37,23 @@ func Build(ctx context.Context, env Env, s Spec) ([]string, error) {
 	switch s.Client {
 	case "java":
 		argv, err = buildJava(ctx, env, s)
+	case "kgo":
+		argv, err = buildGo(ctx, env, s, "kgo")
+	case "sarama":
+		argv, err = buildGo(ctx, env, s, "sarama")
 	default:
 		err = fmt.Errorf("unknown client %q", s.Client)
 	}
 	return argv, err
+}
+
+// dir is the build's directory in the cache, made if need be.
+func (env Env) dir(s Spec) (string, error) {
+	d := filepath.Join(env.Cache, "builds", s.Key())
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("the cache: %w (set KCHECK_CACHE)", err)
+	}
+	return d, nil
 }
 
 // tailLines is how many of a failing tool's last lines of standard error
@@ -134,4 +148,60 @@ func dropEnv(env []string, key string) []string {
 		}
 	}
 	return out
+}
+
+// copyTree copies the tree at src to dst (which must not exist), leaving
+// out every .git as Hash does, so that a build sees what was hashed and
+// writes nothing into the user's tree. Symbolic links are copied as links.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" && p != src {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm()|0o700)
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case d.Type().IsRegular():
+			return copyFile(p, to, info.Mode().Perm())
+		}
+		return nil // sockets, pipes, devices: nothing a build reads
+	})
+}
+
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm|0o200)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -4,12 +4,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // testEnv is an Env on the repository this test runs in, with a cache of
@@ -42,6 +47,133 @@ func build(t *testing.T, env Env, given string) []string {
 		t.Fatalf("%s: %v", given, err)
 	}
 	return argv
+}
+
+// summary is the part of a driver's JSON summary (drivers/OUTCOMES.md) a
+// test reads.
+type summary struct {
+	Client   string `json:"client"`
+	Version  string `json:"version"`
+	Sent     int    `json:"sent"`
+	Acked    int    `json:"acked"`
+	ReadBack int    `json:"read_back"`
+}
+
+// runOnKfake runs a built driver's command with a small workload (40
+// records on 2 partitions, one a batch) against an in-process kfake
+// cluster emulating Kafka 4.1, and returns its summary: the build, run as a
+// cell runs it, minus the proxy and a real broker.
+func runOnKfake(t *testing.T, argv []string) summary {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := append(argv[1:], "--bootstrap", strings.Join(c.ListenAddrs(), ","), "--topic", "builds-test",
+		"--partitions", "2", "--records", "40", "--value-bytes", "100", "--keys", "16", "--compression", "gzip",
+		"--batch-records", "one", "--delivery-timeout-ms", "30000", "--request-timeout-ms", "10000")
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\nstdout: %s\nstderr: %s", argv, err, stdout.String(), lastLines(stderr.String(), 30))
+	}
+	var s summary
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+		t.Fatalf("the driver's summary: %v\n%s", err, stdout.String())
+	}
+	if s.Sent != 40 || s.Acked != 40 || s.ReadBack != 40 {
+		t.Errorf("summary %+v: want 40 sent, acknowledged and read back", s)
+	}
+	return s
+}
+
+// goCheckout copies module@version as the Go module cache holds it (go mod
+// download: kcheck's own versions are there already) to a new directory,
+// a checkout to build.
+func goCheckout(t *testing.T, module, version string) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", module+"@"+version).Output()
+	if err != nil {
+		t.Fatalf("go mod download %s@%s: %v", module, version, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("go mod download: %s (%v)", out, err)
+	}
+	dir := filepath.Join(t.TempDir(), filepath.Base(module))
+	if err := copyTree(m.Dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestBuildGo builds kgo@DIR and sarama@DIR from copies of franz-go
+// v1.22.3 and sarama v1.61.1 (kcheck's own versions), checks that each
+// binary was built from DIR (its build information names the
+// replacement) and that kcheck's go.mod is untouched, and runs each
+// against kfake. Then a kgo checkout that does not build is go build's
+// error.
+func TestBuildGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the kgo and sarama drivers (a minute each on two cores)")
+	}
+	env := testEnv(t)
+	mod := readFiles(t, filepath.Join(env.Root, "go.mod"), filepath.Join(env.Root, "go.sum"))
+	var kgoDir string
+	for _, c := range []struct{ client, module, version string }{
+		{"kgo", "github.com/twmb/franz-go", "v1.22.3"},
+		{"sarama", "github.com/IBM/sarama", "v1.61.1"},
+	} {
+		dir := goCheckout(t, c.module, c.version)
+		s, err := mustParse(t, c.client+"@"+dir).Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		argv, err := Build(context.Background(), env, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("built %s in %.0f s: %v", s.Name(), time.Since(start).Seconds(), argv)
+		if want := filepath.Join(env.Cache, "builds", s.Key(), "kcheck-"+c.client+"-driver"); len(argv) != 1 || argv[0] != want {
+			t.Errorf("argv %v, want [%s]", argv, want)
+		}
+		info, err := exec.Command("go", "version", "-m", argv[0]).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(info), "=>\t"+dir+"\t") {
+			t.Errorf("go version -m %s names no replacement by %s:\n%s", argv[0], dir, info)
+		}
+		if now := readFiles(t, filepath.Join(env.Root, "go.mod"), filepath.Join(env.Root, "go.sum")); now != mod {
+			t.Error("kcheck's go.mod or go.sum changed")
+		}
+		if got := runOnKfake(t, argv); got.Client != c.client {
+			t.Errorf("client %q, want %s", got.Client, c.client)
+		}
+		if c.client == "kgo" {
+			kgoDir = dir
+		}
+	}
+	// A checkout that does not build: go build's own words.
+	bad := filepath.Join(kgoDir, "pkg", "kgo", "kcheck_broken.go")
+	if err := os.WriteFile(bad, []byte("package kgo\n\nvar _ int = \"not an int\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mustParse(t, "kgo@"+kgoDir).Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), env, s)
+	if err == nil || !strings.Contains(err.Error(), "go build ./drivers/kgo with replace github.com/twmb/franz-go => "+kgoDir) ||
+		!strings.Contains(err.Error(), "kcheck_broken.go:3") {
+		t.Errorf("a checkout that does not build: %v; want go build's error naming kcheck_broken.go:3", err)
+	}
 }
 
 // TestBuildJavaJar builds java@PATH from a copy of the kafka-clients 4.3.1
@@ -214,6 +346,19 @@ func rewriteJar(t *testing.T, src, dst string, keep func(name string, body []byt
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func readFiles(t *testing.T, paths ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(body)
+	}
+	return b.String()
 }
 
 // jarEntries counts the entries of a jar under prefix.

@@ -31,12 +31,16 @@ type kind struct {
 	registry string
 	// path: what a local path must be: "file" (a jar), "dir", or "any".
 	path string
+	// module: for a Go client, the module path DIR must be.
+	module string
 	// doc says what NAME@SPEC takes, for errors and help.
 	doc string
 }
 
 var kinds = []kind{
 	{name: "java", base: "java-4.4.0", registry: "Maven Central", path: "file", doc: "java@VERSION (org.apache.kafka:kafka-clients on Maven Central) or java@PATH (a kafka-clients jar)"},
+	{name: "kgo", base: "kgo", path: "dir", module: "github.com/twmb/franz-go", doc: "kgo@DIR (a franz-go checkout)"},
+	{name: "sarama", base: "sarama", path: "dir", module: "github.com/IBM/sarama", doc: "sarama@DIR (a sarama checkout)"},
 }
 
 // Clients lists the names a build can be made of, as NAME@SPEC takes them.
@@ -137,6 +141,15 @@ func (s Spec) Resolve() (Spec, error) {
 	case k.path == "dir" && !fi.IsDir():
 		return s, fmt.Errorf("%s: %s is not a directory: %s", s.given(), p, k.doc)
 	}
+	if k.module != "" {
+		m, err := modulePath(filepath.Join(p, "go.mod"))
+		if err != nil {
+			return s, fmt.Errorf("%s: %w: %s", s.given(), err, k.doc)
+		}
+		if m != k.module {
+			return s, fmt.Errorf("%s: %s is module %s, not %s, which the %s driver imports", s.given(), p, m, k.module, k.name)
+		}
+	}
 	h, err := Hash(p)
 	if err != nil {
 		return s, fmt.Errorf("%s: hashing %s: %w", s.given(), p, err)
@@ -170,4 +183,23 @@ func (s Spec) Key() string {
 func (s Spec) Base() string {
 	k, _ := kindOf(s.Client)
 	return k.base
+}
+
+// modulePath reads the module path of the go.mod at path.
+func modulePath(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("no go.mod in %s", filepath.Dir(path))
+		}
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l, _, _ = strings.Cut(l, "//")
+		f := strings.Fields(l)
+		if len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], "\"`"), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no module line", path)
 }

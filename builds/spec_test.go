@@ -19,8 +19,12 @@ func TestParse(t *testing.T) {
 		{in: "java@kafka-clients.jar", path: "kafka-clients.jar"},
 		{in: "java@./k", path: "./k"},
 		{in: "java@~/k.jar", path: "~/k.jar"},
+		{in: "kgo@/src/franz-go", path: "/src/franz-go"},
+		{in: "kgo@franz-go", path: "franz-go"}, // kgo takes only a path
+		{in: "kgo@v1.22.3", path: "v1.22.3"},   // and so this is one
+		{in: "sarama@../sarama", path: "../sarama"},
 		{in: "java", err: "not NAME@VERSION or NAME@PATH"},
-		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java)`},
+		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama)`},
 		{in: "java-4.3.1@4.0.0", err: `unknown client "java-4.3.1"`},
 		{in: "ours-on@1", err: `unknown client "ours-on"`},
 		{in: "java@", err: "java@: nothing after @"},
@@ -49,6 +53,7 @@ func TestNameKeyBase(t *testing.T) {
 		name, key, base string
 	}{
 		{Spec{Client: "java", Version: "4.0.0"}, "java@4.0.0", "java-at-4.0.0", "java-4.4.0"},
+		{Spec{Client: "kgo", Path: "/src/franz-go", Hash: "abcd12345678"}, "kgo@/src/franz-go#sha256:abcd12345678", "kgo-at-abcd12345678", "kgo"},
 	} {
 		if n, k, b := c.s.Name(), c.s.Key(), c.s.Base(); n != c.name || k != c.key || b != c.base {
 			t.Errorf("%+v: name %q, key %q, base %q; want %q, %q, %q", c.s, n, k, b, c.name, c.key, c.base)
@@ -159,8 +164,18 @@ func TestResolve(t *testing.T) {
 	d := t.TempDir()
 	jar := filepath.Join(d, "k.jar")
 	write(t, jar, "not really a jar", 0o644)
+	fg := filepath.Join(d, "franz-go")
+	write(t, filepath.Join(fg, "go.mod"), "module github.com/twmb/franz-go // the root\n\ngo 1.26\n", 0o644)
+	write(t, filepath.Join(d, "other", "go.mod"), "module example.com/other\n", 0o644)
 	t.Chdir(d)
-	s, err := mustParse(t, "java@k.jar").Resolve()
+	s, err := mustParse(t, "kgo@./franz-go").Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kgo@" + fg + "#sha256:" + mustHash(t, fg); s.Name() != want {
+		t.Errorf("Name %q, want %q", s.Name(), want)
+	}
+	s, err = mustParse(t, "java@k.jar").Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,8 +186,12 @@ func TestResolve(t *testing.T) {
 		t.Errorf("a version: %+v, %v", s, err)
 	}
 	for in, want := range map[string]string{
-		"java@nope.jar": "java@nope.jar: " + filepath.Join(d, "nope.jar") + ": no such file or directory",
-		"java@.":        "is not a file",
+		"java@nope.jar":     "java@nope.jar: " + filepath.Join(d, "nope.jar") + ": no such file or directory",
+		"java@./franz-go":   "is not a file",
+		"kgo@k.jar":         "is not a directory",
+		"kgo@./other":       "is module example.com/other, not github.com/twmb/franz-go",
+		"sarama@.":          "no go.mod in " + d,
+		"sarama@./franz-go": "is module github.com/twmb/franz-go, not github.com/IBM/sarama",
 	} {
 		if _, err := mustParse(t, in).Resolve(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", in, err, want)
@@ -187,6 +206,23 @@ func mustParse(t *testing.T, s string) Spec {
 		t.Fatal(err)
 	}
 	return sp
+}
+
+func TestNestedModules(t *testing.T) {
+	d := t.TempDir()
+	write(t, filepath.Join(d, "go.mod"), "module github.com/twmb/franz-go\n", 0o644)
+	write(t, filepath.Join(d, "pkg", "kmsg", "go.mod"), "module github.com/twmb/franz-go/pkg/kmsg\n", 0o644)
+	write(t, filepath.Join(d, "pkg", "kgo", "x.go"), "package kgo\n", 0o644)
+	write(t, filepath.Join(d, "examples", "x", "go.mod"), "module example.com/x\n", 0o644)
+	write(t, filepath.Join(d, "pkg", "testdata", "go.mod"), "module github.com/twmb/franz-go/pkg/testdata\n", 0o644)
+	ms, err := nestedModules(d, "github.com/twmb/franz-go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []module{{"github.com/twmb/franz-go", d}, {"github.com/twmb/franz-go/pkg/kmsg", filepath.Join(d, "pkg", "kmsg")}}
+	if len(ms) != len(want) || ms[0] != want[0] || ms[1] != want[1] {
+		t.Errorf("nestedModules = %v, want %v", ms, want)
+	}
 }
 
 func TestLastLines(t *testing.T) {

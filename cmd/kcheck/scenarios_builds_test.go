@@ -20,15 +20,23 @@ func TestScenariosRunBuildsBadInput(t *testing.T) {
 	if err := os.WriteFile(notJar, []byte("PK"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	other := filepath.Join(dir, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	none := filepath.Join(dir, "none")
 	for _, c := range []struct {
 		clients string
 		want    string
 	}{
-		{"ours-on,nope@1.0", `--clients: nope@1.0: unknown client "nope" (a build can be made of: java)`},
-		{"nope", `unknown client "nope" (known: ours-off, ours-on, ours-norearm, java-4.3.1, java-4.4.0, kgo, librdkafka, sarama, aiokafka, kafka-python, kafkajs; or a build, NAME@VERSION or NAME@PATH, of java)`},
-		{"java@" + none + ".jar", "--clients: java@" + none + ".jar: " + none + ".jar: no such file or directory"},
+		{"ours-on,nope@1.0", `--clients: nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama)`},
+		{"nope", `unknown client "nope" (known: ours-off, ours-on, ours-norearm, java-4.3.1, java-4.4.0, kgo, librdkafka, sarama, aiokafka, kafka-python, kafkajs; or a build, NAME@VERSION or NAME@PATH, of java, kgo, sarama)`},
+		{"kgo@" + none, "--clients: kgo@" + none + ": " + none + ": no such file or directory"},
 		{"java@latest", `--clients: java@latest: "latest" is neither a version nor a path`},
+		{"sarama@" + other, "--clients: sarama@" + other + ": " + other + " is module example.com/other, not github.com/IBM/sarama"},
 		{"java@" + notJar, "building java@" + notJar + " (java@" + notJar + "#sha256:"},
 		{"java@" + notJar, "not a kafka-clients jar"},
 	} {
