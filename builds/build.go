@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Env is what a build needs: the kcheck repository (its drivers/), the
@@ -41,6 +42,12 @@ func Build(ctx context.Context, env Env, s Spec) ([]string, error) {
 		argv, err = buildGo(ctx, env, s, "kgo")
 	case "sarama":
 		argv, err = buildGo(ctx, env, s, "sarama")
+	case "aiokafka":
+		argv, err = buildPython(ctx, env, s, pyClient{pkg: "aiokafka", module: "aiokafka", driver: "aiokafka_driver.py"})
+	case "kafka-python":
+		argv, err = buildPython(ctx, env, s, pyClient{pkg: "kafka-python", module: "kafka", driver: "kafka_python_driver.py"})
+	case "kafkajs":
+		argv, err = buildKafkajs(ctx, env, s)
 	default:
 		err = fmt.Errorf("unknown client %q", s.Client)
 	}
@@ -54,6 +61,20 @@ func (env Env) dir(s Spec) (string, error) {
 		return "", fmt.Errorf("the cache: %w (set KCHECK_CACHE)", err)
 	}
 	return d, nil
+}
+
+// lock holds an exclusive lock on dir/.lock until unlock is called, so that
+// two kcheck runs do not build into the same directory at once.
+func lock(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // tailLines is how many of a failing tool's last lines of standard error

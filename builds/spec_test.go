@@ -23,12 +23,20 @@ func TestParse(t *testing.T) {
 		{in: "kgo@franz-go", path: "franz-go"}, // kgo takes only a path
 		{in: "kgo@v1.22.3", path: "v1.22.3"},   // and so this is one
 		{in: "sarama@../sarama", path: "../sarama"},
-		{in: "java", err: "not NAME@VERSION or NAME@PATH"},
-		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama)`},
+		{in: "kafkajs@2.2.4", version: "2.2.4"},
+		{in: "kafkajs@kafkajs-2.2.4.tgz", path: "kafkajs-2.2.4.tgz"},
+		{in: "aiokafka@0.13.0", version: "0.13.0"},
+		{in: "aiokafka@0.14.0rc1", version: "0.14.0rc1"},
+		{in: "aiokafka@./aiokafka", path: "./aiokafka"},
+		{in: "kafka-python@2.0.2", version: "2.0.2"},
+		{in: "kafka-python@dist/kafka_python-3.0.12-py3-none-any.whl", path: "dist/kafka_python-3.0.12-py3-none-any.whl"},
+		{in: "kafka-python", err: "not NAME@VERSION or NAME@PATH"},
+		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama, kafkajs, aiokafka, kafka-python)`},
 		{in: "java-4.3.1@4.0.0", err: `unknown client "java-4.3.1"`},
 		{in: "ours-on@1", err: `unknown client "ours-on"`},
 		{in: "java@", err: "java@: nothing after @"},
 		{in: "java@latest", err: `"latest" is neither a version nor a path (write ./latest for a path)`},
+		{in: "aiokafka@1.0;rm", err: "neither a version nor a path"},
 	} {
 		s, err := Parse(c.in)
 		if c.err != "" {
@@ -54,6 +62,7 @@ func TestNameKeyBase(t *testing.T) {
 	}{
 		{Spec{Client: "java", Version: "4.0.0"}, "java@4.0.0", "java-at-4.0.0", "java-4.4.0"},
 		{Spec{Client: "kgo", Path: "/src/franz-go", Hash: "abcd12345678"}, "kgo@/src/franz-go#sha256:abcd12345678", "kgo-at-abcd12345678", "kgo"},
+		{Spec{Client: "kafka-python", Version: "2.0.2"}, "kafka-python@2.0.2", "kafka-python-at-2.0.2", "kafka-python"},
 	} {
 		if n, k, b := c.s.Name(), c.s.Key(), c.s.Base(); n != c.name || k != c.key || b != c.base {
 			t.Errorf("%+v: name %q, key %q, base %q; want %q, %q, %q", c.s, n, k, b, c.name, c.key, c.base)
@@ -186,12 +195,13 @@ func TestResolve(t *testing.T) {
 		t.Errorf("a version: %+v, %v", s, err)
 	}
 	for in, want := range map[string]string{
-		"java@nope.jar":     "java@nope.jar: " + filepath.Join(d, "nope.jar") + ": no such file or directory",
-		"java@./franz-go":   "is not a file",
-		"kgo@k.jar":         "is not a directory",
-		"kgo@./other":       "is module example.com/other, not github.com/twmb/franz-go",
-		"sarama@.":          "no go.mod in " + d,
-		"sarama@./franz-go": "is module github.com/twmb/franz-go, not github.com/IBM/sarama",
+		"java@nope.jar":          "java@nope.jar: " + filepath.Join(d, "nope.jar") + ": no such file or directory",
+		"java@./franz-go":        "is not a file",
+		"kgo@k.jar":              "is not a directory",
+		"kgo@./other":            "is module example.com/other, not github.com/twmb/franz-go",
+		"sarama@.":               "no go.mod in " + d,
+		"sarama@./franz-go":      "is module github.com/twmb/franz-go, not github.com/IBM/sarama",
+		"aiokafka@./no/such/dir": "no such file or directory",
 	} {
 		if _, err := mustParse(t, in).Resolve(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", in, err, want)
