@@ -46,6 +46,8 @@ func Build(ctx context.Context, env Env, s Spec) ([]string, error) {
 		argv, err = buildPython(ctx, env, s, pyClient{pkg: "aiokafka", module: "aiokafka", driver: "aiokafka_driver.py"})
 	case "kafka-python":
 		argv, err = buildPython(ctx, env, s, pyClient{pkg: "kafka-python", module: "kafka", driver: "kafka_python_driver.py"})
+	case "librdkafka":
+		argv, err = buildLibrdkafka(ctx, env, s)
 	case "kafkajs":
 		argv, err = buildKafkajs(ctx, env, s)
 	default:

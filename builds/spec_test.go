@@ -23,6 +23,7 @@ func TestParse(t *testing.T) {
 		{in: "kgo@franz-go", path: "franz-go"}, // kgo takes only a path
 		{in: "kgo@v1.22.3", path: "v1.22.3"},   // and so this is one
 		{in: "sarama@../sarama", path: "../sarama"},
+		{in: "librdkafka@/opt/librdkafka", path: "/opt/librdkafka"},
 		{in: "kafkajs@2.2.4", version: "2.2.4"},
 		{in: "kafkajs@kafkajs-2.2.4.tgz", path: "kafkajs-2.2.4.tgz"},
 		{in: "aiokafka@0.13.0", version: "0.13.0"},
@@ -31,7 +32,7 @@ func TestParse(t *testing.T) {
 		{in: "kafka-python@2.0.2", version: "2.0.2"},
 		{in: "kafka-python@dist/kafka_python-3.0.12-py3-none-any.whl", path: "dist/kafka_python-3.0.12-py3-none-any.whl"},
 		{in: "kafka-python", err: "not NAME@VERSION or NAME@PATH"},
-		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama, kafkajs, aiokafka, kafka-python)`},
+		{in: "nope@1.0", err: `nope@1.0: unknown client "nope" (a build can be made of: java, kgo, sarama, librdkafka, kafkajs, aiokafka, kafka-python)`},
 		{in: "java-4.3.1@4.0.0", err: `unknown client "java-4.3.1"`},
 		{in: "ours-on@1", err: `unknown client "ours-on"`},
 		{in: "java@", err: "java@: nothing after @"},
@@ -63,6 +64,7 @@ func TestNameKeyBase(t *testing.T) {
 		{Spec{Client: "java", Version: "4.0.0"}, "java@4.0.0", "java-at-4.0.0", "java-4.4.0"},
 		{Spec{Client: "kgo", Path: "/src/franz-go", Hash: "abcd12345678"}, "kgo@/src/franz-go#sha256:abcd12345678", "kgo-at-abcd12345678", "kgo"},
 		{Spec{Client: "kafka-python", Version: "2.0.2"}, "kafka-python@2.0.2", "kafka-python-at-2.0.2", "kafka-python"},
+		{Spec{Client: "librdkafka", Path: "/opt/l", Hash: "0123456789ab"}, "librdkafka@/opt/l#sha256:0123456789ab", "librdkafka-at-0123456789ab", "librdkafka"},
 	} {
 		if n, k, b := c.s.Name(), c.s.Key(), c.s.Base(); n != c.name || k != c.key || b != c.base {
 			t.Errorf("%+v: name %q, key %q, base %q; want %q, %q, %q", c.s, n, k, b, c.name, c.key, c.base)
