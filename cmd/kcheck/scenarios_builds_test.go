@@ -47,3 +47,14 @@ func TestScenariosRunBuildsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The help says what --clients takes.
+func TestScenariosRunBuildsHelp(t *testing.T) {
+	code, stdout, _ := runKcheck(t, "scenarios", "run", "--help")
+	for _, want := range []string{"or builds of them, NAME@VERSION or NAME@PATH", "java@PATH", "kgo@DIR, sarama@DIR", "librdkafka@DIR",
+		"kafkajs@VERSION|PATH", "aiokafka@VERSION|PATH, kafka-python@VERSION|PATH", "kgo@/src/franz-go#sha256:HASH"} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("scenarios run --help: exit %d, no %q", code, want)
+		}
+	}
+}
