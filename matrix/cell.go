@@ -63,7 +63,7 @@ const cancelGrace = 2*time.Minute + 30*time.Second
 
 // cell is c's Cell before it runs: what it is and what the model predicts.
 func (c cellSpec) cell() Cell {
-	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.Name),
+	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.family()),
 		Shape: c.shape.Name, Run: c.run}
 	cell.Predicted = c.scenario.Predictions[cell.Family]
 	switch {
@@ -87,7 +87,7 @@ func (c cellSpec) cantRun(err error) Cell {
 func runCell(ctx context.Context, c cellSpec) Cell {
 	start := time.Now()
 	cell := c.cell()
-	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.Name, c.shape.Name, c.run), "-")
+	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.fileName(), c.shape.Name, c.run), "-")
 	topic := "sc-" + base
 	trace := filepath.Join(c.dir, base+".jsonl")
 	cell.Trace = trace

@@ -9,13 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kcheck/kcheck/builds"
+	"github.com/kcheck/kcheck/kafka"
 )
 
 // Client is a producer a cell runs: our own (kcheck run) or a driver of a
 // client kcheck did not write (drivers/), each writing the JSON summary of
 // drivers/OUTCOMES.md's drivers on standard output.
 type Client struct {
+	// Name names the client in the matrix: a stock client's name, or a
+	// build's exact name (builds.Spec.Name: java@4.0.0,
+	// kgo@/src/franz-go#sha256:…).
 	Name string
+	// Base, for a build the user named (NAME@VERSION or NAME@PATH, package
+	// builds), is the stock client whose rules, and so family, it has; ""
+	// for a stock client. Given is the build as the user named it, key its
+	// name in file and topic names (builds.Spec.Key).
+	Base, Given, key string
 	// Ours: kcheck run with the first-ack and hold rules FirstAck, and the
 	// idle re-arm rule with them unless NoRearm; its summary is kcheck
 	// run's text, not JSON.
@@ -33,6 +44,9 @@ type Env struct {
 	Root   string // the kcheck repository (drivers/ is under it)
 	Bin    string // where Go drivers are built
 	Kcheck string // the kcheck executable
+	// Cache is where builds go (under builds/); "": Config.Cache, else
+	// $KCHECK_CACHE or ~/.cache/kcheck.
+	Cache string
 }
 
 // Clients lists every client a matrix can run, in the matrix's order.
@@ -62,11 +76,21 @@ func ClientNames() []string {
 }
 
 // LookupClients returns the clients named, in the order given; an unknown
-// name is an error listing the known ones.
+// name is an error listing the known ones. NAME@VERSION or NAME@PATH names
+// a build of a stock client (package builds): a path must exist, and is
+// hashed here; the build is made by Prepare.
 func LookupClients(names []string) ([]Client, error) {
 	all := Clients()
 	var out []Client
 	for _, n := range names {
+		if builds.IsBuild(n) {
+			c, err := buildClient(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+			continue
+		}
 		found := false
 		for _, c := range all {
 			if c.Name == n {
@@ -75,10 +99,49 @@ func LookupClients(names []string) ([]Client, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown client %q (known: %s)", n, strings.Join(ClientNames(), ", "))
+			return nil, fmt.Errorf("unknown client %q (known: %s; or a build, NAME@VERSION or NAME@PATH, of %s)",
+				n, strings.Join(ClientNames(), ", "), strings.Join(builds.Clients(), ", "))
 		}
 	}
 	return out, nil
+}
+
+// buildClient is the client NAME@SPEC names: its path checked and hashed.
+func buildClient(given string) (Client, error) {
+	s, err := builds.Parse(given)
+	if err != nil {
+		return Client{}, err
+	}
+	if s, err = s.Resolve(); err != nil {
+		return Client{}, err
+	}
+	return Client{Name: s.Name(), Base: s.Base(), Given: given, key: s.Key(),
+		prepare: func(ctx context.Context, env *Env) ([]string, error) {
+			cache := env.Cache
+			if cache == "" {
+				if cache, err = kafka.DefaultCache(); err != nil {
+					return nil, err
+				}
+			}
+			return builds.Build(ctx, builds.Env{Root: env.Root, Cache: cache, Log: os.Stderr}, s)
+		}}, nil
+}
+
+// family is the name the client's family is looked up by
+// (Scenario.Family): a build's Base, else its Name.
+func (c Client) family() string {
+	if c.Base != "" {
+		return c.Base
+	}
+	return c.Name
+}
+
+// fileName names the client in a cell's file and topic names.
+func (c Client) fileName() string {
+	if c.key != "" {
+		return c.key
+	}
+	return c.Name
 }
 
 // Prepare builds or installs c and returns the command that runs it,
@@ -89,6 +152,9 @@ func (c Client) Prepare(ctx context.Context, env *Env) ([]string, error) {
 	}
 	argv, err := c.prepare(ctx, env)
 	if err != nil {
+		if c.Given != "" && c.Given != c.Name {
+			return nil, fmt.Errorf("building %s (%s): %w", c.Given, c.Name, err)
+		}
 		return nil, fmt.Errorf("preparing %s: %w", c.Name, err)
 	}
 	return argv, nil

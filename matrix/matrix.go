@@ -185,6 +185,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	for _, p := range cells[from:to] {
 		used[p.client.Name] = true
 	}
+	if cfg.Env.Cache == "" {
+		cfg.Env.Cache = cfg.Cache
+	}
 	argvs := map[string][]string{}
 	for _, c := range cfg.Clients {
 		res.Clients = append(res.Clients, c.Name)

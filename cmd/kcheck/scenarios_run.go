@@ -50,6 +50,35 @@ Baseline runs on the same cluster. The model predicts nothing for them
 (they are not derived by TLC): a cell says what happened, and whether
 kcheck verify agrees. Without --brokers: Kafka 4.1.0 and 4.4.0.
 
+A client can also be a build of one of them, NAME@VERSION or NAME@PATH
+(--clients java@4.0.0,kgo@../franz-go), built or installed in its own
+ecosystem's way into the cache (--cache, under builds/; Java's beside the
+stock jars), once per version or content (package builds):
+   java@VERSION          the driver against org.apache.kafka:kafka-clients
+                         VERSION from Maven Central (drivers/java/build.sh)
+   java@PATH             ... against a local kafka-clients jar, such as a
+                         build of apache/kafka (build.sh --jar PATH)
+   kgo@DIR, sarama@DIR   the driver built with its client's module replaced
+                         by the checkout DIR (go.mod replace, in a copy of
+                         kcheck's go.mod: go build -modfile)
+   librdkafka@DIR        confluent-kafka built from source against the
+                         librdkafka build DIR (src/ after make, or an
+                         install prefix), in a virtualenv of its own
+   kafkajs@VERSION|PATH  npm install of kafkajs from npm, or of a checkout
+                         or npm pack tarball, in a directory of its own
+   aiokafka@VERSION|PATH, kafka-python@VERSION|PATH
+                         pip install from PyPI, or of a source tree, sdist
+                         or wheel, in a virtualenv of its own
+SPEC is a path if it has a / or starts with . or ~ (write ./NAME for a
+relative one) or ends in .jar, .tgz, .tar.gz, .whl or .zip; it cannot hold
+a comma (--clients splits on them). The cells name
+the build exactly: java@4.0.0, kgo@/src/franz-go#sha256:HASH (the path made
+absolute, HASH the first 12 hex digits of its content's sha256, every .git
+left out; a jar's is sha256sum's). A build is in its stock client's family,
+and has its predictions. An unknown NAME, a version the registry does not
+serve, a path that does not exist or does not build: exit 2, with the
+registry's answer or the build's last lines of stderr.
+
 Every cell's trace, stderr and output are kept in --keep. --results writes the
 matrix in Markdown, --json the cells as JSON.
 
@@ -90,7 +119,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "cluster", Usage: "run the cluster scenarios of `DIR` (*.schedule) on 3 nodes instead, e.g. traces/scenarios/cluster", TakesFile: true},
 			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
-			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + ")"},
+			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + "), or builds of them, NAME@VERSION or NAME@PATH (see below)"},
 			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS`"},
 			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` runs of each cell"},

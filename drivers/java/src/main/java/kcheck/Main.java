@@ -8,7 +8,8 @@
 // --outcomes FILE (or $KCHECK_OUTCOMES) also writes what the client told the
 // application about each record, one JSON line a record
 // (drivers/sarama/README.md; a failed line also carries the Kafka error code).
-// drivers/java/build.sh builds it against kafka-clients 4.3.1 or 4.4.0; the
+// drivers/java/build.sh builds it against kafka-clients 4.3.1 or 4.4.0 (or
+// any version on Maven Central, or a local jar: build.sh --jar); the
 // JSON's "version" is the one it runs with. With --bench it runs the
 // throughput mode instead (Bench.java).
 package kcheck;
