@@ -47,6 +47,11 @@ func Build(ctx context.Context, env Env, s Spec) ([]string, error) {
 	case "kafka-python":
 		argv, err = buildPython(ctx, env, s, pyClient{pkg: "kafka-python", module: "kafka", driver: "kafka_python_driver.py"})
 	case "librdkafka":
+		if s.Version != "" {
+			// confluent-kafka's wheels bundle the librdkafka of their own version.
+			argv, err = buildPython(ctx, env, s, pyClient{pkg: "confluent-kafka", module: "confluent_kafka", driver: "driver.py"})
+			break
+		}
 		argv, err = buildLibrdkafka(ctx, env, s)
 	case "kafkajs":
 		argv, err = buildKafkajs(ctx, env, s)

@@ -1,6 +1,7 @@
 // Package builds makes a build of a client the user names, rather than the
 // stock drivers' pinned clients: kcheck scenarios run --clients
-// java@4.0.0, java@PATH.jar, kgo@DIR, sarama@DIR, librdkafka@DIR,
+// java@4.0.0, java@PATH.jar, kgo@DIR, sarama@DIR, librdkafka@VERSION or
+// librdkafka@DIR,
 // kafkajs@VERSION or kafkajs@PATH, aiokafka@1.2.3 or aiokafka@PATH,
 // kafka-python@VERSION or kafka-python@PATH.
 //
@@ -16,7 +17,8 @@
 //   - kgo, sarama: go build of the driver with a go.mod replace of the
 //     client's module by DIR, in a copy of kcheck's go.mod (go build
 //     -modfile), never kcheck's own;
-//   - librdkafka: confluent-kafka built from source (PyPI's sdist, pip
+//   - librdkafka: a VERSION is confluent-kafka==VERSION from PyPI, whose
+//     wheel bundles that librdkafka; a DIR, confluent-kafka built from source (PyPI's sdist, pip
 //     install --no-binary) against DIR's headers and library, in a
 //     virtualenv of its own;
 //   - kafkajs: npm install of the version or PATH in a directory of its own;

@@ -68,6 +68,7 @@ func TestBuildPython(t *testing.T) {
 	for _, c := range []struct{ given, client, version string }{
 		{"kafka-python@3.0.11", "kafka-python", "3.0.11"},
 		{"aiokafka@0.13.0", "aiokafka", "0.13.0"},
+		{"librdkafka@2.8.0", "librdkafka", "2.8.0"},
 	} {
 		argv := build(t, env, c.given)
 		if got := runOnKfake(t, argv); got.Client != c.client || got.Version != c.version {

@@ -41,7 +41,7 @@ var kinds = []kind{
 	{name: "java", base: "java-4.4.0", registry: "Maven Central", path: "file", doc: "java@VERSION (org.apache.kafka:kafka-clients on Maven Central) or java@PATH (a kafka-clients jar)"},
 	{name: "kgo", base: "kgo", path: "dir", module: "github.com/twmb/franz-go", doc: "kgo@DIR (a franz-go checkout)"},
 	{name: "sarama", base: "sarama", path: "dir", module: "github.com/IBM/sarama", doc: "sarama@DIR (a sarama checkout)"},
-	{name: "librdkafka", base: "librdkafka", path: "dir", doc: "librdkafka@DIR (a librdkafka build: src/ after make, or an install prefix)"},
+	{name: "librdkafka", base: "librdkafka", registry: "PyPI", path: "dir", doc: "librdkafka@VERSION (confluent-kafka==VERSION from PyPI, whose wheel bundles librdkafka of that version) or librdkafka@DIR (a librdkafka build: src/ after make, or an install prefix)"},
 	{name: "kafkajs", base: "kafkajs", registry: "npm", path: "any", doc: "kafkajs@VERSION (npm) or kafkajs@PATH (a kafkajs checkout or npm pack tarball)"},
 	{name: "aiokafka", base: "aiokafka", registry: "PyPI", path: "any", doc: "aiokafka@VERSION (PyPI) or aiokafka@PATH (a source tree, sdist or wheel)"},
 	{name: "kafka-python", base: "kafka-python", registry: "PyPI", path: "any", doc: "kafka-python@VERSION (PyPI) or kafka-python@PATH (a source tree, sdist or wheel)"},

@@ -24,6 +24,7 @@ func TestParse(t *testing.T) {
 		{in: "kgo@v1.22.3", path: "v1.22.3"},   // and so this is one
 		{in: "sarama@../sarama", path: "../sarama"},
 		{in: "librdkafka@/opt/librdkafka", path: "/opt/librdkafka"},
+		{in: "librdkafka@2.8.0", version: "2.8.0"},
 		{in: "kafkajs@2.2.4", version: "2.2.4"},
 		{in: "kafkajs@kafkajs-2.2.4.tgz", path: "kafkajs-2.2.4.tgz"},
 		{in: "aiokafka@0.13.0", version: "0.13.0"},

@@ -61,6 +61,8 @@ stock jars), once per version or content (package builds):
    kgo@DIR, sarama@DIR   the driver built with its client's module replaced
                          by the checkout DIR (go.mod replace, in a copy of
                          kcheck's go.mod: go build -modfile)
+   librdkafka@VERSION    confluent-kafka==VERSION from PyPI, whose wheel
+                         bundles librdkafka VERSION, in a virtualenv of its own
    librdkafka@DIR        confluent-kafka built from source against the
                          librdkafka build DIR (src/ after make, or an
                          install prefix), in a virtualenv of its own
