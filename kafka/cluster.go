@@ -827,7 +827,7 @@ func (c *Cluster) Addrs() []string {
 }
 
 // Bootstrap returns the client addresses joined by commas, as
-// bootstrap.servers and kcheck run --brokers take them.
+// bootstrap.servers and kcheck run --bootstrap take them.
 func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs(), ",") }
 
 // Nodes returns the cluster's nodes.

@@ -1,6 +1,6 @@
 // Package kafka fetches Apache Kafka from Maven Central and runs it locally:
 // a KRaft cluster of one or more nodes on 127.0.0.1, each node both broker
-// and controller, for kcheck run --brokers.
+// and controller, for kcheck run --bootstrap.
 //
 // Fetch copies org.apache.kafka:kafka_2.13 and its runtime dependencies,
 // plus the log4j2 binding of slf4j, into a cache outside git with mvn, once

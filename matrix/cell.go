@@ -45,13 +45,16 @@ type cellSpec struct {
 	argv     []string // the prepared client command
 	shape    Shape
 	broker   string // its version
-	addr     string // a broker of the cluster
-	control  string // the cluster's control (kcheck proxy --cluster), or ""
-	opts     clientOpts
-	run      int
-	dir      string // where the cell's files go
-	kcheck   string
-	timeout  time.Duration
+	// topicPrefix, when set, starts the topic's name instead of "sc"
+	// (a cluster kcheck did not start: the run's id).
+	topicPrefix string
+	addr        string // a broker of the cluster
+	control     string // the cluster's control (kcheck proxy --cluster), or ""
+	opts        clientOpts
+	run         int
+	dir         string // where the cell's files go
+	kcheck      string
+	timeout     time.Duration
 }
 
 var topicUnsafe = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
@@ -82,13 +85,25 @@ func (c cellSpec) cantRun(err error) Cell {
 	return cell
 }
 
+// base names c's files.
+func (c cellSpec) base() string {
+	return topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.fileName(), c.shape.Name, c.run), "-")
+}
+
+// topic is the topic c produces to.
+func (c cellSpec) topic() string {
+	if c.topicPrefix != "" {
+		return c.topicPrefix + "-" + c.base()
+	}
+	return "sc-" + c.base()
+}
+
 // runCell runs c: the client through kcheck proxy with the scenario's
 // schedule, then kcheck verify and the reached check on its trace.
 func runCell(ctx context.Context, c cellSpec) Cell {
 	start := time.Now()
 	cell := c.cell()
-	base := topicUnsafe.ReplaceAllString(fmt.Sprintf("%s.%s.%s.%s.%d", c.scenario.Name, c.broker, c.client.fileName(), c.shape.Name, c.run), "-")
-	topic := "sc-" + base
+	base, topic := c.base(), c.topic()
 	trace := filepath.Join(c.dir, base+".jsonl")
 	cell.Trace = trace
 	fail := func(format string, args ...any) Cell {
@@ -96,7 +111,7 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		cell.Seconds = time.Since(start).Seconds()
 		return cell
 	}
-	argv := []string{"proxy", "--upstream", c.addr, "--broker-version", c.broker, "--topic", topic,
+	argv := []string{"proxy", "--bootstrap", c.addr, "--broker-version", c.broker, "--topic", topic,
 		"--client", c.client.Name, "--trace", trace}
 	if len(c.scenario.Schedule) > 0 {
 		argv = append(argv, "--schedule", c.schedule)

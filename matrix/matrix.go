@@ -76,6 +76,14 @@ type Config struct {
 	// Shard, when N > 0, runs only the Kth of N parts of the cells
 	// (Shard.Bounds of Plan); the zero Shard runs them all.
 	Shard Shard
+	// Bootstrap, when set, is a cluster kcheck did not start, whose Kafka
+	// version is Brokers' one: no broker is started, the scenarios that
+	// need kcheck's own (NeedsOwnBrokers) are skipped, and the topics are
+	// named with RunID and deleted at the end.
+	Bootstrap string
+	RunID     string
+	// Replication is the replication factor of the topics on Bootstrap.
+	Replication int
 }
 
 // Results are a matrix's cells and the wall time of each scenario.
@@ -105,6 +113,11 @@ type Results struct {
 	// Shards, when set, are the runs of the shards these results were
 	// merged from (Merge).
 	Shards []ShardRun `json:"shards,omitempty"`
+	// Bootstrap, when set, is the cluster the cells ran on, one kcheck did
+	// not start (Config.Bootstrap); Skipped are the scenarios it could not
+	// run there.
+	Bootstrap string    `json:"bootstrap,omitempty"`
+	Skipped   []Skipped `json:"skipped,omitempty"`
 }
 
 // Repredict sets every cell's prediction, and whether it did worse, anew
@@ -171,11 +184,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	var skipped []Skipped
+	if cfg.Bootstrap != "" {
+		if len(cfg.Brokers) != 1 {
+			return nil, fmt.Errorf("a cluster kcheck did not start (%s) runs one Kafka version, not %d", cfg.Bootstrap, len(cfg.Brokers))
+		}
+		cfg.Scenarios, skipped = external(cfg.Scenarios)
+	}
 	cells := plan(cfg)
 	from, to := cfg.Shard.Bounds(len(cells))
 	res := &Results{Started: time.Now().UTC(), Load: loadAvg(), Seconds: map[string]float64{},
 		Brokers: cfg.Brokers, Shapes: cfg.Shapes, Schedule: map[string][]string{}, Notes: map[string][]string{},
-		Matrix: Identity(cfg)}
+		Matrix: Identity(cfg), Bootstrap: cfg.Bootstrap, Skipped: skipped}
 	if cfg.Shard.N > 0 {
 		s := cfg.Shard
 		s.From, s.To, s.Of = from, to, len(cells)
@@ -218,10 +238,15 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	var b *brokers
 	var bv string
 	var bneed brokerNeed
+	var made []string // the topics of the cells run on cfg.Bootstrap
 	stop := func() {
 		if b != nil {
 			b.stop(cfg.Log)
 			b = nil
+		}
+		if cfg.Bootstrap != "" {
+			deleteTopics(cfg.Bootstrap, made, cfg.Log)
+			made = nil
 		}
 	}
 	for _, p := range cells[from:to] {
@@ -239,8 +264,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			sh.IdleAfter, sh.Idle = sh.Records/2, p.need.expiry+2*b.expiryCheck+time.Second
 		}
 		spec := cellSpec{scenario: s, schedule: schedules[s.Name], client: c, argv: argvs[c.Name],
-			shape: sh, broker: p.broker, addr: b.cl.Addrs()[0], control: b.control, run: p.run, dir: cfg.Dir,
+			shape: sh, broker: p.broker, addr: b.addr, control: b.control, run: p.run, dir: cfg.Dir,
 			kcheck: cfg.Env.Kcheck, timeout: cfg.CellTimeout, opts: clientOpts{replication: 1}}
+		if cfg.Bootstrap != "" {
+			spec.topicPrefix = "kcheck-" + cfg.RunID
+			spec.opts.replication = max(cfg.Replication, 1)
+			made = append(made, spec.topic())
+		}
 		var cell Cell
 		if p.need.nodes > 1 {
 			spec.opts = clientOpts{replication: ClusterReplication, timeouts: ClusterTimeouts}
@@ -276,7 +306,9 @@ type brokerNeed struct {
 
 // brokers are the brokers of a group of scenarios, running.
 type brokers struct {
-	cl          *kafka.Cluster
+	addr string         // a broker of the cluster
+	cl   *kafka.Cluster // nil: a cluster kcheck did not start
+
 	expiryCheck time.Duration
 	control     string       // the cluster's control address, for kcheck proxy --cluster
 	srv         *http.Server // serving control
@@ -286,6 +318,9 @@ type brokers struct {
 // scenario, has its expiry check), and for a cluster serves its control on
 // loopback.
 func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s *Scenario) (*brokers, error) {
+	if cfg.Bootstrap != "" {
+		return &brokers{addr: cfg.Bootstrap}, nil
+	}
 	kc := kafka.Config{Version: v, Cache: cfg.Cache, Nodes: need.nodes}
 	if need.expiry > 0 {
 		kc.ProducerIDExpiration, kc.ProducerIDExpirationCheck = need.expiry, s.ExpiryCheck
@@ -300,7 +335,7 @@ func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s 
 	if err != nil {
 		return nil, fmt.Errorf("starting Kafka %s (%d nodes): %w", v, need.nodes, err)
 	}
-	b := &brokers{cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
+	b := &brokers{addr: cl.Addrs()[0], cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
 	if need.nodes > 1 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -315,6 +350,9 @@ func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s 
 // whole starts again any node a cell left down (its fault's end failed),
 // so that the next cell starts on the whole cluster.
 func (b *brokers) whole(ctx context.Context) error {
+	if b.cl == nil {
+		return nil
+	}
 	for _, id := range b.cl.Down() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		err := b.cl.StartNode(sctx, id)
@@ -329,6 +367,9 @@ func (b *brokers) whole(ctx context.Context) error {
 func (b *brokers) stop(log io.Writer) {
 	if b.srv != nil {
 		b.srv.Close()
+	}
+	if b.cl == nil {
+		return
 	}
 	if err := b.cl.Stop(); err != nil {
 		fmt.Fprintf(log, "matrix: stopping Kafka %s: %v\n", b.cl.Version(), err)

@@ -242,7 +242,7 @@ func Merge(shards []*Results, names []string) (*Results, error) {
 	first := shards[byK[1]]
 	out := &Results{Started: first.Started, Load: first.Load, Seconds: map[string]float64{},
 		Brokers: first.Brokers, Clients: first.Clients, Shapes: first.Shapes, Schedule: first.Schedule, Notes: first.Notes,
-		Matrix: first.Matrix}
+		Matrix: first.Matrix, Bootstrap: first.Bootstrap, Skipped: first.Skipped}
 	var end time.Time
 	var repredicted, interrupted []string
 	for k := 1; k <= n; k++ {

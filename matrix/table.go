@@ -80,6 +80,16 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "This run was stopped before its end (%s): the cells below are those that finished.\n\n", r.Interrupted)
 	}
 	r.writeShards(&b)
+	if r.Bootstrap != "" {
+		fmt.Fprintf(&b, "On the cluster at %s, which kcheck did not start (Kafka %s), each topic named with this run's id and deleted at the end.\n\n",
+			r.Bootstrap, strings.Join(r.Brokers, ", "))
+		for _, s := range r.Skipped {
+			fmt.Fprintf(&b, "- Skipped %s: %s.\n", s.Scenario, s.Why)
+		}
+		if len(r.Skipped) > 0 {
+			b.WriteString("\n")
+		}
+	}
 	if r.Repredicted != "" {
 		fmt.Fprintf(&b, "The model's predictions were read again from spec/scenarios %s, after the cells ran (`kcheck scenarios run --from`).\n\n", r.Repredicted)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // ErrClosed is returned for requests on a connection that was closed or lost.
@@ -37,6 +38,7 @@ type Conn struct {
 	nc       net.Conn
 	format   *kmsg.RequestFormatter
 	versions map[int16]int16 // the broker's max version per key
+	guess    string          // the Kafka version those say, kversion's guess
 
 	wmu  sync.Mutex // serializes writes and the order of pending
 	corr int32
@@ -102,8 +104,15 @@ func (c *Conn) negotiate(ctx context.Context) error {
 	for _, k := range r.ApiKeys {
 		c.versions[k.ApiKey] = k.MaxVersion
 	}
+	c.guess = kversion.FromApiVersionsResponse(r).VersionGuess()
 	return nil
 }
+
+// VersionGuess is the Kafka release whose requests and versions the broker
+// answered ApiVersions with, as franz-go's kversion guesses it: "v4.1",
+// "at least v4.4" (newer than it knows), or, for a broker that is no
+// release, a phrase such as "unknown custom version".
+func (c *Conn) VersionGuess() string { return c.guess }
 
 // setVersion picks the newest version of req that we and the broker speak.
 func (c *Conn) setVersion(req kmsg.Request) error {

@@ -65,7 +65,7 @@ func (r *Report) Incomplete() (summary string, notes []string) {
 		notes = []string{
 			"checked: the spec replay of every event (sequences, epochs, in-flight limits, the broker's answers) and stalls",
 			"skipped, as they need the partitions' logs: " + skippedChecks,
-			"complete it with: kcheck readback --brokers ADDR " + file,
+			"complete it with: kcheck readback --bootstrap ADDR " + file,
 		}
 		return summary, notes
 	}
@@ -83,7 +83,7 @@ func (r *Report) Incomplete() (summary string, notes []string) {
 	}
 	redo := "kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without its ReadBack events"
 	if c.Cut > 0 {
-		redo = fmt.Sprintf("kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without it, its first %d lines: head -n %d %s > CUT && kcheck readback --brokers ADDR CUT",
+		redo = fmt.Sprintf("kcheck readback reads the whole topic back and refuses a trace that has part of a read-back: read it back again from the trace without it, its first %d lines: head -n %d %s > CUT && kcheck readback --bootstrap ADDR CUT",
 			c.Cut, c.Cut, file)
 	}
 	return summary, append(notes, redo)

@@ -17,7 +17,7 @@ import (
 )
 
 const kafkaDescription = `Runs a real Apache Kafka cluster on 127.0.0.1 with no manual step, for
-"kcheck run --brokers": fetches Kafka --version from Maven Central with mvn
+"kcheck run --bootstrap": fetches Kafka --version from Maven Central with mvn
 (once: the jars are kept in the cache, $KCHECK_CACHE or ~/.cache/kcheck),
 starts --nodes nodes in KRaft mode, each both broker and controller, prints
 the bootstrap address(es) and the time to start, and runs until interrupted
@@ -214,7 +214,7 @@ func runKafka(ctx context.Context, cfg kafka.Config, control string, stdout, std
 		defer srv.Close()
 		fmt.Fprintf(stdout, "control: %s\n", l.Addr())
 	}
-	fmt.Fprintf(stdout, "try: kcheck run --brokers %s --topic kcheck-%d\n", cl.Bootstrap(), time.Now().Unix())
+	fmt.Fprintf(stdout, "try: kcheck run --bootstrap %s --topic kcheck-%d\n", cl.Bootstrap(), time.Now().Unix())
 	fmt.Fprintln(stdout, "running until interrupted (Ctrl-C)")
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "kcheck kafka: stopping")

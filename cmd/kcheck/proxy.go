@@ -98,11 +98,11 @@ func proxyCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "proxy",
 		Usage:       "trace any Kafka client through a protocol proxy, injecting faults",
-		UsageText:   "kcheck proxy --upstream HOST:PORT --trace FILE [--listen HOST:PORT] [flags] [-- COMMAND {bootstrap} ...]",
+		UsageText:   "kcheck proxy --bootstrap HOST:PORT --trace FILE [--listen HOST:PORT] [flags] [-- COMMAND {bootstrap} ...]",
 		Description: proxyHelp(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "bootstrap `HOST:PORT` clients connect to (port 0: a free one)"},
-			&cli.StringFlag{Name: "upstream", Usage: "a broker of the cluster, `HOST:PORT` (required)"},
+			&cli.StringFlag{Name: "bootstrap", Aliases: []string{"upstream"}, Usage: "a broker of the cluster, `HOST:PORT` (required; --upstream is the same)"},
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`; without it the proxy only forwards", TakesFile: true},
 			&cli.StringFlag{Name: "topic", Usage: "trace produce requests to `TOPIC` (default: the first topic produced to)"},
 			&cli.StringFlag{Name: "client", Usage: "`NAME` of the client under test, for the trace header (default: its client id)"},
@@ -121,10 +121,10 @@ func proxyCommand() *cli.Command {
 }
 
 func proxyConfig(c *cli.Context) (proxy.Config, error) {
-	cfg := proxy.Config{Listen: c.String("listen"), Upstream: c.String("upstream"), Topic: c.String("topic"),
+	cfg := proxy.Config{Listen: c.String("listen"), Upstream: c.String("bootstrap"), Topic: c.String("topic"),
 		Client: c.String("client"), Seed: int64(c.Uint64("seed"))}
 	if cfg.Upstream == "" {
-		return cfg, usageErrorf("proxy: --upstream HOST:PORT is required")
+		return cfg, usageErrorf("proxy: --bootstrap HOST:PORT (the upstream cluster) is required")
 	}
 	switch kind, v := c.String("broker-kind"), c.String("broker-version"); kind {
 	case "kafka":

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -19,7 +21,11 @@ import (
 // CLI scripts (testscript, script_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("KCHECK_TEST_AS_KCHECK") == "1" {
-		os.Exit(run(context.Background(), append([]string{"kcheck"}, os.Args[1:]...), os.Stdout, os.Stderr))
+		// As main: interrupted or terminated, the command stops cleanly.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, append([]string{"kcheck"}, os.Args[1:]...), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){
 		"kcheck": func() { os.Exit(runWithStdin(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
@@ -84,7 +90,7 @@ func TestProxyUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"proxy", "--trace", trace}, "--upstream HOST:PORT is required"},
+		{[]string{"proxy", "--trace", trace}, "--bootstrap HOST:PORT (the upstream cluster) is required"},
 		{[]string{"proxy", "--upstream", "127.0.0.1:1", "--trace", trace}, "upstream 127.0.0.1:1 does not answer"},
 		{[]string{"proxy", "--upstream", up, "--fault", "cut:when=later", "--trace", trace}, `fault "cut:when=later": when: "later": want before`},
 		{[]string{"proxy", "--upstream", up, "--fault", "hold:delay=1s,err=INVALID_RECORD", "--trace", trace}, "hold answers no error of its own"},

@@ -33,10 +33,10 @@ func readbackCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "readback",
 		Usage:       "end a trace with the read-back of its topic",
-		UsageText:   "kcheck readback --brokers HOST:PORT [--out FILE] TRACE",
+		UsageText:   "kcheck readback --bootstrap HOST:PORT [--out FILE] TRACE",
 		Description: readbackDescription,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "brokers", Usage: "a broker of the cluster the trace's topic is on, `HOST:PORT` (required; repeatable)"},
+			&cli.StringSliceFlag{Name: "bootstrap", Aliases: []string{"brokers"}, Usage: "a broker of the cluster the trace's topic is on, `HOST:PORT` (required; repeatable; --brokers is the same)"},
 			&cli.StringFlag{Name: "out", Usage: "write the trace with its read-back to `FILE` instead of rewriting TRACE", TakesFile: true},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "give up reading back after `DURATION`"},
 		},
@@ -49,9 +49,9 @@ func doReadback(c *cli.Context) error {
 		return usageErrorf("readback: want one TRACE, got %d arguments (see kcheck readback --help)", c.NArg())
 	}
 	path := c.Args().First()
-	brokers := listFlag(c, "brokers")
+	brokers := listFlag(c, "bootstrap")
 	if len(brokers) == 0 {
-		return usageErrorf("readback: --brokers HOST:PORT is required")
+		return usageErrorf("readback: --bootstrap HOST:PORT is required")
 	}
 	out := c.String("out")
 	if out == "" {

@@ -97,7 +97,7 @@ func TestReadback(t *testing.T) {
 		{[]string{"readback", "--brokers", up, trace}, "already has a read-back"},
 		{[]string{"readback", "--brokers", up, "--out", out, broken}, "broken.jsonl:4"},
 		{[]string{"readback", "--brokers", "127.0.0.1:1", "--out", out, filepath.Join(dir, "full.jsonl")}, "already has a read-back"},
-		{[]string{"readback", "--out", out, trace}, "--brokers HOST:PORT is required"},
+		{[]string{"readback", "--out", out, trace}, "--bootstrap HOST:PORT is required"},
 		{[]string{"readback", "--brokers", up}, "want one TRACE"},
 		{[]string{"readback", "--brokers", up, filepath.Join(dir, "none.jsonl")}, "no such file"},
 	} {

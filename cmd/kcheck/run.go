@@ -36,7 +36,7 @@ trace of every protocol step (--trace), reads every partition back at the end,
 and prints a summary: records sent, acknowledged, failed, read back, lost,
 duplicated, out of order, OUT_OF_ORDER_SEQUENCE_NUMBER stalls, and time.
 
-Without --brokers the broker is an embedded kfake cluster of 3 brokers that
+Without --bootstrap the broker is an embedded kfake cluster of 3 brokers that
 emulates --kfake-version (` + strings.Join(versions, ", ") + `; 4.1 by default, the seed's
 broker: it accepts any first sequence from a producer it has no state for).
 
@@ -60,12 +60,12 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run the producer under faults, write a trace, read back and summarise",
-		UsageText:   "kcheck run [--brokers HOST:PORT,...] [--fault KIND[:k=v,...]]... [--trace FILE] [flags]",
+		UsageText:   "kcheck run [--bootstrap HOST:PORT,...] [--fault KIND[:k=v,...]]... [--trace FILE] [flags]",
 		Description: runDescription(),
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "brokers", Usage: "bootstrap brokers `HOST:PORT`; none: an embedded kfake cluster of 3 brokers"},
+			&cli.StringSliceFlag{Name: "bootstrap", Aliases: []string{"brokers"}, Usage: "bootstrap brokers `HOST:PORT` (--brokers is the same); none: an embedded kfake cluster of 3 brokers"},
 			&cli.StringFlag{Name: "kfake-version", Value: "4.1", Usage: "the Kafka `VERSION` the embedded broker emulates"},
-			&cli.StringFlag{Name: "broker-version", Usage: "with --brokers: the Kafka `VERSION` they run (e.g. 4.1.0), for the trace's header and the broker rules kcheck verify applies"},
+			&cli.StringFlag{Name: "broker-version", Usage: "with --bootstrap: the Kafka `VERSION` they run (e.g. 4.1.0), for the trace's header and the broker rules kcheck verify applies"},
 			&cli.StringFlag{Name: "topic", Value: "kcheck", Usage: "the `TOPIC` to create and produce to (it must not exist)"},
 			&cli.IntFlag{Name: "partitions", Value: 8, Usage: "partitions of the new topic"},
 			&cli.IntFlag{Name: "replication-factor", Value: -1, Usage: "the replication factor `N` of the new topic; -1: the brokers' default.replication.factor (3 on the embedded kfake cluster and on kcheck kafka --nodes 3)"},
@@ -189,7 +189,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		}
 	}
 	return workload.Config{
-		Brokers: listFlag(c, "brokers"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
+		Brokers: listFlag(c, "bootstrap"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), ReplicationFactor: int16(c.Int("replication-factor")), Records: c.Int("records"),
 		ValueBytes: c.Int("value-bytes"), Keys: c.Int("keys"), Codec: codec, FirstAck: firstAck, HoldWhileRetrying: hold,
 		IdleRearm: rearm && firstAck, IdleRearmAfter: c.Duration("idle-rearm-after"),

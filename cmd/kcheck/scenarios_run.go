@@ -105,6 +105,16 @@ Shapes: 1p-one (1 partition, 200 records of 1 KiB, one record a batch) and
 scenario that needs the broker to forget the producer runs on a broker with
 its producer.id.expiration.ms and an idle phase past it.
 
+With --bootstrap HOST:PORT the cells run on a cluster kcheck did not start
+(yours: started with kcheck kafka, or any Kafka reachable from here), one
+Kafka version, --broker-version or, when not given, the release its
+ApiVersions answer matches (franz-go's kversion). The scenarios that need
+kcheck's own brokers are skipped, and the matrix says why: a producer-state
+expiry needs brokers set to forget an idle producer, and the cluster faults
+(--cluster) need the nodes' processes. Each topic is named kcheck-RUNID-...
+(RUNID the start time, UTC) with replication factor 3, or the number of
+brokers if fewer, and every topic the run made is deleted at its end.
+
 Exit status: 0 if every cell ran, kcheck verify agreed with every read-back
 and our producer with the rule on (ours-on) was clean; 1 otherwise; 2 on bad
 usage, a scenario file that does not parse, or a client or broker that could
@@ -122,7 +132,9 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + "), or builds of them, NAME@VERSION or NAME@PATH (see below)"},
-			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS`"},
+			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS` to start"},
+			&cli.StringFlag{Name: "bootstrap", Usage: "run on the cluster at `HOST:PORT`, which kcheck did not start, instead (see below)"},
+			&cli.StringFlag{Name: "broker-version", Usage: "with --bootstrap: the Kafka `VERSION` the cluster runs (default: read from its ApiVersions)"},
 			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "`N` runs of each cell"},
 			&cli.StringFlag{Name: "shard", Usage: "run only the Kth of N parts of the cells, `K/N` (K from 1); kcheck scenarios merge joins the parts"},
@@ -251,6 +263,21 @@ func runScenariosRun(c *cli.Context) error {
 	if c.String("cluster") != "" && !c.IsSet("brokers") {
 		brokers = []string{"4.1.0", "4.4.0"}
 	}
+	var ext cluster
+	bootstrap := c.String("bootstrap")
+	switch {
+	case bootstrap != "" && c.IsSet("brokers"):
+		return usageErrorf("scenarios run: --brokers starts Kafka versions, --bootstrap runs on a cluster already running: give one (with --bootstrap, --broker-version says what it runs)")
+	case bootstrap == "" && c.IsSet("broker-version"):
+		return usageErrorf("scenarios run: --broker-version is for --bootstrap (use --brokers to start Kafka versions)")
+	case bootstrap != "":
+		if ext, err = probeCluster(c.Context, bootstrap, c.String("broker-version")); err != nil {
+			return usageErrorf("scenarios run: %w", err)
+		}
+		brokers = []string{ext.version}
+		fmt.Fprintf(c.App.ErrWriter, "kcheck scenarios run: the cluster at %s: Kafka %s (ApiVersions: %s), %s, topics of replication factor %d\n",
+			bootstrap, ext.version, ext.guess, ext.count(), ext.replication())
+	}
 	if len(brokers) == 0 {
 		return usageErrorf("scenarios run: --brokers: no Kafka version given")
 	}
@@ -274,7 +301,7 @@ func runScenariosRun(c *cli.Context) error {
 		Env:       matrix.Env{Root: root, Bin: bin, Kcheck: kcheck},
 		Scenarios: groups, Clients: clients, Brokers: brokers, Shapes: shapes, Runs: runs,
 		Dir: c.String("keep"), CellTimeout: c.Duration("cell-timeout"), Cache: c.String("cache"), Log: c.App.ErrWriter,
-		Shard: shard,
+		Shard: shard, Bootstrap: bootstrap, RunID: matrix.RunID(time.Now()), Replication: ext.replication(),
 	})
 	if err != nil && res != nil && errors.Is(err, context.Canceled) {
 		// Interrupted: the cells that finished are kept, marked so.

@@ -59,7 +59,7 @@ standard input cut short is an error naming <stdin>:LINE, as for a file.
 A trace without its read-back (a run cut off before it) is incomplete: the
 report says so first, names the partitions without a ReadBack, checks what
 needs no log (the spec replay, stalls) and gives the command that completes
-it (kcheck readback --brokers ADDR TRACE); the verdict is inconclusive.
+it (kcheck readback --bootstrap ADDR TRACE); the verdict is inconclusive.
 
 Exit status: 0 valid; 1 violations, or inconclusive (a check that could not
 finish, or an incomplete trace); 2 bad input (a malformed or truncated trace,

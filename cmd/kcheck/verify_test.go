@@ -179,7 +179,7 @@ func TestVerifyIncomplete(t *testing.T) {
 			"incomplete trace: no read-back: it ends at line 11 with no ReadBack event",
 			"checked: the spec replay of every event",
 			"skipped, as they need the partitions' logs: lost-write, duplicate, nonmonotonic-send, gap, inconsistent-offsets, failed-but-present and linearizability (Porcupine)",
-			"complete it with: kcheck readback --brokers ADDR " + none + "\n",
+			"complete it with: kcheck readback --bootstrap ADDR " + none + "\n",
 			"spec replay: follows the spec",
 			"linearizability (Porcupine): skipped (no read-back)",
 		}},
@@ -188,7 +188,7 @@ func TestVerifyIncomplete(t *testing.T) {
 			"incomplete read-back: 1 of the 2 partitions has no ReadBack: 1\n",
 			"on the partition read back, every check",
 			"skipped on partition 1, as they need the partition's log",
-			"head -n 14 " + part + " > CUT && kcheck readback --brokers ADDR CUT",
+			"head -n 14 " + part + " > CUT && kcheck readback --bootstrap ADDR CUT",
 			"linearizability (Porcupine): inconclusive\n    partition 1: not checked: no ReadBack\n",
 		}},
 	} {

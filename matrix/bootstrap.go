@@ -1,0 +1,67 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kcheck/kcheck/topics"
+	"github.com/kcheck/kcheck/wire"
+)
+
+// Skipped is a scenario a matrix did not run, and why.
+type Skipped struct {
+	Scenario string `json:"scenario"`
+	Why      string `json:"why"`
+}
+
+// NeedsOwnBrokers says why s cannot run on a cluster kcheck did not start
+// (Config.Bootstrap), or "" when it can: a producer-state expiry needs the
+// brokers' settings, and a cluster fault needs their processes.
+func NeedsOwnBrokers(s *Scenario) string {
+	switch {
+	case s.Nodes > 1:
+		return fmt.Sprintf("its faults pause, kill or restart the cluster's nodes, which only a cluster kcheck starts (%d nodes) lets it do", s.Nodes)
+	case s.Expiry > 0:
+		return fmt.Sprintf("it needs brokers set to forget an idle producer after %v (producer.id.expiration.ms), which only brokers kcheck starts are", s.Expiry)
+	}
+	return ""
+}
+
+// external splits scenarios into those a cluster kcheck did not start can
+// run and those it skips.
+func external(scenarios []*Scenario) (run []*Scenario, skipped []Skipped) {
+	for _, s := range scenarios {
+		if why := NeedsOwnBrokers(s); why != "" {
+			skipped = append(skipped, Skipped{Scenario: s.Name, Why: why})
+			continue
+		}
+		run = append(run, s)
+	}
+	return run, skipped
+}
+
+// RunID names one run of a matrix on a cluster kcheck did not start, in its
+// topics' names: the start time, to the second, in UTC.
+func RunID(t time.Time) string { return t.UTC().Format("20060102t150405") }
+
+// deleteTopics deletes the topics a matrix made on the cluster at addr,
+// saying on log what it could not delete.
+func deleteTopics(addr string, names []string, log io.Writer) {
+	if len(names) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := wire.Dial(ctx, addr, "kcheck-scenarios")
+	if err == nil {
+		defer conn.Close()
+		err = topics.Delete(ctx, conn, names...)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "matrix: deleting the %d topics this run made on %s: %v\n", len(names), addr, err)
+		return
+	}
+	fmt.Fprintf(log, "matrix: deleted the %d topics this run made on %s\n", len(names), addr)
+}

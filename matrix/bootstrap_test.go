@@ -1,0 +1,40 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// On a cluster kcheck did not start, a scenario that needs producer-state
+// expiry or the nodes' processes is skipped, with why; the rest run, and
+// the Markdown says where and what was skipped.
+func TestExternalSkipsWhatNeedsOwnBrokers(t *testing.T) {
+	scs := []*Scenario{{Name: Baseline}, {Name: "Race"}, {Name: "Expiry", Expiry: 2 * time.Second}, {Name: "kill-leader", Nodes: 3}}
+	run, skipped := external(scs)
+	if len(run) != 2 || run[0].Name != Baseline || run[1].Name != "Race" {
+		t.Errorf("run %v; want Baseline and Race", run)
+	}
+	if len(skipped) != 2 || skipped[0].Scenario != "Expiry" || !strings.Contains(skipped[0].Why, "producer.id.expiration.ms") ||
+		skipped[1].Scenario != "kill-leader" || !strings.Contains(skipped[1].Why, "nodes") {
+		t.Errorf("skipped %+v; want Expiry (for its expiry) and kill-leader (for its nodes)", skipped)
+	}
+	r := &Results{Brokers: []string{"4.1"}, Bootstrap: "127.0.0.1:9092", Skipped: skipped, Cells: []Cell{{Scenario: Baseline, Broker: "4.1", Client: "ours-on", Shape: "1p-one"}}}
+	var b strings.Builder
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"On the cluster at 127.0.0.1:9092, which kcheck did not start (Kafka 4.1)", "- Skipped Expiry: it needs", "- Skipped kill-leader: its faults"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the Markdown does not say %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// RunID names a run by its start, in UTC, in what a topic's name may hold.
+func TestRunID(t *testing.T) {
+	at := time.Date(2026, 12, 4, 4, 30, 5, 0, time.FixedZone("x", 3600))
+	if got := RunID(at); got != "20261204t033005" || topicUnsafe.MatchString(got) {
+		t.Errorf("RunID = %q; want 20261204t033005", got)
+	}
+}
