@@ -23,7 +23,7 @@ import (
 // the whole trace (which the reader attaches).
 const (
 	maxFindings = 20  // anomalies listed
-	maxRecords  = 20  // records in the told-against-log table
+	maxRows     = 20  // rows of the told-against-log table (a row: one record, or a run of a batch's told and written alike)
 	maxExcerpt  = 40  // trace lines quoted
 	maxLine     = 400 // bytes of a quoted line; longer ones are cut and end in " …"
 )
@@ -47,14 +47,15 @@ type Issue struct {
 	rep       *verify.Report
 	col       *Collector
 	opts      Options
-	excerpt   []int          // the lines quoted, in order
-	left      int            // lines of the anomalies' batches left out of the excerpt
-	text      map[int]string // their text, as in the trace (cut at maxLine)
-	acked     []bool         // by finding: whether its records were acknowledged (PropertyOf)
-	records   []int64        // the records the findings name, in id order
-	shown     int            // the findings the table and excerpt show: the first shown
-	moreRecs  int            // records those findings name beyond the table's
-	positions map[int64][]tracer.LogRecord
+	excerpt   []int                        // the lines quoted, in order
+	left      int                          // lines of the anomalies' batches left out of the excerpt
+	text      map[int]string               // their text, as in the trace (cut at maxLine)
+	acked     []bool                       // by finding: whether its records were acknowledged (PropertyOf)
+	rows      []row                        // the told-against-log table
+	shown     int                          // the findings the table and excerpt show: the first shown
+	moreRecs  int                          // records those findings name beyond the table's rows
+	positions map[int64][]tracer.LogRecord // where the log holds each record the findings shown name
+	cutTo     map[int64]bool               // the records the read-back excerpt shows
 }
 
 // File verifies the trace at path with kcheck verify, gathering what an
@@ -90,12 +91,13 @@ func (is *Issue) Report() *verify.Report { return is.rep }
 // maxExcerpt lines (at least the first, cut to them), the lines verify
 // names, every event of their batches, and what the application was told
 // of each batch's first record they name (the table gives the line of the
-// rest); and their records, up to maxRecords. It also notes, for every
+// rest); and their records, in up to maxRows rows. It also notes, for every
 // finding, whether its records were acknowledged.
 func (is *Issue) choose() {
 	col := is.col
 	lines := map[int]bool{}
-	recs := map[int64]bool{} // true: in the table
+	recs := map[int64]bool{}
+	var named []int64 // the records the findings shown name, in the order they name them
 	for i, v := range is.rep.Violations {
 		want := slices.Clone(v.Lines)
 		var batches []batchKey
@@ -149,21 +151,14 @@ func (is *Issue) choose() {
 			}
 		}
 		for _, id := range v.Records {
-			if _, ok := recs[id]; !ok {
-				recs[id] = len(recs) < maxRecords
+			if !recs[id] {
+				recs[id] = true
+				named = append(named, id)
 			}
 		}
 	}
-	for id, in := range recs {
-		if in {
-			is.records = append(is.records, id)
-		} else {
-			is.moreRecs++
-		}
-	}
-	slices.Sort(is.records)
 	is.positions = map[int64][]tracer.LogRecord{}
-	for _, id := range is.records {
+	for _, id := range named {
 		is.positions[id] = nil
 	}
 	for _, p := range sortedKeys(col.logs) {
@@ -172,6 +167,12 @@ func (is *Issue) choose() {
 				is.positions[r.ID] = append(is.positions[r.ID], r)
 			}
 		}
+	}
+	is.rows, is.moreRecs = is.table(named)
+	is.cutTo = map[int64]bool{} // the read-back excerpt shows each row's first and last record
+	for _, r := range is.rows {
+		is.cutTo[r.ids[0]] = true
+		is.cutTo[r.ids[len(r.ids)-1]] = true
 	}
 	for l := range lines {
 		is.excerpt = append(is.excerpt, l)
@@ -293,10 +294,10 @@ func (is *Issue) Write(w io.Writer) error {
 	if len(is.col.told) == 0 {
 		p("The trace does not say what the client told the application (no `Told` events).\n\n")
 	}
-	if len(is.records) > 0 {
-		p("| record | told | in the log (read back after the run) |\n|---|---|---|\n")
-		for _, id := range is.records {
-			p("| %d | %s | %s |\n", id, is.toldText(id), is.logText(id))
+	if len(is.rows) > 0 {
+		p("| records | told | in the log (read back after the run) |\n|---|---|---|\n")
+		for _, r := range is.rows {
+			p("| %s | %s | %s |\n", idsText(r.ids), is.toldText(r), is.logText(r))
 		}
 		if is.moreRecs > 0 {
 			p("\n... and %d more records these anomalies name.\n", is.moreRecs)
@@ -344,7 +345,7 @@ func (is *Issue) Write(w io.Writer) error {
 }
 
 // readBackAt renders line l when it is a ReadBack, its log cut to the
-// records the table shows.
+// first and last records of the table's rows.
 func (is *Issue) readBackAt(l int) (text string, kept int, ok bool) {
 	for _, part := range sortedKeys(is.col.logs) {
 		rb := is.col.logs[part]
@@ -353,7 +354,7 @@ func (is *Issue) readBackAt(l int) (text string, kept int, ok bool) {
 		}
 		var kept [][5]int64
 		for _, r := range rb.log {
-			if _, ok := is.positions[r.ID]; ok {
+			if is.cutTo[r.ID] {
 				kept = append(kept, [5]int64{r.Offset, r.PID, int64(r.Epoch), int64(r.Seq), r.ID})
 			}
 		}
@@ -361,7 +362,7 @@ func (is *Issue) readBackAt(l int) (text string, kept int, ok bool) {
 		if kept == nil {
 			logJSON = []byte("[]")
 		}
-		return fmt.Sprintf(`{"i":%d,"t":%d,"ev":"ReadBack","p":%d,"log":%s}  (cut to the records above: %d of its %d)`,
+		return fmt.Sprintf(`{"i":%d,"t":%d,"ev":"ReadBack","p":%d,"log":%s}  (cut to the first and last records of each row above: %d of its %d)`,
 			rb.i, rb.t, part, logJSON, len(kept), len(rb.log)), len(kept), true
 	}
 	return "", 0, false
@@ -373,49 +374,6 @@ func (is *Issue) firstN() string {
 		return "anomaly 1"
 	}
 	return fmt.Sprintf("anomalies 1 to %d", is.shown)
-}
-
-func (is *Issue) toldText(id int64) string {
-	t, ok := is.col.told[id]
-	if !ok {
-		return "nothing"
-	}
-	part := ""
-	if is.rep.Header.Partitions > 1 && t.p >= 0 {
-		part = fmt.Sprintf("partition %d, ", t.p)
-	}
-	var s string
-	switch t.result {
-	case tracer.Delivered:
-		if t.off >= 0 {
-			s = fmt.Sprintf("delivered at %soffset %d", part, t.off)
-		} else {
-			s = "delivered, with no offset"
-		}
-	case tracer.Failed:
-		s = "failed"
-		if t.err != "" {
-			s += ": " + t.err
-		}
-		if t.reason != "" {
-			s += fmt.Sprintf(" (%q)", t.reason)
-		}
-	default:
-		s = "no answer by the end of the run"
-	}
-	return fmt.Sprintf("%s (line %d)", s, t.line)
-}
-
-func (is *Issue) logText(id int64) string {
-	rs := is.positions[id]
-	if len(rs) == 0 {
-		return "not in the log"
-	}
-	var ps []string
-	for _, r := range rs {
-		ps = append(ps, fmt.Sprintf("offset %d (epoch %d, sequence %d)", r.Offset, r.Epoch, r.Seq))
-	}
-	return strings.Join(ps, " and ")
 }
 
 // clientShort names the client for a title.
