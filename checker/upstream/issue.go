@@ -250,7 +250,10 @@ func (is *Issue) Write(w io.Writer) error {
 
 	p("**Client:** %s, with idempotence on", ClientText(h.Client))
 	if h.Writer == tracer.ProxyWriter {
-		p(", unchanged: kcheck's proxy traced it on the wire and its driver reported what the client told the application")
+		p(", unchanged: kcheck's proxy traced it on the wire")
+		if len(is.col.told) > 0 {
+			p(", and its driver reported what the client told the application")
+		}
 	}
 	p(".\n\n**Broker:** %s.\n\n", brokerText(h.Broker))
 	p("**Workload:** topic `%s`, %s", h.Topic, plural(int64(h.Partitions), "partition"))
