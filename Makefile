@@ -147,6 +147,20 @@ fuzz:
 benchtest:
 	python3 -m unittest discover -s bench -p 'test_*.py'
 
+# traces/scenarios/issues: kcheck report's issue body for each anomaly trace
+# that traces/scenarios/README.md's table links (its issues/NAME.md links are
+# the list; NAME.jsonl is the trace). issues-check writes nothing and fails
+# when one is stale; cmd/kcheck's TestIssuesCurrent does the same in go test.
+ISSUES = $$(sed -n 's/.*(issues\/\([^)]*\)\.md).*/\1/p' traces/scenarios/README.md)
+.PHONY: issues issues-check
+issues: build
+	@mkdir -p traces/scenarios/issues && for n in $(ISSUES); do \
+		$(KCHECK) report -o traces/scenarios/issues/$$n.md traces/scenarios/$$n.jsonl || exit 1; done
+
+issues-check: build
+	@for n in $(ISSUES); do $(KCHECK) report traces/scenarios/$$n.jsonl | cmp -s - traces/scenarios/issues/$$n.md || \
+		{ echo "traces/scenarios/issues/$$n.md is not what kcheck report writes now: make issues"; exit 1; }; done
+
 drivertest:
 	@py=$$(drivers/python/setup.sh) && "$$py" -m unittest discover -s drivers/python -p 'test_*.py'
 	node --test drivers/kafkajs/

@@ -27,6 +27,7 @@ func commands() []*cli.Command {
 		proxyCommand(),
 		readbackCommand(),
 		scenariosCommand(),
+		reportCommand(),
 	}
 }
 
