@@ -12,19 +12,20 @@ import (
 type stockClient struct {
 	what    string // the client, as its project names it
 	version string
+	via     string // how the driver reaches it, when not directly
 	pin     string // the file that pins it ("" for kcheck's own)
 	needle  string // what the pin says, in that file
 }
 
 var stockClients = map[string]stockClient{
-	"java-4.3.1":   {"Apache Kafka Java client (kafka-clients)", "4.3.1", "matrix/clients.go", `javaDriver("4.3.1")`},
-	"java-4.4.0":   {"Apache Kafka Java client (kafka-clients)", "4.4.0", "matrix/clients.go", `javaDriver("4.4.0")`},
-	"kgo":          {"franz-go (kgo)", "v1.22.3", "go.mod", "github.com/twmb/franz-go v1.22.3"},
-	"sarama":       {"IBM/sarama", "v1.61.1", "go.mod", "github.com/IBM/sarama v1.61.1"},
-	"librdkafka":   {"librdkafka, through confluent-kafka-python 2.16.1", "2.16.0", "drivers/python/requirements.txt", "confluent-kafka==2.16.1"},
-	"aiokafka":     {"aiokafka", "0.14.0", "drivers/python/requirements.txt", "aiokafka==0.14.0"},
-	"kafka-python": {"kafka-python", "3.0.12", "drivers/python/requirements.txt", "kafka-python==3.0.12"},
-	"kafkajs":      {"KafkaJS", "2.2.4", "drivers/kafkajs/package.json", `"kafkajs": "2.2.4"`},
+	"java-4.3.1":   {what: "Apache Kafka Java client (kafka-clients)", version: "4.3.1", pin: "matrix/clients.go", needle: `javaDriver("4.3.1")`},
+	"java-4.4.0":   {what: "Apache Kafka Java client (kafka-clients)", version: "4.4.0", pin: "matrix/clients.go", needle: `javaDriver("4.4.0")`},
+	"kgo":          {what: "franz-go (kgo)", version: "v1.22.3", pin: "go.mod", needle: "github.com/twmb/franz-go v1.22.3"},
+	"sarama":       {what: "IBM/sarama", version: "v1.61.1", pin: "go.mod", needle: "github.com/IBM/sarama v1.61.1"},
+	"librdkafka":   {what: "librdkafka", version: "2.16.0", via: "through confluent-kafka-python 2.16.1, whose wheel bundles it", pin: "drivers/python/requirements.txt", needle: "confluent-kafka==2.16.1"},
+	"aiokafka":     {what: "aiokafka", version: "0.14.0", pin: "drivers/python/requirements.txt", needle: "aiokafka==0.14.0"},
+	"kafka-python": {what: "kafka-python", version: "3.0.12", pin: "drivers/python/requirements.txt", needle: "kafka-python==3.0.12"},
+	"kafkajs":      {what: "KafkaJS", version: "2.2.4", pin: "drivers/kafkajs/package.json", needle: `"kafkajs": "2.2.4"`},
 }
 
 // ours names kcheck's own producer's rules in the matrix (matrix.Clients).
@@ -40,7 +41,11 @@ var ours = map[string]string{
 // own producer, or else the name as it is.
 func ClientText(name string) string {
 	if c, ok := stockClients[name]; ok {
-		return fmt.Sprintf("%s %s (the version kcheck's driver pins: %s)", c.what, c.version, c.pin)
+		via := ""
+		if c.via != "" {
+			via = ", " + c.via
+		}
+		return fmt.Sprintf("%s %s%s (the version kcheck's driver pins: %s)", c.what, c.version, via, c.pin)
 	}
 	if rules, ok := ours[name]; ok {
 		return "kcheck's own producer (github.com/kcheck/kcheck/producer), " + rules
