@@ -19,9 +19,10 @@ type QuickPick struct {
 
 // Quick chooses the scenarios of a quick run (kcheck scenarios run
 // --quick) from scs, by a rule on the data alone, with no scenario named:
-// the fewest scenarios that between them cover every invariant of their
+// a few scenarios that between them cover every invariant of their
 // Violates (the invariants whose TLC counterexample the brokers here can
-// give), chosen greedily. Each pick is the scenario covering the most
+// give), chosen greedily (set cover's greedy rule: not always the fewest
+// possible, but within a small factor of it, and deterministic). Each pick is the scenario covering the most
 // invariants not covered yet; of those, the one TLC predicts a violation
 // for in the most client families (the most likely to hurt), then the one
 // with the fewest faults in its schedule, then the first by name. A
