@@ -12,25 +12,25 @@ import (
 // per cell.
 type (
 	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
+		XMLName xml.Name `xml:"testsuites"`
+		Name    string   `xml:"name,attr"`
+		junitCounts
+		Suites []junitSuite `xml:"testsuite"`
 	}
 	junitSuite struct {
-		Name      string      `xml:"name,attr"`
-		Tests     int         `xml:"tests,attr"`
-		Failures  int         `xml:"failures,attr"`
-		Errors    int         `xml:"errors,attr"`
-		Skipped   int         `xml:"skipped,attr"`
-		Time      string      `xml:"time,attr"`
+		Name string `xml:"name,attr"`
+		junitCounts
 		Timestamp string      `xml:"timestamp,attr,omitempty"`
 		Cases     []junitCase `xml:"testcase"`
 		Out       *junitText  `xml:"system-out"`
+	}
+	// junitCounts are a suite's (or all suites') counts of test cases.
+	junitCounts struct {
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
 	}
 	junitCase struct {
 		Classname string        `xml:"classname,attr"`
@@ -108,10 +108,7 @@ func (r *Results) WriteJUnit(w io.Writer) error {
 			}
 		}
 		s.Time = seconds(t)
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
+		doc.Tests, doc.Failures, doc.Errors, doc.Skipped = doc.Tests+s.Tests, doc.Failures+s.Failures, doc.Errors+s.Errors, doc.Skipped+s.Skipped
 	}
 	doc.Time = seconds(total)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
