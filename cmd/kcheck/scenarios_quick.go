@@ -122,10 +122,15 @@ func gated(c *cli.Context) bool {
 
 // gateExit is the exit status of a gated matrix (matrix.Cell.Gate): 1 when
 // a cell fails the gate, else 2 when a cell could not run, else 0; each
-// such cell is listed on standard error.
+// such cell is listed on standard error. With --under-test (scenarios
+// merge), only the cells of the clients it names are judged.
 func gateExit(c *cli.Context, cmd string, res *matrix.Results) error {
-	gt := res.GateTally()
-	for _, cell := range res.Cells {
+	judged := *res
+	if under := splitList(c.StringSlice("under-test")); len(under) > 0 {
+		judged.Cells = slices.DeleteFunc(slices.Clone(res.Cells), func(cell matrix.Cell) bool { return !slices.Contains(under, cell.Client) })
+	}
+	gt := judged.GateTally()
+	for _, cell := range judged.Cells {
 		g, why := cell.Gate()
 		if g == matrix.GatePass {
 			continue
