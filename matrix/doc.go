@@ -5,9 +5,12 @@
 // what happened to its records by its own read-back and by what it told
 // its application, what the model predicts for the client's rules, and
 // whether kcheck verify's verdict agrees with the read-back (judge.go).
-// Results are a Markdown matrix and a JSON file (table.go). The cells are
+// Results are a Markdown matrix and a JSON file (table.go), JUnit XML
+// (junit.go) and a self-contained HTML page (html.go). The cells are
 // independent: a matrix splits into shards that machines run apart, and
-// whose results merge into the whole matrix's (shard.go).
+// whose results merge into the whole matrix's (shard.go). For a client's
+// own CI, Quick chooses a few scenarios from the model's data (quick.go)
+// and Cell.Gate judges the client rather than kcheck (gate.go).
 //
 // In kcheck's data flow it sits after spec/scenarios (scenario.Derive) and
 // drives kcheck proxy and kcheck verify, as bench/race.sh does for the

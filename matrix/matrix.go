@@ -32,6 +32,11 @@ type Scenario struct {
 	// Caveats say what the counterexample needs that the brokers here lack.
 	Also, Caveats []string
 	Predictions   map[string]string // client family → TLC's outcome for its rules
+	// Violates are the invariants (and temporal properties) that the
+	// counterexamples run as this scenario, its own and Also's, violate,
+	// those whose counterexample needs nothing the brokers here lack (no
+	// caveat); Quick covers them.
+	Violates []string
 	// Family maps a client to its family (scenario.FamilyOf).
 	Family func(client string) string
 	// Nodes > 1: the scenario runs on a cluster of that many nodes

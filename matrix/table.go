@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -99,15 +100,8 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		t.Cells, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
 	b.WriteString("Each cell: whether the client reached the scenario's dangerous state; what happened to its records " +
 		"(its read-back, and what it told its application); kcheck verify's verdict and whether it agrees with the read-back.\n")
-	var names []string
-	cells := map[string][]Cell{}
-	for _, c := range r.Cells {
-		if _, ok := cells[c.Scenario]; !ok {
-			names = append(names, c.Scenario)
-		}
-		cells[c.Scenario] = append(cells[c.Scenario], c)
-	}
-	for _, n := range names {
+	for _, g := range r.grid() {
+		n := g.Name
 		fmt.Fprintf(&b, "\n### %s\n\n", n)
 		for _, l := range r.Schedule[n] {
 			fmt.Fprintf(&b, "    %s\n", l)
@@ -125,27 +119,14 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
-		type rowKey struct{ client, shape string }
-		var rows []rowKey
-		byRow := map[rowKey]map[string][]Cell{}
-		predicted := map[string]string{}
-		for _, c := range cells[n] {
-			k := rowKey{c.Client, c.Shape}
-			if byRow[k] == nil {
-				byRow[k] = map[string][]Cell{}
-				rows = append(rows, k)
-			}
-			byRow[k][c.Broker] = append(byRow[k][c.Broker], c)
-			predicted[c.Client] = c.Family + ": " + c.Predicted
-		}
-		for _, k := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s |", k.client, predicted[k.client], k.shape)
-			for _, v := range r.Brokers {
-				var runs []string
-				for _, c := range byRow[k][v] {
-					runs = append(runs, c.short())
+		for _, row := range g.Rows {
+			fmt.Fprintf(&b, "| %s | %s | %s |", row.Client, row.Predicted, row.Shape)
+			for _, runs := range row.Brokers {
+				var ss []string
+				for _, c := range runs {
+					ss = append(ss, c.short())
 				}
-				fmt.Fprintf(&b, " %s |", strings.Join(runs, " / "))
+				fmt.Fprintf(&b, " %s |", strings.Join(ss, " / "))
 			}
 			b.WriteString("\n")
 		}
@@ -165,6 +146,54 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// gridScenario is a scenario's cells as the matrix lays them out: a row
+// per client and shape, in the order of their first cell.
+type gridScenario struct {
+	Name string
+	Rows []gridRow
+}
+
+// gridRow is a client's cells on one shape: Brokers[i] are its runs on
+// Results.Brokers[i].
+type gridRow struct {
+	Client, Shape string
+	Predicted     string // "family: prediction", of the client's last cell in the scenario
+	Brokers       [][]Cell
+}
+
+// grid lays r's cells out by scenario, in the order of their first cell.
+func (r *Results) grid() []gridScenario {
+	var out []gridScenario
+	index := map[string]int{}
+	type rowKey struct{ scenario, client, shape string }
+	rows := map[rowKey]int{}
+	for _, c := range r.Cells {
+		i, ok := index[c.Scenario]
+		if !ok {
+			i = len(out)
+			index[c.Scenario] = i
+			out = append(out, gridScenario{Name: c.Scenario})
+		}
+		g := &out[i]
+		k := rowKey{c.Scenario, c.Client, c.Shape}
+		j, ok := rows[k]
+		if !ok {
+			j = len(g.Rows)
+			rows[k] = j
+			g.Rows = append(g.Rows, gridRow{Client: c.Client, Shape: c.Shape, Brokers: make([][]Cell, len(r.Brokers))})
+		}
+		if b := slices.Index(r.Brokers, c.Broker); b >= 0 {
+			g.Rows[j].Brokers[b] = append(g.Rows[j].Brokers[b], c)
+		}
+		for jj := range g.Rows {
+			if g.Rows[jj].Client == c.Client {
+				g.Rows[jj].Predicted = c.Family + ": " + c.Predicted
+			}
+		}
+	}
+	return out
 }
 
 // short is a cell in a few words.

@@ -86,9 +86,20 @@ func writeHTML(dir string, r *verify.Report, c *Collector) error {
 
 // assets are the page's template, CSS and script.
 //
-//go:embed html/page.tmpl html/timeline.tmpl html/page.css html/page.js
+//go:embed html/page.tmpl html/timeline.tmpl html/base.css html/page.css html/page.js
 var assets embed.FS
 
 // pageHTML is the page's template: html/page.tmpl, which includes the CSS
-// and the script, and html/timeline.tmpl, a partition's SVG timeline.
-var pageHTML = template.Must(template.ParseFS(assets, "html/page.tmpl", "html/timeline.tmpl", "html/page.css", "html/page.js"))
+// (html/base.css, then the timelines' html/page.css) and the script, and
+// html/timeline.tmpl, a partition's SVG timeline.
+var pageHTML = template.Must(template.ParseFS(assets, "html/page.tmpl", "html/timeline.tmpl", "html/base.css", "html/page.css", "html/page.js"))
+
+// BaseCSS is the style sheet kcheck's HTML pages share: the page and its
+// headings, the verdict banner (.verdict with valid, violations or
+// inconclusive; .vword, .vnote, .file), the table of checks (table.checks,
+// rows good, bad or meh) and notes (.note). A page of another report puts
+// it in its own <style>, so that it stays one self-contained file.
+func BaseCSS() template.CSS { return template.CSS(baseCSS) }
+
+//go:embed html/base.css
+var baseCSS string

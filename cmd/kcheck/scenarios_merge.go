@@ -37,7 +37,12 @@ application) or could not run (no verdict is no pass), each such cell listed
 on standard error; what the other clients did, and whether kcheck verify
 agreed, is in the matrix and the tally but does not decide it.
 
-Exit status: without --under-test as scenarios run's: 0 if every cell ran,
+--gate, --junit FILE and --html FILE are scenarios run's (see its --help):
+the exit status the gate's, judged on the cells of the clients under test
+if --under-test names them, else on every cell; the JUnit XML and the HTML
+page of the whole matrix.
+
+Exit status: without --under-test or --gate as scenarios run's: 0 if every cell ran,
 kcheck verify agreed with every read-back and our producer with the rule on
 (ours-on) was clean, 1 otherwise; with it, 1 only for the clients under
 test as above; 2 on bad usage or shards that do not make one matrix.`
@@ -46,12 +51,15 @@ func scenariosMergeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "merge",
 		Usage:       "join the shards of one matrix (scenarios run --shard K/N --json) into the whole matrix's results",
-		UsageText:   "kcheck scenarios merge [--results FILE] [--json FILE] [--under-test CLIENTS] SHARD.json...",
+		UsageText:   "kcheck scenarios merge [--results FILE] [--json FILE] [--junit FILE] [--html FILE] [--under-test CLIENTS] [--gate] SHARD.json...",
 		Description: scenariosMergeDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE` (default: standard output)", TakesFile: true},
 			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
 			&cli.StringSliceFlag{Name: "under-test", Usage: "exit 1 only for an anomaly, or a cell that could not run, of the clients `CLIENTS` (comma-separated or repeated)"},
+			&cli.BoolFlag{Name: "gate", Usage: "exit 1 only for a record acknowledged to the application lost, or an anomaly the model does not predict for the client's family (see scenarios run --help)"},
+			&cli.StringFlag{Name: "junit", Usage: "write the cells as JUnit XML to `FILE`", TakesFile: true},
+			&cli.StringFlag{Name: "html", Usage: "write the matrix as one self-contained HTML page to `FILE`", TakesFile: true},
 		},
 		Action: runScenariosMerge,
 	}
@@ -66,6 +74,9 @@ func runScenariosMerge(c *cli.Context) error {
 		if strings.HasPrefix(f, "-") {
 			return usageErrorf("scenarios merge: %s after the shards' files: flags go first (see kcheck scenarios merge --help)", f)
 		}
+	}
+	if err := checkReportPaths(c, "scenarios merge"); err != nil {
+		return err
 	}
 	shards := make([]*matrix.Results, len(files))
 	for i, name := range files {

@@ -14,7 +14,7 @@ func TestShardHelp(t *testing.T) {
 	}{
 		{[]string{"scenarios", "--help"}, []string{"merge", "join the shards of one matrix"}},
 		{[]string{"scenarios", "run", "--help"}, []string{"[--shard K/N]", "--shard K/N", "With --shard K/N it runs only the Kth of N parts", "kcheck scenarios merge"}},
-		{[]string{"scenarios", "merge", "--help"}, []string{"kcheck scenarios merge [--results FILE] [--json FILE] [--under-test CLIENTS] SHARD.json...",
+		{[]string{"scenarios", "merge", "--help"}, []string{"kcheck scenarios merge [--results FILE] [--json FILE] [--junit FILE] [--html FILE] [--under-test CLIENTS] [--gate] SHARD.json...",
 			"--under-test CLIENTS", "a shard missing (it names each K missing)", "Exit status"}},
 	} {
 		code, out, errOut := runKcheck(t, c.args...)

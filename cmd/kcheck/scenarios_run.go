@@ -82,7 +82,41 @@ serve, a path that does not exist or does not build: exit 2, with the
 registry's answer or the build's last lines of stderr.
 
 Every cell's trace, stderr and output are kept in --keep. --results writes the
-matrix in Markdown, --json the cells as JSON.
+matrix in Markdown, --json the cells as JSON, --html as one self-contained
+HTML page, --junit as JUnit XML (a testsuite per scenario, a testcase per
+cell: classname the scenario, name CLIENT/SHAPE/BROKER; a failure for a cell
+that fails the gate below, an error for one that could not run, skipped for
+one that did not reach the scenario's state; its system-out has what the
+cell did, the prediction, its trace and its stderr). Each is written whole
+or not at all, also when the run is interrupted (then with the cells that
+finished).
+
+For a client's own CI, one command:
+   kcheck scenarios run --quick --clients mine@DIR --junit junit.xml --html matrix.html
+--quick runs the Baseline and the scenarios a rule on spec/scenarios
+chooses, none named by hand: a few that between them cover every
+invariant (or temporal property) whose TLC counterexample the brokers here
+can give (none with a caveat), chosen one at a time: each the one that
+covers the most invariants not covered yet; of those, the one TLC predicts a
+violation for in the most client families (the most likely to hurt), then
+the one with the fewest faults, then the first by name. It prints them, and
+what each covers, on standard error (with --list, and nothing run, too).
+It runs them on one broker, Kafka 4.4.0 (the newest here) unless --brokers
+names another, and one shape, 1p-one (the counterexamples' one partition,
+a record a batch) unless --shapes. The Baseline stays (one cell a client:
+an anomaly with no fault at all is the client's own, and fails the gate);
+--baseline=false leaves it out. It gates (--gate). Not with --cluster,
+--scenario, --from or two brokers: exit 2.
+
+--gate judges the client, not kcheck: the exit status is 1 when a cell lost
+a record acknowledged to the application (lost though acknowledged, by the
+client's read-back or by what it told its application), whatever the model
+predicts, or showed an anomaly (a duplicate, a reorder) the model does not
+predict for the client's family: where TLC predicts pass for it, the
+Baseline, or a family or cluster scenario the model predicts nothing for.
+Else 2 when a cell could not run (no verdict is no pass), else 0. Each
+such cell is listed on standard error. Whether kcheck verify agreed, and
+ours-on, do not decide it (the matrix and the tally still say).
 
 With --shard K/N it runs only the Kth of N parts of the cells (K counted
 from 1), so that N machines, such as CI runners, run one matrix between them
@@ -115,16 +149,16 @@ expiry needs brokers set to forget an idle producer, and the cluster faults
 (RUNID the start time, UTC) with replication factor 3, or the number of
 brokers if fewer, and every topic the run made is deleted at its end.
 
-Exit status: 0 if every cell ran, kcheck verify agreed with every read-back
-and our producer with the rule on (ours-on) was clean; 1 otherwise; 2 on bad
-usage, a scenario file that does not parse, or a client or broker that could
-not be set up.`
+Exit status without --gate or --quick: 0 if every cell ran, kcheck
+verify agreed with every read-back and our producer with the rule on
+(ours-on) was clean; 1 otherwise; 2 on bad usage, a scenario file that
+does not parse, or a client or broker that could not be set up.`
 
 func scenariosRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run every scenario against every client on real Kafka brokers, and tabulate",
-		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--shard K/N] [--keep DIR] [--results FILE] [--json FILE]",
+		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--shard K/N] [--keep DIR] [--results FILE] [--json FILE] [--junit FILE] [--html FILE] [--quick] [--gate]",
 		Description: scenariosRunDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Value: "spec/scenarios", Usage: "`DIR` of the scenario files", TakesFile: true},
@@ -132,7 +166,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + "), or builds of them, NAME@VERSION or NAME@PATH (see below)"},
-			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice("4.1.0", "4.3.1", "4.4.0"), Usage: "Kafka `VERSIONS` to start"},
+			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice(scenarioBrokers...), Usage: "Kafka `VERSIONS` to start"},
 			&cli.StringFlag{Name: "bootstrap", Usage: "run on the cluster at `HOST:PORT`, which kcheck did not start, instead (see below)"},
 			&cli.StringFlag{Name: "broker-version", Usage: "with --bootstrap: the Kafka `VERSION` the cluster runs (default: read from its ApiVersions)"},
 			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
@@ -141,6 +175,10 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "keep", Value: filepath.Join(os.TempDir(), "kcheck-scenarios"), Usage: "`DIR` where every cell's trace, output and stderr are kept", TakesFile: true},
 			&cli.StringFlag{Name: "results", Usage: "write the matrix in Markdown to `FILE`", TakesFile: true},
 			&cli.StringFlag{Name: "json", Usage: "write the cells as JSON to `FILE`", TakesFile: true},
+			&cli.StringFlag{Name: "junit", Usage: "write the cells as JUnit XML to `FILE`, a failure for each that fails the gate (see below)", TakesFile: true},
+			&cli.StringFlag{Name: "html", Usage: "write the matrix as one self-contained HTML page to `FILE`", TakesFile: true},
+			&cli.BoolFlag{Name: "quick", Usage: "for a client's CI: the scenarios that cover every invariant, on one broker and shape, gated (see below)"},
+			&cli.BoolFlag{Name: "gate", Usage: "exit 1 only for a record acknowledged to the application lost, or an anomaly the model does not predict for the client's family (see below)"},
 			&cli.DurationFlag{Name: "cell-timeout", Value: 3 * time.Minute, Usage: "give up a cell after `DURATION` (recorded, not fatal)"},
 			&cli.StringFlag{Name: "from", Usage: "run nothing: tabulate the cells of a previous run's --json `FILE` again, with the predictions of the scenario files as they are now", TakesFile: true},
 			&cli.BoolFlag{Name: "list", Usage: "print the scenarios it would run (same schedules as one), their schedules and caveats, and run nothing"},
@@ -182,6 +220,12 @@ func runScenariosRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkReportPaths(c, "scenarios run"); err != nil {
+		return err
+	}
+	if err := checkQuick(c); err != nil {
+		return err
+	}
 	runs := c.Int("runs")
 	if runs < 1 {
 		return usageErrorf("scenarios run: --runs %d: want 1 or more", runs)
@@ -205,6 +249,11 @@ func runScenariosRun(c *cli.Context) error {
 		}
 		if groups, err = scenarioGroups(scs, c.Bool("baseline")); err != nil {
 			return usageErrorf("scenarios run: %w", err)
+		}
+	}
+	if c.Bool("quick") {
+		if groups, err = quickGroups(c, groups); err != nil {
+			return err
 		}
 	}
 	if want := splitList(c.StringSlice("scenario")); len(want) > 0 {
@@ -258,8 +307,14 @@ func runScenariosRun(c *cli.Context) error {
 		}
 	} else {
 		shapes = matrix.Shapes()
+		if c.Bool("quick") {
+			shapes = slices.DeleteFunc(shapes, func(s matrix.Shape) bool { return s.Name != quickShape })
+		}
 	}
 	brokers := splitList(c.StringSlice("brokers"))
+	if c.Bool("quick") {
+		brokers = quickBrokers(c)
+	}
 	if c.String("cluster") != "" && !c.IsSet("brokers") {
 		brokers = []string{"4.1.0", "4.4.0"}
 	}
@@ -360,6 +415,9 @@ func writeResults(c *cli.Context, res *matrix.Results) error {
 			return usageErrorf("%s: --json: %w", cmd, err)
 		}
 	}
+	if err := writeReports(c, cmd, res); err != nil {
+		return err
+	}
 	if c.String("results") == "" {
 		if err := res.WriteMarkdown(c.App.Writer); err != nil {
 			return err
@@ -368,6 +426,9 @@ func writeResults(c *cli.Context, res *matrix.Results) error {
 	t := res.Tally()
 	fmt.Fprintf(c.App.ErrWriter, "kcheck %s: %d cells in %.0f s: %d reached, %d held back, %d not reached, %d could not run; %d anomalies, %d worse than the model; verify missed %d, false alarms %d; ours-on flagged %d\n",
 		cmd, t.Cells, res.Total, t.Reached, t.HeldBack, t.NotReached, t.Errors, t.Anomalies, t.Worse, t.Missed, t.FalseAlarms, t.OursOn)
+	if gated(c) {
+		return gateExit(c, cmd, res)
+	}
 	if under := splitList(c.StringSlice("under-test")); len(under) > 0 {
 		return underTest(c, res, under)
 	}
@@ -409,15 +470,19 @@ func scenarioGroups(scs []*scenario.Scenario, baseline bool) ([]*matrix.Scenario
 			return nil, err
 		}
 		key := fmt.Sprintf("%q %d %d", s.Schedule, s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs)
-		if g, ok := byKey[key]; ok {
+		g, ok := byKey[key]
+		if ok {
 			g.Also = append(g.Also, s.Name)
-			continue
+		} else {
+			g = &matrix.Scenario{Name: s.Name, Schedule: s.Schedule, Steps: matrix.StepsOf(fs),
+				Expiry: time.Duration(s.Needs.ExpiryMs) * time.Millisecond, ExpiryCheck: time.Duration(s.Needs.ExpiryCheckMs) * time.Millisecond,
+				Caveats: caveats(s), Predictions: s.Predictions, Family: scenario.FamilyOf}
+			byKey[key] = g
+			out = append(out, g)
 		}
-		g := &matrix.Scenario{Name: s.Name, Schedule: s.Schedule, Steps: matrix.StepsOf(fs),
-			Expiry: time.Duration(s.Needs.ExpiryMs) * time.Millisecond, ExpiryCheck: time.Duration(s.Needs.ExpiryCheckMs) * time.Millisecond,
-			Caveats: caveats(s), Predictions: s.Predictions, Family: scenario.FamilyOf}
-		byKey[key] = g
-		out = append(out, g)
+		if len(caveats(s)) == 0 && !slices.Contains(g.Violates, s.Invariant) {
+			g.Violates = append(g.Violates, s.Invariant)
+		}
 	}
 	return out, nil
 }
