@@ -115,9 +115,8 @@ func readClientDef(path string, families []string) (c Client, nameAt string, err
 	if !clientName.MatchString(name) {
 		return Client{}, "", fmt.Errorf("%s: name %q: want letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64", nameAt, name)
 	}
-	if reserved(name, families) {
-		return Client{}, "", fmt.Errorf("%s: name %s is a stock client's or a family's (%s): choose another", nameAt, name,
-			strings.Join(slices.Concat(ClientNames(), builds.Clients(), families, []string{Unknown}), ", "))
+	if whose := taken(name, families); whose != "" {
+		return Client{}, "", fmt.Errorf("%s: name %s is %s: choose another", nameAt, name, whose)
 	}
 	fam := values["family"]
 	if fam != Unknown && !slices.Contains(families, fam) {
@@ -131,11 +130,18 @@ func readClientDef(path string, families []string) (c Client, nameAt string, err
 		prepare: func(context.Context, *Env) ([]string, error) { return argv, nil }}, nameAt, nil
 }
 
-// reserved reports whether name is taken by a stock client, a client a
-// build can be made of, or a family.
-func reserved(name string, families []string) bool {
-	return slices.Contains(ClientNames(), name) || slices.Contains(builds.Clients(), name) ||
-		slices.Contains(families, name) || name == Unknown
+// taken says whose name name is, if it is taken: a stock client's, a
+// buildable client's (NAME@VERSION), a family's; "" if none.
+func taken(name string, families []string) string {
+	switch {
+	case slices.Contains(ClientNames(), name):
+		return "a stock client's"
+	case slices.Contains(builds.Clients(), name):
+		return "a stock client's, of which builds are made (" + name + "@VERSION)"
+	case slices.Contains(families, name) || name == Unknown:
+		return "a family's"
+	}
+	return ""
 }
 
 // parseCommand splits a definition's command into its fields, checks its
@@ -185,7 +191,7 @@ func splitFields(s string) ([]string, error) {
 				end = len(s)
 			}
 			if strings.Contains(s[:end], `"`) {
-				return nil, fmt.Errorf("field %s: a double quote may only start a field (a quoted field is a Go string)", s[:end])
+				return nil, fmt.Errorf("a double quote may only start a field (a quoted field is a Go string): %s", s[:end])
 			}
 			out = append(out, s[:end])
 			s = s[end:]
@@ -193,11 +199,11 @@ func splitFields(s string) ([]string, error) {
 		}
 		q, err := strconv.QuotedPrefix(s)
 		if err != nil {
-			return nil, fmt.Errorf("field %s: an unterminated or malformed quoted field (a Go string)", s)
+			return nil, fmt.Errorf("a quoted field (a Go string) that does not end, or has a bad escape: %s", s)
 		}
 		rest := s[len(q):]
 		if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-			return nil, fmt.Errorf("field %s: a quoted field must end at a space", s)
+			return nil, fmt.Errorf("a quoted field must end at a space: %s", s)
 		}
 		v, _ := strconv.Unquote(q)
 		out = append(out, v)
