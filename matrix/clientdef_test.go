@@ -171,3 +171,15 @@ func TestUnknownFamilyCells(t *testing.T) {
 		t.Errorf("repredicted, the client claiming java: %+v", c)
 	}
 }
+
+// A defined client's family is part of the matrix's identity: shards run
+// with another family are another matrix.
+func TestIdentityDefinedFamily(t *testing.T) {
+	cfg := Config{Scenarios: []*Scenario{{Name: "S"}}, Brokers: []string{"4.1.0"}, Shapes: Shapes()[:1],
+		Clients: []Client{{Name: "mine", Def: "mine.client", fam: Unknown}}}
+	id := Identity(cfg)
+	cfg.Clients[0].fam = "kgo"
+	if Identity(cfg) == id {
+		t.Error("the same identity with family unknown and kgo")
+	}
+}

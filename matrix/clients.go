@@ -16,7 +16,8 @@ import (
 )
 
 // Client is a producer a cell runs: our own (kcheck run) or a driver of a
-// client kcheck did not write (drivers/), each writing the JSON summary of
+// client kcheck did not write (drivers/, or one a file defines:
+// clientdef.go, drivers/DRIVERS.md), each writing the JSON summary of
 // drivers/OUTCOMES.md's drivers on standard output.
 type Client struct {
 	// Name names the client in the matrix: a stock client's name, or a

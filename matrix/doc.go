@@ -7,7 +7,10 @@
 // whether kcheck verify's verdict agrees with the read-back (judge.go).
 // Results are a Markdown matrix and a JSON file (table.go). The cells are
 // independent: a matrix splits into shards that machines run apart, and
-// whose results merge into the whole matrix's (shard.go).
+// whose results merge into the whole matrix's (shard.go). A client can be
+// defined by a file, with the family whose rules it claims or none
+// (clientdef.go); a client of no known family is shown every family's
+// prediction and which it behaved like (like.go).
 //
 // In kcheck's data flow it sits after spec/scenarios (scenario.Derive) and
 // drives kcheck proxy and kcheck verify, as bench/race.sh does for the
