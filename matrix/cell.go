@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/kcheck/kcheck/checker/verify"
@@ -35,6 +37,13 @@ type Cell struct {
 	Seconds   float64   `json:"seconds"`   // wall time of the run, verify included
 	Trace     string    `json:"trace"`     // where the trace was kept
 	Err       string    `json:"error"`     // the cell could not run: why
+
+	// Predictions, for a client of Unknown family, are every family's
+	// prediction (family → prediction), Predicted their summary; Like are
+	// the families whose prediction matches what it did (like.go), empty
+	// when none does. Both are absent for every other client.
+	Predictions map[string]string `json:"predictions,omitempty"`
+	Like        []string          `json:"like,omitempty"`
 }
 
 // cellSpec is what one cell runs.
@@ -66,15 +75,12 @@ const cancelGrace = 2*time.Minute + 30*time.Second
 
 // cell is c's Cell before it runs: what it is and what the model predicts.
 func (c cellSpec) cell() Cell {
-	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: c.scenario.Family(c.client.family()),
-		Shape: c.shape.Name, Run: c.run}
-	cell.Predicted = c.scenario.Predictions[cell.Family]
-	switch {
-	case len(c.scenario.Schedule) == 0:
-		cell.Predicted = "no faults"
-	case cell.Predicted == "":
-		cell.Predicted = "not modelled"
+	fam := c.client.fam
+	if fam == "" {
+		fam = c.scenario.Family(c.client.family())
 	}
+	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: fam, Shape: c.shape.Name, Run: c.run}
+	cell.predict(c.scenario.Predictions, len(c.scenario.Schedule) > 0)
 	return cell
 }
 
@@ -120,8 +126,7 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		argv = append(argv, "--cluster", c.control)
 	}
 	argv = append(argv, "--")
-	argv = append(argv, c.argv...)
-	argv = append(argv, c.client.args(c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"), c.opts)...)
+	argv = append(argv, c.client.command(c.argv, c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"), c.opts)...)
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, c.kcheck, argv...)
@@ -150,6 +155,9 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
 		cell.ExitCode = 1
 	case err != nil:
+		if l := lastLine(errPath); l != "" {
+			return fail("kcheck proxy: %v: %s (stderr: %s)", err, l, errPath)
+		}
 		return fail("kcheck proxy: %v (stderr: %s)", err, errPath)
 	}
 	os.WriteFile(filepath.Join(c.dir, base+".out"), stdout.Bytes(), 0o644)
@@ -177,7 +185,7 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	cell.Happened = Happen(sum, rep.Order)
 	cell.What = cell.Happened.String()
 	cell.Agreement = Agree(rep.Verdict != verify.Valid, cell.Happened)
-	cell.Worse = Worse(cell.Predicted, cell.Happened)
+	cell.judge()
 	reach, err := reachOf(trace, c.scenario.Steps)
 	if err != nil {
 		return fail("reading %s: %v", trace, err)
@@ -199,6 +207,26 @@ func reachOf(path string, steps []Step) (Reach, error) {
 		return Reach{}, err
 	}
 	return r.Result(), nil
+}
+
+// lastLine is the last line of the file at path that is not blank, cut to
+// 300 bytes: why the proxy gave up, in its own words; "" if none.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > 4096 {
+		f.Seek(-4096, io.SeekEnd)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	lines := strings.Split(strings.TrimRight(string(b), "\n\r\t "), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = strings.ToValidUTF8(l[:300], "") + "…"
+	}
+	return l
 }
 
 // limited writes at most n bytes to w and drops the rest: a client's

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,8 @@ import (
 )
 
 // Client is a producer a cell runs: our own (kcheck run) or a driver of a
-// client kcheck did not write (drivers/), each writing the JSON summary of
+// client kcheck did not write (drivers/, or one a file defines:
+// clientdef.go, drivers/DRIVERS.md), each writing the JSON summary of
 // drivers/OUTCOMES.md's drivers on standard output.
 type Client struct {
 	// Name names the client in the matrix: a stock client's name, or a
@@ -33,6 +35,12 @@ type Client struct {
 	Ours     bool
 	FirstAck bool
 	NoRearm  bool
+	// Def, for a client defined by a file (--client-def, ReadClientDefs),
+	// is that file; fam is the family it claims, a family's name or
+	// Unknown. Its command is a template (clientdef.go) that Prepare
+	// returns whole, and command fills in for each cell.
+	Def string
+	fam string
 	// prepare builds or installs the driver under root and returns the
 	// command that runs it, before its flags.
 	prepare func(ctx context.Context, env *Env) ([]string, error)
@@ -128,7 +136,8 @@ func buildClient(given string) (Client, error) {
 }
 
 // family is the name the client's family is looked up by
-// (Scenario.Family): a build's Base, else its Name.
+// (Scenario.Family): a build's Base, else its Name. A defined client's
+// family is not looked up (Client.fam).
 func (c Client) family() string {
 	if c.Base != "" {
 		return c.Base
@@ -267,45 +276,67 @@ type clientOpts struct {
 	timeouts    Timeouts // zero: DefaultTimeouts
 }
 
+// timeouts are o's timeouts, DefaultTimeouts unless set.
+func (o clientOpts) timeoutsOrDefault() Timeouts {
+	if o.timeouts == (Timeouts{}) {
+		return DefaultTimeouts
+	}
+	return o.timeouts
+}
+
+// command returns the command line that runs c, prepared as argv, with
+// shape s on topic, against the proxy's {bootstrap}: argv and c's flags,
+// or for a defined client its template filled in (expand).
+func (c Client) command(argv []string, s Shape, topic, brokerVersion, own string, o clientOpts) []string {
+	if c.Def != "" {
+		return expand(argv, topic, workloadFlags(s, o.timeoutsOrDefault(), o.replication))
+	}
+	return append(slices.Clone(argv), c.args(s, topic, brokerVersion, own, o)...)
+}
+
 // args returns the flags that run c with shape s on topic, against the
 // proxy's {bootstrap}. own is where our producer writes its own trace.
 func (c Client) args(s Shape, topic, brokerVersion, own string, o clientOpts) []string {
-	to := o.timeouts
-	if to == (Timeouts{}) {
-		to = DefaultTimeouts
+	to := o.timeoutsOrDefault()
+	if !c.Ours {
+		return append([]string{"--bootstrap", "{bootstrap}", "--topic", topic}, workloadFlags(s, to, o.replication)...)
 	}
-	requestTimeout, deliveryTimeout := to.Request, to.Delivery
-	var rf []string
-	if o.replication > 1 {
-		rf = []string{"--replication-factor", strconv.Itoa(o.replication)}
+	mode := "off"
+	if c.FirstAck {
+		mode = "on"
 	}
-	if c.Ours {
-		mode := "off"
-		if c.FirstAck {
-			mode = "on"
-		}
-		a := []string{"--brokers", "{bootstrap}", "--broker-version", brokerVersion, "--topic", topic,
-			"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
-			"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",
-			"--batch-records", s.BatchRecords,
-			"--first-ack", mode, "--hold-while-retrying", mode,
-			"--delivery-timeout", deliveryTimeout.String(), "--request-timeout", requestTimeout.String(), "--trace", own}
-		if c.NoRearm {
-			a = append(a, "--idle-rearm", "off")
-		}
-		if s.IdleAfter > 0 {
-			a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
-		}
-		return append(a, rf...)
-	}
-	a := []string{"--bootstrap", "{bootstrap}", "--topic", topic,
+	a := []string{"--brokers", "{bootstrap}", "--broker-version", brokerVersion, "--topic", topic,
 		"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
 		"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",
 		"--batch-records", s.BatchRecords,
-		"--delivery-timeout-ms", strconv.FormatInt(deliveryTimeout.Milliseconds(), 10),
-		"--request-timeout-ms", strconv.FormatInt(requestTimeout.Milliseconds(), 10)}
+		"--first-ack", mode, "--hold-while-retrying", mode,
+		"--delivery-timeout", to.Delivery.String(), "--request-timeout", to.Request.String(), "--trace", own}
+	if c.NoRearm {
+		a = append(a, "--idle-rearm", "off")
+	}
+	if s.IdleAfter > 0 {
+		a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
+	}
+	if o.replication > 1 {
+		a = append(a, "--replication-factor", strconv.Itoa(o.replication))
+	}
+	return a
+}
+
+// workloadFlags are a driver's flags for shape s (drivers/WORKLOADS.md),
+// with timeouts to and the topic's replication factor (given only when
+// above 1): what a defined client's {workload} stands for.
+func workloadFlags(s Shape, to Timeouts, replication int) []string {
+	a := []string{"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
+		"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",
+		"--batch-records", s.BatchRecords,
+		"--delivery-timeout-ms", strconv.FormatInt(to.Delivery.Milliseconds(), 10),
+		"--request-timeout-ms", strconv.FormatInt(to.Request.Milliseconds(), 10)}
 	if s.IdleAfter > 0 {
 		a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle-ms", strconv.FormatInt(s.Idle.Milliseconds(), 10))
 	}
-	return append(a, rf...)
+	if replication > 1 {
+		a = append(a, "--replication-factor", strconv.Itoa(replication))
+	}
+	return a
 }

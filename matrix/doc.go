@@ -10,7 +10,10 @@
 // independent: a matrix splits into shards that machines run apart, and
 // whose results merge into the whole matrix's (shard.go). For a client's
 // own CI, Quick chooses a few scenarios from the model's data (quick.go)
-// and Cell.Gate judges the client rather than kcheck (gate.go).
+// and Cell.Gate judges the client rather than kcheck (gate.go). A client
+// can be defined by a file, with the family whose rules it claims or none
+// (clientdef.go); a client of no known family is shown every family's
+// prediction and which it behaved like (like.go).
 //
 // In kcheck's data flow it sits after spec/scenarios (scenario.Derive) and
 // drives kcheck proxy and kcheck verify, as bench/race.sh does for the

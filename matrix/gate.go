@@ -35,6 +35,8 @@ func PredictsViolation(predicted string) bool {
 //     application (its read-back's lost though acknowledged, or verify's
 //     count of what it told the application), even where the model
 //     predicts a violation for its family: no rule excuses it;
+//   - for a client of Unknown family, GateFail when no family's
+//     prediction matches what it did (Like is empty);
 //   - GateFail when it duplicated or reordered (or lost an acknowledged
 //     record) where the model predicts no violation for its family: a
 //     prediction of "pass", the Baseline's "no faults", or "not modelled"
@@ -48,6 +50,10 @@ func (c Cell) Gate() (Gate, string) {
 		return GateError, "could not run: " + c.Err
 	case h.LostAcked > 0 || h.LostTold > 0:
 		return GateFail, fmt.Sprintf("%s: a record acknowledged to the application lost (the model predicts %s for family %s)", c.What, c.Predicted, c.familyName())
+	case h.Anomaly() && c.Family == Unknown && len(c.Like) == 0:
+		return GateFail, fmt.Sprintf("%s: an anomaly no family's model predicts (family unknown; predictions %s)", c.What, c.Predicted)
+	case h.Anomaly() && c.Family == Unknown:
+		return GatePass, fmt.Sprintf("%s, as the model predicts for %s (family unknown)", c.What, strings.Join(c.Like, ", "))
 	case h.Anomaly() && !PredictsViolation(c.Predicted):
 		return GateFail, fmt.Sprintf("%s: an anomaly the model does not predict (it predicts %s for family %s)", c.What, c.Predicted, c.familyName())
 	case h.Anomaly():

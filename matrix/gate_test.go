@@ -25,6 +25,12 @@ func TestGate(t *testing.T) {
 		{"lost though acknowledged, predicted", Cell{Family: "librdkafka", Predicted: "invariant:NoGap", Happened: Happened{Lost: 1, LostTold: 1}},
 			GateFail, "a record acknowledged to the application lost (the model predicts invariant:NoGap"},
 		{"lost though acknowledged by the read-back alone", Cell{Predicted: "invariant:AckedInLog", Happened: Happened{Lost: 1, LostAcked: 1}}, GateFail, "acknowledged"},
+		{"unknown family, a duplicate some family predicts", Cell{Family: Unknown, Predicted: "pass (kgo); invariant:NoDuplicate (java)", Like: []string{"java"}, Happened: Happened{Duplicated: 1}, What: "duplicated 1"},
+			GatePass, "as the model predicts for java (family unknown)"},
+		{"unknown family, a reorder no family predicts", Cell{Family: Unknown, Predicted: "pass (java, kgo)", Happened: Happened{Reordered: 1}, What: "reordered 1"},
+			GateFail, "no family's model predicts"},
+		{"unknown family, lost though acknowledged", Cell{Family: Unknown, Predicted: "invariant:AckedInLog (librdkafka)", Like: []string{"librdkafka"}, Happened: Happened{LostTold: 1}},
+			GateFail, "acknowledged to the application lost"},
 		{"could not run", Cell{Predicted: "pass", Err: "timed out after 3m0s"}, GateError, "could not run: timed out"},
 		{"could not run outranks what it recorded", Cell{Predicted: "pass", Happened: Happened{LostAcked: 1}, Err: "interrupted"}, GateError, "interrupted"},
 	} {

@@ -125,21 +125,23 @@ type Results struct {
 	Skipped   []Skipped `json:"skipped,omitempty"`
 }
 
-// Repredict sets every cell's prediction, and whether it did worse, anew
-// from predict (the scenario files as they are now: the model changes, the
-// runs stand). A cell of a scenario predict does not know is an error.
-func (r *Results) Repredict(predict func(scenario, family string) (string, bool), when string) error {
+// Repredict sets every cell's prediction, and whether it did worse (for a
+// client of Unknown family, every family's prediction and which it
+// matched), anew from predict, which gives a scenario's predictions by
+// family as the scenario files are now: the model changes, the runs stand.
+// A cell of a scenario predict does not know is an error.
+func (r *Results) Repredict(predict func(scenario string) (map[string]string, bool), when string) error {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Scenario == Baseline {
-			c.Predicted, c.Worse = "no faults", false
+			c.predict(nil, false)
 			continue
 		}
-		p, ok := predict(c.Scenario, c.Family)
+		ps, ok := predict(c.Scenario)
 		if !ok {
 			return fmt.Errorf("cell %d: scenario %q is not in the scenario files", i+1, c.Scenario)
 		}
-		c.Predicted, c.Worse = p, c.Err == "" && Worse(p, c.Happened)
+		c.predict(ps, true)
 	}
 	r.Repredicted = when
 	return nil
@@ -386,8 +388,12 @@ func (c Cell) line() string {
 	if c.Err != "" {
 		return fmt.Sprintf("%s | Kafka %s | %s | %s | error: %s", c.Scenario, c.Broker, c.Client, c.Shape, c.Err)
 	}
-	return fmt.Sprintf("%s | Kafka %s | %s | %s | %s | %s | verify %s (%s) | predicted %s | %.1f s",
-		c.Scenario, c.Broker, c.Client, c.Shape, c.Reach.Status, c.What, c.Verdict, c.Agreement, c.Predicted, c.Seconds)
+	like := ""
+	if w := c.likeWords(); w != "" {
+		like = " | " + w
+	}
+	return fmt.Sprintf("%s | Kafka %s | %s | %s | %s | %s | verify %s (%s) | predicted %s%s | %.1f s",
+		c.Scenario, c.Broker, c.Client, c.Shape, c.Reach.Status, c.What, c.Verdict, c.Agreement, c.Predicted, like, c.Seconds)
 }
 
 func loadAvg() string {

@@ -145,6 +145,9 @@ func Identity(cfg Config) string {
 	}
 	for _, c := range cfg.Clients {
 		fmt.Fprintf(h, "client\t%q\t%v\t%v\t%v\n", c.Name, c.Ours, c.FirstAck, c.NoRearm)
+		if c.Def != "" {
+			fmt.Fprintf(h, "defined\t%q\t%q\n", c.Name, c.fam) // its family decides its predictions
+		}
 	}
 	for _, s := range cfg.Shapes {
 		fmt.Fprintf(h, "shape\t%q\t%d\t%d\t%d\t%q\t%d\t%d\n", s.Name, s.Partitions, s.Records, s.ValueBytes, s.BatchRecords, s.IdleAfter, s.Idle)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -144,6 +145,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s on Kafka %s, %s, %s: %s (family %s predicts pass); trace %s\n", c.Client, c.Broker, c.Scenario, c.Shape, c.What, c.Family, c.Trace)
 		}
 	}
+	r.writeUnknown(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -213,5 +215,51 @@ func (c Cell) short() string {
 	if c.Worse {
 		s += " **worse than the model**"
 	}
+	if w := c.likeWords(); w != "" {
+		s += "; " + w
+	}
 	return s
+}
+
+// writeUnknown says, for each client of Unknown family, how many of its
+// cells that ran with predictions matched each family's prediction.
+func (r *Results) writeUnknown(b *strings.Builder) {
+	var clients []string
+	judged := map[string]int{}
+	like := map[string]map[string]int{} // client → family → cells matched
+	for _, c := range r.Cells {
+		if c.Family != Unknown || c.Err != "" || len(c.Predictions) == 0 {
+			continue
+		}
+		if like[c.Client] == nil {
+			clients = append(clients, c.Client)
+			like[c.Client] = map[string]int{}
+		}
+		judged[c.Client]++
+		for f := range c.Predictions {
+			like[c.Client][f] += 0
+		}
+		for _, f := range c.Like {
+			like[c.Client][f]++
+		}
+	}
+	if len(clients) == 0 {
+		return
+	}
+	b.WriteString("\n### Clients of unknown family\n\n" +
+		"For each client defined with family unknown (--client-def), in how many of its cells that ran under a scenario's faults " +
+		"each family's prediction matched what it did (drivers/DRIVERS.md).\n\n")
+	for _, cl := range clients {
+		fs := slices.SortedFunc(maps.Keys(like[cl]), func(x, y string) int {
+			if d := like[cl][y] - like[cl][x]; d != 0 {
+				return d
+			}
+			return strings.Compare(x, y)
+		})
+		var parts []string
+		for _, f := range fs {
+			parts = append(parts, fmt.Sprintf("%s %d", f, like[cl][f]))
+		}
+		fmt.Fprintf(b, "- %s, %d cells: %s\n", cl, judged[cl], strings.Join(parts, ", "))
+	}
 }

@@ -81,6 +81,47 @@ and has its predictions. An unknown NAME, a version the registry does not
 serve, a path that does not exist or does not build: exit 2, with the
 registry's answer or the build's last lines of stderr.
 
+A client kcheck has never seen is defined by a file, --client-def FILE
+(repeatable): a driver of that client that follows drivers/DRIVERS.md (the
+flags of drivers/WORKLOADS.md, the outcomes report of drivers/OUTCOMES.md,
+the JSON line on standard output, exit 0, 1 or 2). The file has three
+lines, "KEYWORD VALUE" (# starts a comment):
+   name NAME             the client's name in the cells (letters, digits,
+                         . _ -; not a stock client's, nor a family's)
+   family FAMILY         the family whose rules it claims, and so whose
+                         predictions its cells get: ours, ours-norearm,
+                         java, ours-off, kgo, sarama, aiokafka,
+                         one-in-flight, kafkajs, librdkafka; or unknown
+   command PROGRAM ARGS  the command that runs one cell, fields separated
+                         by spaces ("..." quotes one with a space, as a Go
+                         string); PROGRAM a path if it has a / (relative to
+                         FILE's directory), else found on $PATH
+with these placeholders in ARGS:
+   {bootstrap}   the proxy's address, HOST:PORT (required)
+   {topic}       the cell's topic, which the client creates (required)
+   {workload}    the workload's flags, each its own argument (required, a
+                 field of its own): --partitions N --records N
+                 --value-bytes N --keys 1024 --compression gzip
+                 --batch-records one|many --delivery-timeout-ms N
+                 --request-timeout-ms N, then --idle-after N --idle-ms N
+                 with an idle phase and --replication-factor N on a cluster
+   {outcomes}    the file to write the outcomes report to (also
+                 $KCHECK_OUTCOMES)
+For example:
+   name    my-kgo
+   family  unknown
+   command ./kcheck-kgo-driver --bootstrap {bootstrap} --topic {topic} {workload}
+Without --clients only the defined clients run; --clients adds stock ones.
+A client of family unknown is judged by no family: each of its cells shows
+every family's prediction and "behaves like" the families whose prediction
+matches what it did (pass: no anomaly; invariant:NoDuplicate: a duplicate;
+and so on, drivers/DRIVERS.md), and the Markdown ends with how many of its
+cells matched each family. A client that crashes (exits other than 0 or 1)
+is "could not run" in that cell, its stderr kept in --keep. A definition
+that does not parse, an unknown keyword, family or placeholder, a program
+that is not there or not executable, a missing line, or a name that is
+taken: exit 2, naming FILE:LINE, before any broker starts.
+
 Every cell's trace, stderr and output are kept in --keep. --results writes the
 matrix in Markdown, --json the cells as JSON, --html as one self-contained
 HTML page, --junit as JUnit XML (a testsuite per scenario, a testcase per
@@ -158,7 +199,7 @@ func scenariosRunCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run every scenario against every client on real Kafka brokers, and tabulate",
-		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--brokers LIST] [--shapes LIST] [--runs N] [--shard K/N] [--keep DIR] [--results FILE] [--json FILE] [--junit FILE] [--html FILE] [--quick] [--gate]",
+		UsageText:   "kcheck scenarios run [--dir DIR] [--scenario NAME]... [--clients LIST] [--client-def FILE]... [--brokers LIST] [--shapes LIST] [--runs N] [--shard K/N] [--keep DIR] [--results FILE] [--json FILE] [--junit FILE] [--html FILE] [--quick] [--gate]",
 		Description: scenariosRunDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Value: "spec/scenarios", Usage: "`DIR` of the scenario files", TakesFile: true},
@@ -166,6 +207,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "scenario", Usage: "run only the scenario `NAME` (repeatable; comma-separated); Baseline is the run without faults"},
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + "), or builds of them, NAME@VERSION or NAME@PATH (see below)"},
+			&cli.StringSliceFlag{Name: "client-def", Usage: "also run the client `FILE` defines: its name, family and command (repeatable; see below, and drivers/DRIVERS.md)", TakesFile: true},
 			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice(scenarioBrokers...), Usage: "Kafka `VERSIONS` to start"},
 			&cli.StringFlag{Name: "bootstrap", Usage: "run on the cluster at `HOST:PORT`, which kcheck did not start, instead (see below)"},
 			&cli.StringFlag{Name: "broker-version", Usage: "with --bootstrap: the Kafka `VERSION` the cluster runs (default: read from its ApiVersions)"},
@@ -192,6 +234,15 @@ func scenariosRunCommand() *cli.Command {
 			return runScenariosRun(c)
 		},
 	}
+}
+
+// familyNames are the families a client definition may claim.
+func familyNames() []string {
+	var ns []string
+	for _, f := range scenario.Families {
+		ns = append(ns, f.Name)
+	}
+	return ns
 }
 
 func shapeNames(shapes []matrix.Shape) []string {
@@ -225,6 +276,10 @@ func runScenariosRun(c *cli.Context) error {
 	}
 	if err := checkQuick(c); err != nil {
 		return err
+	}
+	defs, err := matrix.ReadClientDefs(c.StringSlice("client-def"), familyNames())
+	if err != nil {
+		return usageErrorf("scenarios run: --client-def: %w", err)
 	}
 	runs := c.Int("runs")
 	if runs < 1 {
@@ -288,13 +343,14 @@ func runScenariosRun(c *cli.Context) error {
 		return retabulate(c, from, groups)
 	}
 	names := splitList(c.StringSlice("clients"))
-	if len(names) == 0 {
+	if len(names) == 0 && len(defs) == 0 {
 		names = matrix.ClientNames()
 	}
 	clients, err := matrix.LookupClients(names)
 	if err != nil {
 		return usageErrorf("scenarios run: --clients: %w", err)
 	}
+	clients = append(clients, defs...)
 	var shapes []matrix.Shape
 	if want := splitList(c.StringSlice("shapes")); len(want) > 0 {
 		for _, n := range want {
@@ -384,16 +440,12 @@ func retabulate(c *cli.Context, from string, groups []*matrix.Scenario) error {
 	if err != nil {
 		return usageErrorf("scenarios run: --from: %w", err)
 	}
-	predict := func(name, family string) (string, bool) {
+	predict := func(name string) (map[string]string, bool) {
 		g := findGroup(groups, name)
 		if g == nil {
-			return "", false
+			return nil, false
 		}
-		p := g.Predictions[family]
-		if p == "" {
-			p = scenario.NotModelled
-		}
-		return p, true
+		return g.Predictions, true
 	}
 	if err := res.Repredict(predict, time.Now().UTC().Format("2006-01-02 15:04 UTC")); err != nil {
 		return usageErrorf("scenarios run: --from: %w", err)
