@@ -129,9 +129,11 @@ vet:
 # Go tests need TLC for the runner's integration tests: KCHECK_REQUIRE_TLC makes
 # a missing jar a failure, never a skip. KCHECK_REGISTRY runs the tests of
 # client builds that install from PyPI and npm and ask Maven Central
-# (builds/registry_test.go, a few minutes).
+# (builds/registry_test.go, a few minutes). checker/tv runs TLC on every
+# trace and its mutants: about 4 minutes on two idle cores, past go test's
+# default 10-minute bound at a load average of 30 (session 18), hence 30.
 gotest:
-	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar KCHECK_REQUIRE_TLC=1 KCHECK_REGISTRY=1 $(GO) test ./...
+	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar KCHECK_REQUIRE_TLC=1 KCHECK_REGISTRY=1 $(GO) test -timeout 30m ./...
 
 # A short fuzz of the trace reader on top of its seed corpus: a count of
 # executions (about 10 s here), not a duration: Go 1.26's fuzz coordinator can
