@@ -110,7 +110,8 @@ func TestOlderVersions(t *testing.T) {
 }
 
 // TestOlderThreeNodes starts three nodes of a KRaft release before 4.0
-// and of 2.8 on ZooKeeper, and checks that each node lists all three.
+// and of 2.8 on ZooKeeper, checks that each node lists all three, and
+// kills one and starts it again.
 func TestOlderThreeNodes(t *testing.T) {
 	needKafka(t)
 	for _, version := range []string{"3.5.2", "2.8.2"} {
@@ -127,6 +128,18 @@ func TestOlderThreeNodes(t *testing.T) {
 					t.Errorf("node %d: metadata lists %d brokers, want 3", n.ID, len(resp.Brokers))
 				}
 			}
+			// A node killed, as kcheck proxy --cluster's faults do, starts
+			// again on its data.
+			if err := c.Kill(3); err != nil {
+				t.Fatal(err)
+			}
+			sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			begin := time.Now()
+			if err := c.StartNode(sctx, 3); err != nil {
+				t.Fatal(err)
+			}
+			scancel()
+			t.Logf("node 3 killed and started again in %v", time.Since(begin).Round(time.Millisecond))
 			stopped := time.Now()
 			stopAndCheck(t, c)
 			t.Logf("stopped in %v", time.Since(stopped).Round(time.Millisecond))

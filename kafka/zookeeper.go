@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -17,15 +16,15 @@ import (
 // zooKeeperProperties is the configuration of the ZooKeeper server of a
 // release on ZooKeeper: standalone, on 127.0.0.1, its data in its
 // directory, without the admin server (its own HTTP port, 8080 by default).
-// srvr is the only four-letter command ZooKeeper 3.5 allows by default,
-// and all Start asks.
+// Of the four-letter commands, Start asks srvr (is it serving?) and
+// StartNode dump (which brokers are registered?).
 const zooKeeperProperties = `# Written by kcheck (package kafka): the ZooKeeper server of Kafka %s.
 dataDir=%s
 clientPort=%s
 clientPortAddress=%s
 maxClientCnxns=0
 admin.enableServer=false
-4lw.commands.whitelist=srvr
+4lw.commands.whitelist=srvr,dump
 `
 
 // startZooKeeper starts the cluster's ZooKeeper server with Kafka's
@@ -70,30 +69,67 @@ func (c *Cluster) startZooKeeper(ctx context.Context, java, classpath, logOpt st
 // srvr asks the ZooKeeper server at addr for its status (the four-letter
 // command srvr): nil if it serves.
 func srvr(ctx context.Context, addr string) error {
+	out, err := fourLetter(ctx, addr, "srvr")
+	if err != nil {
+		return err
+	}
+	// A server that is up but not serving says "This ZooKeeper instance is
+	// not currently serving requests".
+	if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "Zookeeper version") {
+		return fmt.Errorf("srvr: %q", strings.TrimSpace(first))
+	}
+	return nil
+}
+
+// fourLetter sends ZooKeeper's four-letter command cmd to addr and returns
+// the answer, which ends when the server closes the connection.
+func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	if _, err := io.WriteString(conn, "srvr"); err != nil {
-		return err
+	if _, err := io.WriteString(conn, cmd); err != nil {
+		return "", err
 	}
-	first, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil && first == "" {
-		return fmt.Errorf("srvr: %w", err)
+	b, err := io.ReadAll(io.LimitReader(conn, 1<<20))
+	if err != nil && len(b) == 0 {
+		return "", fmt.Errorf("%s: %w", cmd, err)
 	}
-	// A server that is up but not serving says "This ZooKeeper instance is
-	// not currently serving requests".
-	if !strings.HasPrefix(first, "Zookeeper version") {
-		return fmt.Errorf("srvr: %q", strings.TrimSpace(first))
+	if len(b) == 0 {
+		return "", fmt.Errorf("%s: %w", cmd, io.EOF)
 	}
-	return nil
+	return string(b), nil
+}
+
+// waitUnregistered waits until broker id's registration in ZooKeeper, the
+// ephemeral znode /brokers/ids/<id>, is gone. A killed broker's lives until
+// its session times out (zookeeper.session.timeout.ms), and a broker that
+// starts before then finds it taken and exits.
+func (c *Cluster) waitUnregistered(ctx context.Context, id int) error {
+	znode := fmt.Sprintf("/brokers/ids/%d\n", id)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		out, err := fourLetter(ctx, c.zk.Addr, "dump")
+		if err == nil && !strings.Contains(out, znode) {
+			return nil
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if err == nil {
+				err = fmt.Errorf("%s is still registered", strings.TrimSpace(znode))
+			}
+			return fmt.Errorf("kafka: node %d cannot start again yet: ZooKeeper at %s: %v", id, c.zk.Addr, err)
+		case <-t.C:
+		}
+	}
 }
 
 // stopZooKeeper stops the ZooKeeper server, if any: SIGTERM, then SIGKILL

@@ -121,3 +121,55 @@ func TestSrvr(t *testing.T) {
 		}
 	}
 }
+
+// fakeZooKeeper answers dump with the ephemeral znodes of one session,
+// first with /brokers/ids/3 for `registered` answers, then without it.
+func fakeZooKeeper(t *testing.T, registered int) (addr string, dumps func() int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	n := make(chan int, 1)
+	n <- 0
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			cmd := make([]byte, 4)
+			io.ReadFull(c, cmd)
+			i := <-n
+			n <- i + 1
+			out := "SessionTracker dump:\nephemeral nodes dump:\nSessions with Ephemerals (1):\n0x100000a0b5e0000:\n\t/controller\n\t/brokers/ids/30\n"
+			if i < registered {
+				out += "\t/brokers/ids/3\n"
+			}
+			io.WriteString(c, out)
+			c.Close()
+		}
+	}()
+	return l.Addr().String(), func() int { i := <-n; n <- i; return i }
+}
+
+func TestWaitUnregistered(t *testing.T) {
+	addr, dumps := fakeZooKeeper(t, 2)
+	c := &Cluster{zk: &node{Node: Node{Addr: addr}}}
+	if err := c.waitUnregistered(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumps(); got != 3 {
+		t.Errorf("%d dumps, want 3: two with /brokers/ids/3, one without", got)
+	}
+
+	addr, _ = fakeZooKeeper(t, 1000)
+	c = &Cluster{zk: &node{Node: Node{Addr: addr}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := c.waitUnregistered(ctx, 3)
+	if err == nil || !strings.Contains(err.Error(), "node 3 cannot start again yet") || !strings.Contains(err.Error(), "/brokers/ids/3 is still registered") {
+		t.Errorf("waitUnregistered: %v, want node 3 still registered", err)
+	}
+}
