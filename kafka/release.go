@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// Supported names the releases kcheck runs, for messages.
-const Supported = "2.8.x (on ZooKeeper), 3.3.0 to 3.9.x (KRaft, logging through log4j 1) and 4.0.0 or later (KRaft, log4j2)"
+// supported names the releases kcheck runs, for messages.
+const supported = "2.8.x (on ZooKeeper), 3.3.0 to 3.9.x (KRaft, logging through log4j 1) and 4.0.0 or later (KRaft, log4j2)"
 
 // release is what kcheck must know of a Kafka release to fetch and run it.
 type release struct {
@@ -45,7 +45,7 @@ func parseRelease(version string) (release, error) {
 	case r.major == 2 && r.minor == 8:
 		r.log4j1, r.zooKeeper = true, true
 	default:
-		return release{}, fmt.Errorf("kafka: version %s: kcheck runs Kafka %s", version, Supported)
+		return release{}, fmt.Errorf("kafka: version %s: kcheck runs Kafka %s", version, supported)
 	}
 	return r, nil
 }
