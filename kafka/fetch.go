@@ -142,10 +142,10 @@ func complete(dir string) bool {
 	return true
 }
 
-// pom is a project whose only dependency is %s's artifact %s, version %s:
-// mvn dependency:copy-dependencies copies it and its runtime dependencies.
+// pom is a project with one dependency (group, artifact, version), for mvn
+// dependency:copy-dependencies to copy it and its runtime dependencies.
 const pom = `<?xml version="1.0" encoding="UTF-8"?>
-<!-- Written by kcheck (package kafka) to fetch the Kafka server with mvn. -->
+<!-- Written by kcheck (package kafka) to fetch Kafka's jars with mvn. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>kcheck</groupId>
