@@ -300,10 +300,10 @@ func (cfg *Config) check() (release, error) {
 // checkRelease checks what depends on the release: its settings.
 func (cfg *Config) checkRelease(rel release) error {
 	if rel.zooKeeper && len(cfg.ControllerPorts) > 0 {
-		return fmt.Errorf("kafka: Kafka %s runs on ZooKeeper and has no controller ports; its ZooKeeper has one (the ZooKeeper port)", rel.version)
+		return fmt.Errorf("kafka: Kafka %s runs on ZooKeeper: its brokers have no controller port (ZooKeeper has a port of its own: --zookeeper-port)", rel.version)
 	}
 	if !rel.zooKeeper && cfg.ZooKeeperPort != 0 {
-		return fmt.Errorf("kafka: Kafka %s runs in KRaft mode, without ZooKeeper: no ZooKeeper port", rel.version)
+		return fmt.Errorf("kafka: Kafka %s runs in KRaft mode, without ZooKeeper: no ZooKeeper port (ZooKeeper runs for 2.8 only)", rel.version)
 	}
 	if !rel.producerIDExpiry && cfg.ProducerIDExpirationCheck > 0 {
 		return fmt.Errorf("kafka: Kafka %s has no producer.id.expiration.check.interval.ms (KIP-854, 3.4.0): it expires producer ids every ten minutes", rel.version)

@@ -144,7 +144,7 @@ func TestStartBadConfig(t *testing.T) {
 	}{
 		{Config{Version: "3.2.3"}, "kcheck runs Kafka 2.8.x (on ZooKeeper), 3.3.0 to 3.9.x"},
 		{Config{Version: "2.7.2"}, "kcheck runs Kafka 2.8.x"},
-		{Config{Version: "2.8.2", ControllerPorts: []int{9093}}, "Kafka 2.8.2 runs on ZooKeeper and has no controller ports"},
+		{Config{Version: "2.8.2", ControllerPorts: []int{9093}}, "Kafka 2.8.2 runs on ZooKeeper: its brokers have no controller port"},
 		{Config{Version: "3.9.1", ZooKeeperPort: 2181}, "Kafka 3.9.1 runs in KRaft mode, without ZooKeeper"},
 		{Config{Version: "3.3.2", ProducerIDExpirationCheck: time.Second}, "Kafka 3.3.2 has no producer.id.expiration.check.interval.ms"},
 		{Config{Version: "2.8.2", ZooKeeperPort: 9092, Ports: []int{9092}}, "port 9092 is both the ZooKeeper port and the client port of node 1"},
