@@ -45,7 +45,8 @@ type Config struct {
 	// Cache is Fetch's download cache; empty: DefaultCache.
 	Cache string
 	// Nodes is the number of nodes, each both a broker and a KRaft
-	// controller, all of them voters. 0 means 1.
+	// controller, all of them voters; on a release that runs on ZooKeeper
+	// (2.8), each a broker, with one ZooKeeper server for all. 0 means 1.
 	Nodes int
 	// Dir holds a directory per node, Dir/node-<id>, with its
 	// server.properties, its output (node.log, format.log) and its data
@@ -55,18 +56,25 @@ type Config struct {
 	// Ports are the client (PLAINTEXT) ports of nodes 1, 2, ...; empty, or
 	// 0 for a node: a free port. A port that is taken is an error naming it.
 	Ports []int
-	// ControllerPorts are the CONTROLLER ports, as Ports.
+	// ControllerPorts are the CONTROLLER ports, as Ports. A release on
+	// ZooKeeper has none.
 	ControllerPorts []int
+	// ZooKeeperPort is the client port of the ZooKeeper server of a release
+	// on ZooKeeper; 0: a free port. A KRaft release has no ZooKeeper.
+	ZooKeeperPort int
 	// Java is the java executable, looked up in PATH; empty: "java".
 	Java string
 	// Heap is each node's heap (-Xms and -Xmx); empty: DefaultHeap.
 	Heap string
 	// ProducerIDExpiration is producer.id.expiration.ms, how long a broker
 	// keeps the state of an idle producer; 0: Kafka's default (one day).
+	// Before 3.4 (KIP-854) it is transactional.id.expiration.ms, which
+	// expired producer ids then, and transactional ids too.
 	ProducerIDExpiration time.Duration
 	// ProducerIDExpirationCheck is producer.id.expiration.check.interval.ms,
 	// how often brokers expire producer state; 0: Kafka's default (ten
-	// minutes). Set it too when ProducerIDExpiration is short.
+	// minutes). Set it too when ProducerIDExpiration is short. Before 3.4
+	// it cannot be set: Start refuses it.
 	ProducerIDExpirationCheck time.Duration
 	// Properties are more server.properties for every node; they override
 	// kcheck's (see Start).
@@ -88,14 +96,19 @@ type Config struct {
 type Node struct {
 	ID             int    // node.id, from 1
 	Addr           string // host:port of the PLAINTEXT listener, for clients
-	ControllerAddr string // host:port of the CONTROLLER listener
+	ControllerAddr string // host:port of the CONTROLLER listener; "" on ZooKeeper
 	PID            int    // the java process; 0 if it was not started
 	Dir            string // server.properties, node.log, format.log and data/
 }
 
 // Log returns the path of the node's output: what Kafka logs, and anything
-// the JVM prints.
-func (n Node) Log() string { return filepath.Join(n.Dir, "node.log") }
+// the JVM prints; for the ZooKeeper server (ID 0), zookeeper.log.
+func (n Node) Log() string {
+	if n.ID == 0 {
+		return filepath.Join(n.Dir, "zookeeper.log")
+	}
+	return filepath.Join(n.Dir, "node.log")
+}
 
 // node is a node and its process.
 type node struct {
@@ -108,6 +121,8 @@ type node struct {
 // Cluster is a running Kafka cluster, started by Start. Stop it with Stop.
 type Cluster struct {
 	version string
+	rel     release
+	zk      *node // the ZooKeeper server of a release on ZooKeeper; nil on KRaft
 	dir     string
 	tempDir bool // dir was made by Start: Stop removes it
 	nodes   []*node
@@ -140,8 +155,14 @@ type Cluster struct {
 // auto.create.topics.enable false, and log.index.interval.bytes at its
 // largest (no index entries: see serverProperties). Config.Properties
 // override any of these.
+//
+// A release on ZooKeeper (2.8) has brokers only, with a PLAINTEXT listener
+// and zookeeper.connect; Start first starts one ZooKeeper server (Kafka's
+// ZooKeeper jar, "java QuorumPeerMain zookeeper.properties", in
+// Dir/zookeeper) and waits until it answers ZooKeeper's srvr command.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
-	if err := cfg.check(); err != nil {
+	rel, err := cfg.check()
+	if err != nil {
 		return nil, err
 	}
 	java, err := exec.LookPath(cfg.Java)
@@ -157,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.StartTimeout, errStartTimeout)
 	defer cancel()
 
-	c := &Cluster{version: cfg.Version, grace: cfg.StopTimeout, anyExit: make(chan struct{})}
+	c := &Cluster{version: cfg.Version, rel: rel, grace: cfg.StopTimeout, anyExit: make(chan struct{})}
 	if cfg.Dir == "" {
 		if c.dir, err = os.MkdirTemp("", "kcheck-kafka-"); err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
@@ -167,8 +188,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		if c.dir, err = filepath.Abs(cfg.Dir); err != nil {
 			return nil, fmt.Errorf("kafka: directory %q: %w", cfg.Dir, err)
 		}
+		dirs := []string{zooKeeperDirName}
 		for id := 1; id <= cfg.Nodes; id++ {
-			data := filepath.Join(c.dir, nodeDirName(id), "data")
+			dirs = append(dirs, nodeDirName(id))
+		}
+		for _, d := range dirs {
+			data := filepath.Join(c.dir, d, "data")
 			if _, err := os.Stat(data); err == nil {
 				return nil, fmt.Errorf("kafka: %s exists: the data of an earlier cluster; remove it, or choose another directory", data)
 			}
@@ -181,41 +206,63 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}()
 
-	client, controller, err := choosePorts(cfg)
+	client, controller, err := choosePorts(cfg, rel)
 	if err != nil {
 		return nil, err
+	}
+	if rel.zooKeeper {
+		c.zk = &node{Node: Node{
+			Addr: net.JoinHostPort(host, strconv.Itoa(controller[0])),
+			Dir:  filepath.Join(c.dir, zooKeeperDirName),
+		}, exited: make(chan struct{})}
+		if err := os.MkdirAll(c.zk.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
 	}
 	for i := range cfg.Nodes {
 		id := i + 1
 		n := &node{Node: Node{
-			ID:             id,
-			Addr:           net.JoinHostPort(host, strconv.Itoa(client[i])),
-			ControllerAddr: net.JoinHostPort(host, strconv.Itoa(controller[i])),
-			Dir:            filepath.Join(c.dir, nodeDirName(id)),
+			ID:   id,
+			Addr: net.JoinHostPort(host, strconv.Itoa(client[i])),
+			Dir:  filepath.Join(c.dir, nodeDirName(id)),
 		}, exited: make(chan struct{})}
+		if !rel.zooKeeper {
+			n.ControllerAddr = net.JoinHostPort(host, strconv.Itoa(controller[i]))
+		}
 		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	logConfig := filepath.Join(c.dir, "log4j2.properties")
-	if err := os.WriteFile(logConfig, []byte(log4jConfig(cfg.RequestLog)), 0o644); err != nil {
+	logName, logText, logOpt := "log4j2.properties", log4jConfig(cfg.RequestLog), "-Dlog4j2.configurationFile="
+	if rel.log4j1 {
+		logName, logText, logOpt = "log4j.properties", log4j1Config(cfg.RequestLog), "-Dlog4j.configuration=file:"
+	}
+	logConfig := filepath.Join(c.dir, logName)
+	if err := os.WriteFile(logConfig, []byte(logText), 0o644); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
+	logOpt += logConfig
 	for _, n := range c.nodes {
-		if err := os.WriteFile(n.properties(), []byte(serverProperties(cfg, c.nodes, n)), 0o644); err != nil {
+		if err := os.WriteFile(n.properties(), []byte(serverProperties(cfg, rel, c.nodes, n, c.zk)), 0o644); err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
 		}
 	}
 
-	id, err := clusterID()
-	if err != nil {
-		return nil, err
+	if rel.zooKeeper {
+		if err := c.startZooKeeper(ctx, java, cfg.Classpath, logOpt); err != nil {
+			return nil, err
+		}
+	} else {
+		id, err := clusterID()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.format(ctx, java, cfg.Classpath, logOpt, id); err != nil {
+			return nil, err
+		}
 	}
-	if err := c.format(ctx, java, cfg.Classpath, logConfig, id); err != nil {
-		return nil, err
-	}
-	opts := append(jvmOptions(cfg.Heap, logConfig), "-cp", cfg.Classpath, "kafka.Kafka")
+	opts := append(jvmOptions(cfg.Heap, logOpt), "-cp", cfg.Classpath, "kafka.Kafka")
 	c.java, c.opts = java, opts
 	for _, n := range c.nodes {
 		if err := c.startNode(java, opts, n); err != nil {
@@ -232,10 +279,40 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 
 var errStartTimeout = errors.New("start timed out")
 
-func (cfg *Config) check() error {
-	if err := checkVersion(cfg.Version); err != nil {
-		return err
+// Validate reports what Start would refuse in cfg before it runs anything:
+// a release kcheck does not run, settings it does not have, bad ports.
+func (cfg Config) Validate() error {
+	_, err := cfg.check()
+	return err
+}
+
+func (cfg *Config) check() (release, error) {
+	rel, err := parseRelease(cfg.Version)
+	if err != nil {
+		return release{}, err
 	}
+	if err := cfg.checkRelease(rel); err != nil {
+		return release{}, err
+	}
+	return rel, cfg.checkRest()
+}
+
+// checkRelease checks what depends on the release: its settings.
+func (cfg *Config) checkRelease(rel release) error {
+	if rel.zooKeeper && len(cfg.ControllerPorts) > 0 {
+		return fmt.Errorf("kafka: Kafka %s runs on ZooKeeper: its brokers have no controller port (ZooKeeper has a port of its own: --zookeeper-port)", rel.version)
+	}
+	if !rel.zooKeeper && cfg.ZooKeeperPort != 0 {
+		return fmt.Errorf("kafka: Kafka %s runs in KRaft mode, without ZooKeeper: no ZooKeeper port (ZooKeeper runs for 2.8 only)", rel.version)
+	}
+	if !rel.producerIDExpiry && cfg.ProducerIDExpirationCheck > 0 {
+		return fmt.Errorf("kafka: Kafka %s has no producer.id.expiration.check.interval.ms (KIP-854, 3.4.0): it expires producer ids every ten minutes", rel.version)
+	}
+	return nil
+}
+
+// checkRest checks what does not depend on the release, and sets defaults.
+func (cfg *Config) checkRest() error {
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 1
 	}
@@ -260,7 +337,13 @@ func (cfg *Config) check() error {
 	if cfg.ProducerIDExpiration < 0 || cfg.ProducerIDExpirationCheck < 0 {
 		return errors.New("kafka: producer id expiration: must not be negative")
 	}
+	if cfg.ZooKeeperPort < 0 || cfg.ZooKeeperPort > 65535 {
+		return fmt.Errorf("kafka: the ZooKeeper port: %d is not a port", cfg.ZooKeeperPort)
+	}
 	seen := map[int]string{}
+	if cfg.ZooKeeperPort != 0 {
+		seen[cfg.ZooKeeperPort] = "the ZooKeeper port"
+	}
 	for _, ports := range []struct {
 		what  string
 		ports []int
@@ -294,21 +377,26 @@ var regexpHeap = regexp.MustCompile(`^[0-9]+[kKmMgG]$`)
 
 func nodeDirName(id int) string { return fmt.Sprintf("node-%d", id) }
 
+// zooKeeperDirName is the directory of the ZooKeeper server, in the
+// cluster's.
+const zooKeeperDirName = "zookeeper"
+
 func (n *node) properties() string { return filepath.Join(n.Dir, "server.properties") }
 func (n *node) data() string       { return filepath.Join(n.Dir, "data") }
 
 // choosePorts returns the client and controller port of each node: the
 // configured one if it is free, else a free one. Every port is held open
-// until all are chosen, so that no two are the same.
-func choosePorts(cfg Config) (client, controller []int, err error) {
+// until all are chosen, so that no two are the same. On ZooKeeper,
+// controller holds one port, ZooKeeper's.
+func choosePorts(cfg Config, rel release) (client, controller []int, err error) {
 	var held []net.Listener
 	defer func() {
 		for _, l := range held {
 			l.Close()
 		}
 	}()
-	choose := func(ports []int, what string) ([]int, error) {
-		out := make([]int, cfg.Nodes)
+	choose := func(ports []int, what string, n int) ([]int, error) {
+		out := make([]int, n)
 		for i := range out {
 			want := 0
 			if i < len(ports) {
@@ -316,6 +404,9 @@ func choosePorts(cfg Config) (client, controller []int, err error) {
 			}
 			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(want)))
 			if err != nil {
+				if want != 0 && what == "ZooKeeper" {
+					return nil, fmt.Errorf("kafka: the ZooKeeper port, %s:%d, is taken: %w", host, want, err)
+				}
 				if want != 0 {
 					return nil, fmt.Errorf("kafka: the %s port of node %d, %s:%d, is taken: %w", what, i+1, host, want, err)
 				}
@@ -326,10 +417,15 @@ func choosePorts(cfg Config) (client, controller []int, err error) {
 		}
 		return out, nil
 	}
-	if client, err = choose(cfg.Ports, "client"); err != nil {
+	if client, err = choose(cfg.Ports, "client", cfg.Nodes); err != nil {
 		return nil, nil, err
 	}
-	if controller, err = choose(cfg.ControllerPorts, "controller"); err != nil {
+	if rel.zooKeeper {
+		controller, err = choose([]int{cfg.ZooKeeperPort}, "ZooKeeper", 1)
+	} else {
+		controller, err = choose(cfg.ControllerPorts, "controller", cfg.Nodes)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	return client, controller, nil
@@ -352,14 +448,15 @@ func clusterID() (string, error) {
 // jvmOptions are a node's JVM options, as kafka-server-start.sh has them but
 // for the heap. Every pause the JVM takes is logged, with the wall-clock
 // time, to gc.log in the node's directory (its working directory), so that
-// a client's stall can be laid beside the broker's pauses.
-func jvmOptions(heap, logConfig string) []string {
+// a client's stall can be laid beside the broker's pauses. logOpt names the
+// logging configuration.
+func jvmOptions(heap, logOpt string) []string {
 	return []string{
 		"-Xms" + heap, "-Xmx" + heap,
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
 		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
 		"-Xlog:gc,safepoint:file=gc.log:time,uptime:filecount=0",
-		"-Dlog4j2.configurationFile=" + logConfig,
+		logOpt,
 	}
 }
 
@@ -386,22 +483,52 @@ func log4jConfig(requests bool) string {
 	return strings.Replace(log4jProperties, "logger.request.level = WARN", "logger.request.level = DEBUG", 1)
 }
 
-// serverProperties returns the server.properties of n.
-func serverProperties(cfg Config, nodes []*node, n *node) string {
+// log4j1Properties is log4jProperties for log4j 1 (reload4j), which
+// Kafka before 4.0 logs to.
+const log4j1Properties = `# Written by kcheck: a node logs to its standard output, node-<id>/node.log.
+log4j.rootLogger=INFO, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+`
+
+// log4j1Config is log4j1Properties as log4jConfig is log4jProperties.
+func log4j1Config(requests bool) string {
+	if !requests {
+		return log4j1Properties
+	}
+	return strings.Replace(log4j1Properties, "kafka.request.logger=WARN", "kafka.request.logger=DEBUG", 1)
+}
+
+// serverProperties returns the server.properties of n, for a release rel;
+// zk is the ZooKeeper server of a release on ZooKeeper.
+func serverProperties(cfg Config, rel release, nodes []*node, n *node, zk *node) string {
 	rf := min(3, len(nodes))
 	var voters, props []string
 	for _, m := range nodes {
 		voters = append(voters, fmt.Sprintf("%d@%s", m.ID, m.ControllerAddr))
 	}
 	set := func(k string, v any) { props = append(props, fmt.Sprintf("%s=%v", k, v)) }
-	set("process.roles", "broker,controller")
-	set("node.id", n.ID)
-	set("controller.quorum.voters", strings.Join(voters, ","))
-	set("listeners", "PLAINTEXT://"+n.Addr+",CONTROLLER://"+n.ControllerAddr)
-	set("advertised.listeners", "PLAINTEXT://"+n.Addr)
-	set("controller.listener.names", "CONTROLLER")
-	set("inter.broker.listener.name", "PLAINTEXT")
-	set("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	if rel.zooKeeper {
+		set("broker.id", n.ID)
+		set("zookeeper.connect", zk.Addr)
+		// A killed broker stays registered this long, and StartNode waits
+		// that long to start it again: 6 s, not Kafka's 18 s.
+		set("zookeeper.session.timeout.ms", 6000)
+		set("listeners", "PLAINTEXT://"+n.Addr)
+		set("advertised.listeners", "PLAINTEXT://"+n.Addr)
+		set("inter.broker.listener.name", "PLAINTEXT")
+	} else {
+		set("process.roles", "broker,controller")
+		set("node.id", n.ID)
+		set("controller.quorum.voters", strings.Join(voters, ","))
+		set("listeners", "PLAINTEXT://"+n.Addr+",CONTROLLER://"+n.ControllerAddr)
+		set("advertised.listeners", "PLAINTEXT://"+n.Addr)
+		set("controller.listener.names", "CONTROLLER")
+		set("inter.broker.listener.name", "PLAINTEXT")
+		set("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	}
 	set("log.dirs", n.data())
 	set("num.network.threads", 2)
 	set("num.io.threads", 4)
@@ -424,8 +551,11 @@ func serverProperties(cfg Config, nodes []*node, n *node) string {
 	// Index entries only speed up finding an offset in a segment; reads from
 	// the start, as every read-back here, do not use them.
 	set("log.index.interval.bytes", math.MaxInt32)
-	if cfg.ProducerIDExpiration > 0 {
+	switch {
+	case cfg.ProducerIDExpiration > 0 && rel.producerIDExpiry:
 		set("producer.id.expiration.ms", cfg.ProducerIDExpiration.Milliseconds())
+	case cfg.ProducerIDExpiration > 0:
+		set("transactional.id.expiration.ms", cfg.ProducerIDExpiration.Milliseconds())
 	}
 	if cfg.ProducerIDExpirationCheck > 0 {
 		set("producer.id.expiration.check.interval.ms", cfg.ProducerIDExpirationCheck.Milliseconds())
@@ -448,12 +578,12 @@ func serverProperties(cfg Config, nodes []*node, n *node) string {
 }
 
 // format formats every node's storage, in parallel.
-func (c *Cluster) format(ctx context.Context, java, classpath, logConfig, clusterID string) error {
+func (c *Cluster) format(ctx context.Context, java, classpath, logOpt, clusterID string) error {
 	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, n := range c.nodes {
 		wg.Go(func() {
-			args := []string{"-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile=" + logConfig,
+			args := []string{"-Xmx256m", "-XX:TieredStopAtLevel=1", logOpt,
 				"-cp", classpath, "kafka.tools.StorageTool", "format", "--config", n.properties(), "--cluster-id", clusterID}
 			errs[i] = runLogged(ctx, filepath.Join(n.Dir, "format.log"), java, args...)
 			if errs[i] != nil {
@@ -486,18 +616,24 @@ func runLogged(ctx context.Context, log, name string, args ...string) error {
 
 // startNode starts n's java process, its output in n's log.
 func (c *Cluster) startNode(java string, opts []string, n *node) error {
+	return c.startProcess(n, fmt.Sprintf("node %d", n.ID), java, append(slices.Clip(opts), n.properties()))
+}
+
+// startProcess starts java with args for n, in n's directory, its output
+// in n's log.
+func (c *Cluster) startProcess(n *node, what, java string, args []string) error {
 	// A restarted node's log goes on after its earlier life's.
 	f, err := os.OpenFile(n.Log(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	defer f.Close() // the process has its own descriptor
-	cmd := exec.Command(java, append(slices.Clip(opts), n.properties())...)
+	cmd := exec.Command(java, args...)
 	cmd.Dir = n.Dir
 	cmd.Stdout, cmd.Stderr = f, f
 	ownProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("kafka: starting node %d: %w", n.ID, err)
+		return fmt.Errorf("kafka: starting %s: %w", what, err)
 	}
 	n.cmd, n.PID = cmd, cmd.Process.Pid
 	go func() {
@@ -538,6 +674,14 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // exitError describes the first node whose process has exited.
 func (c *Cluster) exitError() error {
+	if c.zk != nil {
+		select {
+		case <-c.zk.exited:
+			return fmt.Errorf("kafka: ZooKeeper (for Kafka %s) exited during start (%v); the end of %s:\n%s",
+				c.version, c.zk.err, c.zk.Log(), indent(tail(c.zk.Log())))
+		default:
+		}
+	}
 	for _, n := range c.nodes {
 		select {
 		case <-n.exited:
@@ -633,12 +777,20 @@ wait:
 	if len(killed) > 0 {
 		errs = append(errs, fmt.Errorf("kafka: node %s killed: still running %v after SIGTERM", strings.Join(killed, ", "), c.grace))
 	}
+	// ZooKeeper last: a broker on ZooKeeper shuts down through it.
+	if err := c.stopZooKeeper(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.tempDir {
 		if err := os.RemoveAll(c.dir); err != nil {
 			errs = append(errs, fmt.Errorf("kafka: %w", err))
 		}
 	} else {
-		for _, n := range c.nodes {
+		nodes := c.nodes
+		if c.zk != nil {
+			nodes = append(slices.Clip(nodes), c.zk)
+		}
+		for _, n := range nodes {
 			if err := os.RemoveAll(n.data()); err != nil {
 				errs = append(errs, fmt.Errorf("kafka: %w", err))
 			}
@@ -768,7 +920,9 @@ func (c *Cluster) running(id int) (*node, error) {
 }
 
 // StartNode starts node id, which has exited (Kill), on its ports and data,
-// and returns once it answers as at Start, or when ctx ends.
+// and returns once it answers as at Start, or when ctx ends. On ZooKeeper it
+// first waits until the node's earlier registration is gone: up to
+// zookeeper.session.timeout.ms (6 s) after a kill.
 func (c *Cluster) StartNode(ctx context.Context, id int) error {
 	n, err := c.node(id)
 	if err != nil {
@@ -779,6 +933,11 @@ func (c *Cluster) StartNode(ctx context.Context, id int) error {
 		case <-n.exited:
 		default:
 			return fmt.Errorf("kafka: node %d is still running", id)
+		}
+	}
+	if c.zk != nil {
+		if err := c.waitUnregistered(ctx, id); err != nil {
+			return err
 		}
 	}
 	n.exited = make(chan struct{})

@@ -23,7 +23,7 @@ func TestServerProperties(t *testing.T) {
 	}
 	cfg := Config{ProducerIDExpiration: 2 * time.Second, ProducerIDExpirationCheck: 500 * time.Millisecond,
 		Properties: map[string]string{"num.io.threads": "8", "min.insync.replicas": "2"}}
-	got := props(serverProperties(cfg, nodes, nodes[1]))
+	got := props(serverProperties(cfg, mustRelease(t, "4.1.0"), nodes, nodes[1], nil))
 	for k, want := range map[string]string{
 		"process.roles":                            "broker,controller",
 		"node.id":                                  "2",
@@ -47,7 +47,7 @@ func TestServerProperties(t *testing.T) {
 		}
 	}
 
-	one := props(serverProperties(Config{}, nodes[:1], nodes[0]))
+	one := props(serverProperties(Config{}, mustRelease(t, "4.1.0"), nodes[:1], nodes[0], nil))
 	for k, want := range map[string]string{
 		"controller.quorum.voters":         "1@127.0.0.1:9101",
 		"offsets.topic.replication.factor": "1",
@@ -59,6 +59,64 @@ func TestServerProperties(t *testing.T) {
 	}
 	if _, ok := one["producer.id.expiration.ms"]; ok {
 		t.Error("producer.id.expiration.ms set without Config.ProducerIDExpiration")
+	}
+}
+
+// TestServerPropertiesOlder checks what differs before 4.0: before 3.4
+// producer ids expire with transactional.id.expiration.ms, and 2.8 has
+// brokers on ZooKeeper, with no KRaft setting.
+func TestServerPropertiesOlder(t *testing.T) {
+	nodes := []*node{
+		{Node: Node{ID: 1, Addr: "127.0.0.1:9001", ControllerAddr: "127.0.0.1:9101", Dir: "/d/node-1"}},
+		{Node: Node{ID: 2, Addr: "127.0.0.1:9002", ControllerAddr: "127.0.0.1:9102", Dir: "/d/node-2"}},
+	}
+	cfg := Config{ProducerIDExpiration: 2 * time.Second}
+	for _, tc := range []struct {
+		version string
+		want    map[string]string
+		absent  []string
+	}{
+		{"3.5.2", map[string]string{"producer.id.expiration.ms": "2000", "process.roles": "broker,controller"},
+			[]string{"transactional.id.expiration.ms", "zookeeper.connect"}},
+		{"3.3.2", map[string]string{"transactional.id.expiration.ms": "2000", "node.id": "2"},
+			[]string{"producer.id.expiration.ms"}},
+	} {
+		got := props(serverProperties(cfg, mustRelease(t, tc.version), nodes, nodes[1], nil))
+		for k, want := range tc.want {
+			if got[k] != want {
+				t.Errorf("%s: %s=%q, want %q", tc.version, k, got[k], want)
+			}
+		}
+		for _, k := range tc.absent {
+			if v, ok := got[k]; ok {
+				t.Errorf("%s: %s=%q set", tc.version, k, v)
+			}
+		}
+	}
+
+	zkNodes := []*node{
+		{Node: Node{ID: 1, Addr: "127.0.0.1:9001", Dir: "/d/node-1"}},
+		{Node: Node{ID: 2, Addr: "127.0.0.1:9002", Dir: "/d/node-2"}},
+	}
+	zk := &node{Node: Node{Addr: "127.0.0.1:2181", Dir: "/d/zookeeper"}}
+	got := props(serverProperties(cfg, mustRelease(t, "2.8.2"), zkNodes, zkNodes[1], zk))
+	for k, want := range map[string]string{
+		"broker.id":                        "2",
+		"zookeeper.connect":                "127.0.0.1:2181",
+		"listeners":                        "PLAINTEXT://127.0.0.1:9002",
+		"advertised.listeners":             "PLAINTEXT://127.0.0.1:9002",
+		"log.dirs":                         "/d/node-2/data",
+		"offsets.topic.replication.factor": "2",
+		"transactional.id.expiration.ms":   "2000",
+	} {
+		if got[k] != want {
+			t.Errorf("2.8.2: %s=%q, want %q", k, got[k], want)
+		}
+	}
+	for _, k := range []string{"process.roles", "node.id", "controller.quorum.voters", "controller.listener.names", "producer.id.expiration.ms"} {
+		if v, ok := got[k]; ok {
+			t.Errorf("2.8.2: %s=%q set on ZooKeeper", k, v)
+		}
 	}
 }
 
@@ -84,7 +142,12 @@ func TestStartBadConfig(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Version: "3.9.0"}, "4.0.0 or later"},
+		{Config{Version: "3.2.3"}, "kcheck runs Kafka 2.8.x (on ZooKeeper), 3.3.0 to 3.9.x"},
+		{Config{Version: "2.7.2"}, "kcheck runs Kafka 2.8.x"},
+		{Config{Version: "2.8.2", ControllerPorts: []int{9093}}, "Kafka 2.8.2 runs on ZooKeeper: its brokers have no controller port"},
+		{Config{Version: "3.9.1", ZooKeeperPort: 2181}, "Kafka 3.9.1 runs in KRaft mode, without ZooKeeper"},
+		{Config{Version: "3.3.2", ProducerIDExpirationCheck: time.Second}, "Kafka 3.3.2 has no producer.id.expiration.check.interval.ms"},
+		{Config{Version: "2.8.2", ZooKeeperPort: 9092, Ports: []int{9092}}, "port 9092 is both the ZooKeeper port and the client port of node 1"},
 		{Config{Version: "4.1.0", Nodes: 12}, "12 nodes"},
 		{Config{Version: "4.1.0", Heap: "lots"}, `heap "lots"`},
 		{Config{Version: "4.1.0", Nodes: 3, Ports: []int{9092, 9092}}, "port 9092 is both the client port of node 1 and the client port of node 2"},

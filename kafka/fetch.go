@@ -44,23 +44,11 @@ func DefaultCache() (string, error) {
 
 var versionRE = regexp.MustCompile(`^([0-9]+)\.([0-9]+)\.([0-9]+)(-[0-9A-Za-z.]+)?$`)
 
-// checkVersion reports whether version is a Kafka release kcheck can run:
-// 4.0 or later (KRaft only, logging through log4j2).
-func checkVersion(version string) error {
-	m := versionRE.FindStringSubmatch(version)
-	if m == nil {
-		return fmt.Errorf("kafka: version %q: want a release such as 4.1.0", version)
-	}
-	if major, _ := strconv.Atoi(m[1]); major < 4 {
-		return fmt.Errorf("kafka: version %s: kcheck runs Kafka 4.0.0 or later", version)
-	}
-	return nil
-}
-
 // Fetch makes Kafka version available in cache (DefaultCache if empty) and
 // returns the classpath that runs it. The first call for a version runs mvn
 // to copy org.apache.kafka:kafka_2.13:<version>, its runtime dependencies
-// and the log4j2 binding of slf4j into <cache>/kafka-<version>/libs; later
+// and the binding of slf4j to its logging (log4j2 from 4.0, log4j 1 or
+// reload4j before) into <cache>/kafka-<version>/libs; later
 // calls find the complete copy there and run nothing. Concurrent calls, even
 // from several processes, are safe: each fetches into a directory of its own
 // and renames it into place.
@@ -68,7 +56,8 @@ func checkVersion(version string) error {
 // The errors wrap ErrNoMaven, ErrNoJava, or ErrMaven with the command that
 // failed and the end of its output.
 func Fetch(ctx context.Context, version, cache string) (classpath string, err error) {
-	if err := checkVersion(version); err != nil {
+	rel, err := parseRelease(version)
+	if err != nil {
 		return "", err
 	}
 	if cache == "" {
@@ -97,7 +86,7 @@ func Fetch(ctx context.Context, version, cache string) (classpath string, err er
 		return "", fmt.Errorf("kafka: download cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := fetchInto(ctx, mvn, version, tmp); err != nil {
+	if err := fetchInto(ctx, mvn, rel, tmp); err != nil {
 		return "", err
 	}
 	if complete(dir) { // another fetch finished first
@@ -153,9 +142,10 @@ func complete(dir string) bool {
 	return true
 }
 
-// pom is a project whose only dependency is the Kafka server.
+// pom is a project with one dependency (group, artifact, version), for mvn
+// dependency:copy-dependencies to copy it and its runtime dependencies.
 const pom = `<?xml version="1.0" encoding="UTF-8"?>
-<!-- Written by kcheck (package kafka) to fetch the Kafka server with mvn. -->
+<!-- Written by kcheck (package kafka) to fetch Kafka's jars with mvn. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>kcheck</groupId>
@@ -164,8 +154,8 @@ const pom = `<?xml version="1.0" encoding="UTF-8"?>
   <packaging>pom</packaging>
   <dependencies>
     <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_2.13</artifactId>
+      <groupId>%s</groupId>
+      <artifactId>%s</artifactId>
       <version>%s</version>
     </dependency>
   </dependencies>
@@ -173,21 +163,25 @@ const pom = `<?xml version="1.0" encoding="UTF-8"?>
 `
 
 // fetchInto runs mvn to fill dir/libs and writes dir/complete.
-func fetchInto(ctx context.Context, mvn, version, dir string) error {
-	pomPath := filepath.Join(dir, "pom.xml")
-	if err := os.WriteFile(pomPath, fmt.Appendf(nil, pom, version), 0o644); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
+func fetchInto(ctx context.Context, mvn string, rel release, dir string) error {
 	libs := filepath.Join(dir, "libs")
 	// -U retries what an earlier failed attempt left marked as missing in
 	// ~/.m2; -C fails on a checksum mismatch instead of warning.
-	base := []string{"-B", "-q", "-U", "-C", "-Dstyle.color=never", "-f", pomPath}
-	if err := runMaven(ctx, mvn, dir, "org.apache.kafka:kafka_2.13:"+version,
-		append(base, "dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+libs)...); err != nil {
+	copyDeps := func(pomName, group, artifact, version string) error {
+		pomPath := filepath.Join(dir, pomName)
+		if err := os.WriteFile(pomPath, fmt.Appendf(nil, pom, group, artifact, version), 0o644); err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+		return runMaven(ctx, mvn, dir, group+":"+artifact+":"+version,
+			"-B", "-q", "-U", "-C", "-Dstyle.color=never", "-f", pomPath,
+			"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+libs)
+	}
+	if err := copyDeps("pom.xml", "org.apache.kafka", "kafka_2.13", rel.version); err != nil {
 		return err
 	}
-	// The server logs through slf4j; the binding to log4j2 is not among its
-	// dependencies. Fetch the one matching the log4j2 and slf4j it uses.
+	// The server logs through slf4j; the binding to its logging library is
+	// not among its runtime dependencies (Kafka's distribution adds it).
+	// Fetch the one matching the slf4j it uses, and what the binding needs.
 	log4j, slf4j := "", ""
 	entries, err := os.ReadDir(libs)
 	if err != nil {
@@ -201,16 +195,34 @@ func fetchInto(ctx context.Context, mvn, version, dir string) error {
 			slf4j = v
 		}
 	}
-	if log4j == "" || slf4j == "" {
-		return fmt.Errorf("kafka: Kafka %s does not depend on log4j-core and slf4j-api: kcheck cannot configure its logging", version)
+	group, binding, version := "", "", ""
+	switch {
+	case slf4j == "":
+		return fmt.Errorf("kafka: Kafka %s does not depend on slf4j-api: kcheck cannot configure its logging", rel.version)
+	case !rel.log4j1 && log4j == "":
+		return fmt.Errorf("kafka: Kafka %s does not depend on log4j-core: kcheck cannot configure its logging", rel.version)
+	case !rel.log4j1:
+		group, binding, version = "org.apache.logging.log4j", "log4j-slf4j2-impl", log4j // slf4j 2.x
+		if strings.HasPrefix(slf4j, "1.") {
+			binding = "log4j-slf4j-impl"
+		}
+	default:
+		// Kafka 3.x ships slf4j-reload4j (slf4j 1.7.34 and later), 2.8
+		// slf4j-log4j12 and log4j 1.2.17; either brings its library along.
+		group, binding, version = "org.slf4j", "slf4j-reload4j", slf4j
+		if !reload4jBinding(slf4j) {
+			binding = "slf4j-log4j12"
+		}
 	}
-	binding := "log4j-slf4j2-impl" // slf4j 2.x
-	if strings.HasPrefix(slf4j, "1.") {
-		binding = "log4j-slf4j-impl"
+	artifact := group + ":" + binding + ":" + version
+	if rel.log4j1 {
+		err = copyDeps("logging.xml", group, binding, version)
+	} else {
+		// The binding alone: its dependencies are Kafka's already.
+		err = runMaven(ctx, mvn, dir, artifact, "-B", "-q", "-U", "-C", "-Dstyle.color=never", "-f", filepath.Join(dir, "pom.xml"),
+			"dependency:copy", "-Dartifact="+artifact, "-DoutputDirectory="+libs)
 	}
-	artifact := "org.apache.logging.log4j:" + binding + ":" + log4j
-	if err := runMaven(ctx, mvn, dir, artifact,
-		append(base, "dependency:copy", "-Dartifact="+artifact, "-DoutputDirectory="+libs)...); err != nil {
+	if err != nil {
 		return err
 	}
 
@@ -218,16 +230,34 @@ func fetchInto(ctx context.Context, mvn, version, dir string) error {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	var names []string
+	apis := 0
 	for _, e := range entries {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jar") {
 			names = append(names, e.Name())
 		}
+		if _, ok := jarVersion(e.Name(), "slf4j-api-"); ok {
+			apis++
+		}
+	}
+	if apis != 1 {
+		return fmt.Errorf("kafka: Kafka %s with %s: %d versions of slf4j-api in %s, want one", rel.version, artifact, apis, libs)
 	}
 	list := strings.Join(names, "\n") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, completeFile), []byte(list), 0o644); err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	return nil
+}
+
+// reload4jBinding reports whether slf4j version v has slf4j-reload4j:
+// 1.7.34 and later 1.7.x.
+func reload4jBinding(v string) bool {
+	rest, ok := strings.CutPrefix(v, "1.7.")
+	if !ok {
+		return !strings.HasPrefix(v, "1.")
+	}
+	n, err := strconv.Atoi(rest)
+	return err == nil && n >= 34
 }
 
 // jarVersion returns the version in name if it is prefix<version>.jar.

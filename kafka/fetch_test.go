@@ -10,14 +10,50 @@ import (
 )
 
 func TestCheckVersion(t *testing.T) {
-	for _, v := range []string{"4.0.0", "4.1.0", "4.3.1", "10.0.0", "4.2.0-rc1"} {
+	for _, v := range []string{"4.0.0", "4.1.0", "4.3.1", "10.0.0", "4.2.0-rc1", "3.9.1", "3.5.2", "3.3.0", "2.8.2"} {
 		if err := checkVersion(v); err != nil {
 			t.Errorf("checkVersion(%q): %v", v, err)
 		}
 	}
-	for _, v := range []string{"", "4.1", "3.9.1", "latest", "4.1.0/../x", "4.1.0 ", "<4.1.0>"} {
+	for _, v := range []string{"", "4.1", "3.2.3", "3.0.0", "2.7.2", "2.9.0", "1.1.1", "latest", "4.1.0/../x", "4.1.0 ", "<4.1.0>"} {
 		if err := checkVersion(v); err == nil {
 			t.Errorf("checkVersion(%q): no error", v)
+		}
+	}
+}
+
+func TestParseRelease(t *testing.T) {
+	for _, tc := range []struct {
+		version                             string
+		zooKeeper, log4j1, producerIDExpiry bool
+	}{
+		{"4.1.0", false, false, true},
+		{"3.9.1", false, true, true},
+		{"3.4.0", false, true, true},
+		{"3.3.2", false, true, false},
+		{"2.8.2", true, true, false},
+	} {
+		r := mustRelease(t, tc.version)
+		if r.zooKeeper != tc.zooKeeper || r.log4j1 != tc.log4j1 || r.producerIDExpiry != tc.producerIDExpiry {
+			t.Errorf("%s: %+v, want zooKeeper %v, log4j1 %v, producerIDExpiry %v", tc.version, r, tc.zooKeeper, tc.log4j1, tc.producerIDExpiry)
+		}
+	}
+}
+
+// mustRelease is parseRelease, for a version it must know.
+func mustRelease(t *testing.T, version string) release {
+	t.Helper()
+	r, err := parseRelease(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestReload4jBinding(t *testing.T) {
+	for v, want := range map[string]bool{"1.7.36": true, "1.7.34": true, "1.7.33": false, "1.7.30": false, "1.6.1": false, "2.0.9": true} {
+		if got := reload4jBinding(v); got != want {
+			t.Errorf("reload4jBinding(%q) = %v, want %v", v, got, want)
 		}
 	}
 }

@@ -23,6 +23,12 @@ starts --nodes nodes in KRaft mode, each both broker and controller, prints
 the bootstrap address(es) and the time to start, and runs until interrupted
 (Ctrl-C or SIGTERM); then it stops every node and removes their data.
 
+Versions: 4.0.0 or later; 3.3.0 to 3.9.x (KRaft); 2.8.x, which runs on
+ZooKeeper: kcheck starts one ZooKeeper server (the jar Kafka depends on) in
+--dir's zookeeper/, on --zookeeper-port, before the brokers. Before 3.4,
+--producer-id-expiration sets transactional.id.expiration.ms, which expired
+producer ids then, and --producer-id-expiration-check cannot be set.
+
 Each node has its directory in --dir, node-<id>/, with its server.properties,
 its log node.log, the JVM's pauses in gc.log (wall-clock times) and its data
 data/ (removed on exit). Without --dir, a
@@ -43,7 +49,7 @@ stop; 2 on bad usage, or when Kafka could not be fetched or started.`
 func kafkaCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "kafka",
-		Usage:       "fetch Apache Kafka from Maven Central and run a local KRaft cluster until interrupted",
+		Usage:       "fetch Apache Kafka from Maven Central and run a local cluster (KRaft, or ZooKeeper for 2.8) until interrupted",
 		UsageText:   "kcheck kafka [--version V] [--nodes 1|3] [--dir DIR] [flags]\nkcheck kafka fetch [--version V]",
 		Description: kafkaDescription,
 		Flags: []cli.Flag{
@@ -52,7 +58,8 @@ func kafkaCommand() *cli.Command {
 			&cli.IntFlag{Name: "nodes", Value: 1, Usage: "`N` nodes, each a broker and a KRaft controller (1 or 3)"},
 			&cli.StringFlag{Name: "dir", Usage: "`DIR` for the nodes' configuration, logs and data (default: a temporary directory)", TakesFile: true},
 			&cli.StringSliceFlag{Name: "port", Usage: "client `PORT` of node 1, 2, ... (repeat, or separate with commas; default: free ports)"},
-			&cli.StringSliceFlag{Name: "controller-port", Usage: "controller `PORT` of node 1, 2, ... (as --port)"},
+			&cli.StringSliceFlag{Name: "controller-port", Usage: "controller `PORT` of node 1, 2, ... (as --port; KRaft only)"},
+			&cli.IntFlag{Name: "zookeeper-port", Usage: "client `PORT` of the ZooKeeper server of a version on ZooKeeper (2.8; default: a free port)"},
 			&cli.StringFlag{Name: "heap", Value: kafka.DefaultHeap, Usage: "`SIZE` of each node's heap (-Xms, -Xmx)"},
 			&cli.DurationFlag{Name: "producer-id-expiration", Usage: "producer.id.expiration.ms, as a `DURATION`; 0 keeps Kafka's (one day)"},
 			&cli.DurationFlag{Name: "producer-id-expiration-check", Usage: "producer.id.expiration.check.interval.ms, as a `DURATION`; 0 keeps Kafka's (ten minutes)"},
@@ -99,7 +106,7 @@ func kafkaCommand() *cli.Command {
 }
 
 func kafkaVersionFlag() cli.Flag {
-	return &cli.StringFlag{Name: "version", Value: "4.1.0", Usage: "the Kafka `VERSION` (4.0.0 or later)"}
+	return &cli.StringFlag{Name: "version", Value: "4.1.0", Usage: "the Kafka `VERSION` (2.8.x, 3.3.0 to 3.9.x, 4.0.0 or later)"}
 }
 
 func kafkaCacheFlag() cli.Flag {
@@ -124,6 +131,9 @@ func kafkaConfig(c *cli.Context) (kafka.Config, error) {
 		}
 		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
+	if p := c.Int("zookeeper-port"); p < 0 || p > 65535 {
+		return kafka.Config{}, usageErrorf("--zookeeper-port %d: not a port", p)
+	}
 	if n := c.Int("nodes"); n < 1 {
 		return kafka.Config{}, usageErrorf("--nodes %d: want 1 or more (1 or 3 are usual)", n)
 	}
@@ -134,7 +144,7 @@ func kafkaConfig(c *cli.Context) (kafka.Config, error) {
 	}
 	return kafka.Config{
 		Version: c.String("version"), Cache: c.String("cache"), Nodes: c.Int("nodes"), Dir: c.String("dir"),
-		Ports: ports, ControllerPorts: controllerPorts, Java: c.String("java"), Heap: c.String("heap"),
+		Ports: ports, ControllerPorts: controllerPorts, ZooKeeperPort: c.Int("zookeeper-port"), Java: c.String("java"), Heap: c.String("heap"),
 		ProducerIDExpiration: c.Duration("producer-id-expiration"), ProducerIDExpirationCheck: c.Duration("producer-id-expiration-check"),
 		Properties: props, StartTimeout: c.Duration("timeout"), RequestLog: c.Bool("request-log"),
 	}, nil
@@ -183,6 +193,9 @@ func loopback(addr string) error {
 // runKafka fetches and starts a cluster, serves it on control when set,
 // runs it until ctx is done, and stops it.
 func runKafka(ctx context.Context, cfg kafka.Config, control string, stdout, stderr io.Writer) error {
+	if err := cfg.Validate(); err != nil { // before a fetch
+		return &exitError{code: exitUsage, err: err}
+	}
 	classpath, err := fetchKafka(ctx, cfg.Version, cfg.Cache, stderr)
 	if err != nil {
 		return err
@@ -201,7 +214,14 @@ func runKafka(ctx context.Context, cfg kafka.Config, control string, stdout, std
 	}
 	fmt.Fprintf(stdout, "kcheck kafka: Kafka %s, %s, started in %v\n", cl.Version(), nodes, cl.StartDuration().Round(time.Millisecond))
 	fmt.Fprintf(stdout, "bootstrap: %s\n", cl.Bootstrap())
+	if zk, ok := cl.ZooKeeper(); ok {
+		fmt.Fprintf(stdout, "  zookeeper: %s, pid %d, log %s\n", zk.Addr, zk.PID, zk.Log())
+	}
 	for _, n := range cl.Nodes() {
+		if n.ControllerAddr == "" {
+			fmt.Fprintf(stdout, "  node %d: %s, pid %d, log %s\n", n.ID, n.Addr, n.PID, n.Log())
+			continue
+		}
 		fmt.Fprintf(stdout, "  node %d: %s (controller %s), pid %d, log %s\n", n.ID, n.Addr, n.ControllerAddr, n.PID, n.Log())
 	}
 	if control != "" {
