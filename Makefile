@@ -130,7 +130,7 @@ vet:
 # a missing jar a failure, never a skip. KCHECK_REGISTRY runs the tests of
 # client builds that install from PyPI and npm and ask Maven Central
 # (builds/registry_test.go, a few minutes). checker/tv runs TLC on every
-# trace and its mutants: about 4 minutes on two idle cores, past go test's
+# trace and its mutants: 190-300 s in session 17's CI runs, past go test's
 # default 10-minute bound at a load average of 30 (session 18), hence 30.
 gotest:
 	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar KCHECK_REQUIRE_TLC=1 KCHECK_REGISTRY=1 $(GO) test -timeout 30m ./...
