@@ -50,11 +50,12 @@ CONSTANTS
     DelayEndTxn,    \* TRUE: an EndTxn may be delayed across connections and handled late
     LoseTxnAnswers, \* TRUE: the coordinator's answer may be lost (the client sends the request again)
     TxnTimeout,     \* TRUE: the coordinator may abort an ongoing transaction (transaction.timeout.ms)
+    Restarts,       \* TRUE: a new instance with the same transactional.id may fence the producer
     AppAborts       \* TRUE: the application may abort a transaction of its own accord
 
 ASSUME TV \in {"TV1", "TV2"}
 ASSUME NumTxns \in Nat \ {0} /\ NumBatches % NumTxns = 0
-ASSUME \A k \in {Verification, DelayProduce, DelayEndTxn, LoseTxnAnswers, TxnTimeout, AppAborts} : k \in BOOLEAN
+ASSUME \A k \in {Verification, DelayProduce, DelayEndTxn, LoseTxnAnswers, TxnTimeout, Restarts, AppAborts} : k \in BOOLEAN
 \* The idempotent module's rules that the transactional model takes as Java's: no
 \* other client family, no producer-state expiry, no record already in the log.
 ASSUME BumpRule = "java" /\ ~HandBackOnError /\ ~ImplicitAck /\ ~PipelineAfterOk /\ ~PreWritten
@@ -637,10 +638,33 @@ CoordTimeout ==
     /\ UNCHANGED <<client, reqs, resps, broker, faults, expiries, txn, creqs, cresps, lateP, lateC, ongoing,
                    decided, told>>
 
+\* Fault: a new instance of the application starts with the same transactional.id (a
+\* restart while the old one is paused or cut off: the zombie) and sends InitProducerId
+\* with no epoch (TransactionCoordinator.handleInitProducerId with no
+\* expectedProducerIdAndEpoch, prepareInitProducerIdTransit): an ongoing transaction is
+\* fenced, aborted with the epoch + 1 (prepareFenceProducerEpoch; the new instance is
+\* answered CONCURRENT_TRANSACTIONS and its retry bumps again); with none, the epoch + 1
+\* (prepareIncrementProducerEpoch).  While a decision is being written it is answered
+\* CONCURRENT_TRANSACTIONS and changes nothing (not a step here).  The new instance
+\* writes nothing in the model: what is checked is that the old one, fenced, leaves
+\* nothing behind.
+NewInstanceInit ==
+    /\ Restarts /\ faults < MaxFaults
+    /\ coord.st \notin Preparing
+    /\ IF coord.st = "Ongoing"
+       THEN Decide(FALSE, coord.ep + 1)
+       ELSE /\ coord' = [st |-> "Empty", ep |-> coord.ep + 1, parts |-> {}]
+            /\ UNCHANGED markersDue
+    /\ faults' = faults + 1
+    /\ event' = [act |-> "NewInstanceInit", ep |-> coord.ep + 1, st |-> coord.st]
+    /\ UNCHANGED <<client, reqs, resps, broker, expiries, txn, creqs, cresps, lateP, lateC, ongoing,
+                   decided, told>>
+
 -----------------------------------------------------------------------------
 TxnNext ==
     \/ BeginTxn \/ EndTxn(TRUE) \/ EndTxn(FALSE) \/ BumpEpochInit \/ ReceiveCoord
     \/ HandleCoord \/ HandleLateCoord \/ DelayEndTxnReq \/ LoseCoordAnswer \/ CoordTimeout
+    \/ NewInstanceInit
     \/ HandleLateProduce
     \/ \E p \in Partitions :
         \/ AddPartitions(p) \/ TxnSend(p) \/ TxnResend(p) \/ TxnExpire(p) \/ WriteMarker(p)
