@@ -18,6 +18,8 @@
 // that every invariant's shortest counterexample is found and not only the
 // first; it derives a [Scenario] from each, and predicts, per client family
 // ([Families]), what the family's rules allow on the same configuration.
+// Configurations of a module in [NotDerivable] (spec/TransactionalProducer.tla,
+// whose faults the proxy cannot force yet) are left out; [Skipped] names them.
 //
 // The file format is line-based text: one keyword a line, the
 // counterexample one step a line (see [Read] and spec/scenarios/README.md).

@@ -34,6 +34,11 @@ counterexample; the steps only the client or the application can take (its
 delivery timeout, producing a batch again) as needs and notes. TLC then checks the configuration with each client family's rules
 (NoStateRule "v25to44", PreWritten FALSE) for the predictions.
 
+A configuration of a module whose counterexamples cannot become fault
+schedules yet is skipped, and the output names it with the reason: those of
+TransactionalProducer, since the proxy cannot act on transactional requests
+(issue 30).
+
 TLC runs two at a time, in a temporary directory; the spec directory is only
 read. Two invariants whose counterexamples give the same schedule keep a file
 each: a scenario is named for the invariant its counterexample violates.
@@ -156,6 +161,11 @@ func runScenariosDerive(ctx context.Context, f scenariosDeriveFlags, stdout, std
 		return usageErrorf("scenarios derive: %w", err)
 	}
 	took := time.Since(start).Round(100 * time.Millisecond)
+	skipped, err := scenario.Skipped(scenario.Options{SpecDir: f.SpecDir})
+	if err != nil {
+		return usageErrorf("scenarios derive: %w", err)
+	}
+	printSkipped(stdout, skipped)
 
 	if f.Check {
 		problems, err := scenario.CheckDir(f.Out, derived)
@@ -211,4 +221,23 @@ func runScenariosDerive(ctx context.Context, f scenariosDeriveFlags, stdout, std
 	fmt.Fprintf(stdout, "kcheck scenarios derive: %d scenarios in %s (%d written, %d removed; %v): %s\n",
 		len(derived), f.Out, changed, removed, took, strings.Join(names, ", "))
 	return nil
+}
+
+// printSkipped says which configurations derive left out, a line per module:
+// their names and why.
+func printSkipped(w io.Writer, skipped []scenario.Skip) {
+	var modules []string
+	names := map[string][]string{}
+	why := map[string]string{}
+	for _, s := range skipped {
+		m := s.Exp.Module
+		if _, ok := names[m]; !ok {
+			modules = append(modules, m)
+		}
+		names[m] = append(names[m], s.Exp.Name)
+		why[m] = s.Why
+	}
+	for _, m := range modules {
+		fmt.Fprintf(w, "skipped %d configurations of %s (%s): %s\n", len(names[m]), m, strings.Join(names[m], ", "), why[m])
+	}
 }
