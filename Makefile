@@ -98,7 +98,8 @@ bench-overhead: build
 
 # TLC trace validation of our traces at about 1k, 10k and 100k events: the
 # whole trace in one run beside its partitions checked apart in parallel
-# (bench/tlc-trace.sh; REPEATS per size). Not part of make test.
+# (bench/tlc-trace.sh; REPEATS per size; TRACES=wire for proxy traces of the
+# kgo driver on a real Kafka broker). Not part of make test.
 bench-tlc: build
 	bench/tlc-trace.sh $(REPEATS)
 

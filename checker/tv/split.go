@@ -33,19 +33,23 @@ import (
 // A Disconnect with no attempt outstanding joins every partition into one
 // part: the whole-trace check rejects it, and so must the split.
 //
+// A trace of the wire (WireSpec) is split the same way, by what TraceWire
+// shares across partitions: the requests outstanding on a connection.
+// Partitions go into one part where a part alone would see a connection's
+// requests other than the whole trace does (wire.go, wirePlan; spec/README.md,
+// "Trace validation of the wire, one partition at a time").
+//
 // With runs > 0, the parts are packed into at most that many modules, each
 // checking several parts at once (parts share nothing, so one run follows
 // them as well as several do), balanced by their lines: each TLC run costs
 // a JVM's start, and a state of a few partitions is still small.
 func (t *Translator) Split(runs int) ([]*Module, error) {
 	if SpecFor(t.h) == WireSpec {
-		// TraceWire keeps each partition's broker states apart already
-		// (a set per partition): one run.
-		m, err := t.wireModule()
+		pl, err := t.wirePlan()
 		if err != nil {
 			return nil, err
 		}
-		return []*Module{m}, nil
+		return pl.split(runs), nil
 	}
 	pl, err := t.plan()
 	if err != nil {
@@ -110,6 +114,29 @@ func pack(parts [][]int32, lines map[int32]int, runs int) [][]int32 {
 // parts groups the plan's partitions into the parts Split checks apart.
 func (pl *plan) parts() [][]int32 {
 	ps := slices.Sorted(maps.Keys(pl.count))
+	joins := slices.Clone(pl.crossed)
+	for _, e := range pl.log {
+		if e.p != -1 {
+			continue
+		}
+		switch {
+		case len(e.parts) == 0:
+			for _, p := range ps[1:] {
+				joins = append(joins, [2]int32{ps[0], p})
+			}
+		case len(e.matters) > 1:
+			for _, p := range e.matters[1:] {
+				joins = append(joins, [2]int32{e.matters[0], p})
+			}
+		}
+	}
+	return unite(ps, joins)
+}
+
+// unite groups the partitions ps, joining each pair of joins (and what
+// they join in turn): the groups in the order of their lowest partition,
+// each sorted.
+func unite(ps []int32, joins [][2]int32) [][]int32 {
 	up := map[int32]int32{} // union-find: each partition's parent
 	for _, p := range ps {
 		up[p] = p
@@ -121,38 +148,43 @@ func (pl *plan) parts() [][]int32 {
 		}
 		return up[p]
 	}
-	join := func(a, b int32) {
-		ra, rb := root(a), root(b)
+	for _, j := range joins {
+		ra, rb := root(j[0]), root(j[1])
 		if ra != rb {
 			up[max(ra, rb)] = min(ra, rb)
 		}
 	}
-	for _, c := range pl.crossed {
-		join(c[0], c[1])
-	}
-	for _, e := range pl.log {
-		if e.p != -1 {
-			continue
-		}
-		switch {
-		case len(e.parts) == 0:
-			for _, p := range ps[1:] {
-				join(ps[0], p)
-			}
-		case len(e.matters) > 1:
-			for _, p := range e.matters[1:] {
-				join(e.matters[0], p)
-			}
-		}
-	}
 	byRoot := map[int32][]int32{}
-	for _, p := range ps {
+	for _, p := range slices.Sorted(slices.Values(ps)) {
 		r := root(p)
 		byRoot[r] = append(byRoot[r], p)
 	}
 	out := slices.Collect(maps.Values(byRoot))
 	slices.SortFunc(out, func(a, b []int32) int { return cmp.Compare(a[0], b[0]) })
 	return out
+}
+
+// split is Split for a trace of the wire.
+func (pl *wirePlan) split(runs int) []*Module {
+	groups := unite(slices.Sorted(maps.Keys(pl.parts)), pl.joins)
+	if runs > 0 && runs < len(groups) {
+		lines := map[int32]int{}
+		for _, ln := range pl.log {
+			if !ln.every && !ln.disc {
+				lines[ln.p]++
+			}
+		}
+		groups = pack(groups, lines, runs)
+	}
+	var mods []*Module
+	for _, g := range groups {
+		only := map[int32]bool{}
+		for _, p := range g {
+			only[p] = true
+		}
+		mods = append(mods, pl.render(only))
+	}
+	return mods
 }
 
 // CheckAll has TLC validate each module (the parts from Split), up to

@@ -550,7 +550,7 @@ func (pl *plan) render(only map[int32]bool) *Module {
 	}
 	fmt.Fprintf(&data, "TracePartitions == {%s}\n\nTraceConnOf == %s\n\nTraceAnswersLogStart == %s\n\nTraceLog == <<\n",
 		strings.Join(ps, ", "), strings.Join(cl, " @@ "), strings.ToUpper(strconv.FormatBool(!pl.noLogStart)))
-	m.writeLog(&data, log)
+	m.writeLog(&data, log, nil)
 	m.Data = data.String()
 
 	numBatches := 1
@@ -613,14 +613,18 @@ CONSTRAINT TraceFurthest
 }
 
 // writeLog writes TraceLog's lines and the module's end to data, and notes
-// each line's trace line (Lines) and the whole trace's line before it.
-func (m *Module) writeLog(data *strings.Builder, log []entry) {
+// each line's trace line (Lines) and the whole trace's line before it. Each
+// line is written by format, or as a record when format is nil.
+func (m *Module) writeLog(data *strings.Builder, log []entry, format func(e entry) string) {
+	if format == nil {
+		format = func(e entry) string { return "[" + strings.Join(e.fields, ", ") + "]" }
+	}
 	for i, e := range log {
 		sep := ","
 		if i == len(log)-1 {
 			sep = ""
 		}
-		fmt.Fprintf(data, "  [%s]%s\n", strings.Join(e.fields, ", "), sep)
+		fmt.Fprintf(data, "  %s%s\n", format(e), sep)
 		m.Lines = append(m.Lines, e.line)
 		m.before = append(m.before, e.before)
 	}

@@ -88,6 +88,7 @@ type wireKey struct {
 type wireBatch struct {
 	st     string // none, sent, retry
 	node   int32
+	req    int32
 	ep     int16
 	seq    int32
 	n      int32
@@ -101,8 +102,59 @@ type wireCut struct {
 	seq  int32
 }
 
-// wireModule translates a proxy trace for TraceWire.
+// wireModule translates a proxy trace for TraceWire: one module for the
+// whole trace.
 func (t *Translator) wireModule() (*Module, error) {
+	pl, err := t.wirePlan()
+	if err != nil {
+		return nil, err
+	}
+	return pl.render(nil), nil
+}
+
+// A wireLine is one line of TraceLog and the parts of a split it goes to.
+type wireLine struct {
+	entry
+	// every: the line goes to every part (Init, ReadBack, UnknownFault:
+	// what they check or change is the same in each).
+	every bool
+	// disc: a Disconnect, whose fields end with its lost attempts, each
+	// rendered for the part its partition is in; it goes to the parts with
+	// a request outstanding on the connection (touches).
+	disc    bool
+	lost    []wireLost
+	touches []int32
+}
+
+// wireLost is one attempt a Disconnect lost, as TraceLog writes it.
+type wireLost struct {
+	p    int32
+	text string
+}
+
+// wireReq is a produce request outstanding on a connection, as TraceWire's
+// out has it: the batches not yet answered (left) and the partitions whose
+// batches were (answered; begun is answered not empty).
+type wireReq struct {
+	req      int32
+	left     map[int]bool
+	answered map[int32]bool
+}
+
+// wirePlan is a trace of the wire translated: TraceLog's lines for every
+// partition, and the pairs of partitions a split must keep in one part
+// (split.go). render writes it out for all of its partitions or for some.
+type wirePlan struct {
+	rule    string
+	log     []wireLine
+	parts   map[int32]bool // WParts
+	conns   map[int32]bool // WConns
+	keyPart []int32        // KeyPart: batch k's partition is keyPart[k-1]
+	joins   [][2]int32
+}
+
+// wirePlan translates a proxy trace for TraceWire.
+func (t *Translator) wirePlan() (*wirePlan, error) {
 	h := t.h
 	expiry := replay.ExpiryDelay(h)
 	switch h.Broker.NoStateRule {
@@ -145,10 +197,36 @@ func (t *Translator) wireModule() (*Module, error) {
 	var maxSentEpoch int16
 	readBack := false
 
-	var log []entry
+	// Each connection's requests outstanding, as TraceWire's out would
+	// have them, to find where a part of the partitions would see the
+	// connection differently from the whole trace (split.go; spec/README.md,
+	// "Trace validation of the wire, one partition at a time"): a part
+	// sees only the requests with a batch of its own left, and a request
+	// as begun only when a batch of its own was answered.
+	out := map[int32][]*wireReq{}
+	var joins [][2]int32
+	join := func(p int32, with ...map[int32]bool) {
+		for _, s := range with {
+			for q := range s {
+				if q != p {
+					joins = append(joins, [2]int32{p, q})
+				}
+			}
+		}
+	}
+	partsOf := func(ks map[int]bool) map[int32]bool {
+		s := map[int32]bool{}
+		for k := range ks {
+			s[keyPart[k-1]] = true
+		}
+		return s
+	}
+
+	var log []wireLine
 	for i := range t.wire.evs {
 		e := &t.wire.evs[i]
 		var f []string
+		every := false
 		switch e.kind {
 		case tracer.InitProducerID:
 			switch pid := pidOf(e.pid); {
@@ -164,8 +242,10 @@ func (t *Translator) wireModule() (*Module, error) {
 					b.st = "none"
 				}
 				clear(cuts)
+				clear(out)
 				maxSentEpoch = e.ep
 			}
+			every = true
 		case tracer.SendNew, tracer.Resend:
 			parts[e.p], conns[e.node] = true, true
 			k := keyOf(e.p, e.b)
@@ -174,7 +254,31 @@ func (t *Translator) wireModule() (*Module, error) {
 				"req |-> " + num(int64(e.req)), "p |-> " + num(int64(e.p)), "k |-> " + num(int64(k)),
 				"ep |-> " + num(int64(e.ep)), "seq |-> " + num(int64(e.seq)), "n |-> " + num(int64(e.n)),
 				"nrecs |-> " + num(int64(e.nrecs)), "pid |-> " + num(int64(pidOf(e.pid)))}
-			*b = wireBatch{st: "sent", node: e.node, ep: e.ep, seq: e.seq, n: e.n, sentAt: e.t, line: e.line}
+			if b.st == "sent" {
+				// Sent again while its last attempt is outstanding: that
+				// request must not be begun (TraceWire's Send), which a part
+				// sees only if it holds the partitions answered in it.
+				for _, r := range out[b.node] {
+					if r.req == b.req {
+						join(e.p, r.answered)
+					}
+				}
+			}
+			q := out[e.node]
+			at := slices.IndexFunc(q, func(r *wireReq) bool { return r.req == e.req })
+			if at >= 0 {
+				// Another batch of a request already outstanding: a part
+				// that has not the request (none of its batches left in it)
+				// would put it last, as a new one; the same only when it is
+				// last and not begun.
+				if r := q[at]; at < len(q)-1 || len(r.answered) > 0 {
+					join(e.p, partsOf(r.left), r.answered)
+				}
+				q[at].left[k] = true
+			} else {
+				out[e.node] = append(q, &wireReq{req: e.req, left: map[int]bool{k: true}, answered: map[int32]bool{}})
+			}
+			*b = wireBatch{st: "sent", node: e.node, req: e.req, ep: e.ep, seq: e.seq, n: e.n, sentAt: e.t, line: e.line}
 			maxSentEpoch = max(maxSentEpoch, e.ep)
 		case tracer.Receive:
 			parts[e.p], conns[e.node] = true, true
@@ -191,6 +295,21 @@ func (t *Translator) wireModule() (*Module, error) {
 				"ack |-> " + tf(ack), "own |-> " + tf(realBroker && kafkaerr.OwnBrokerError(e.err)),
 				"kstale |-> " + tf(kfake && e.err == "INVALID_PRODUCER_EPOCH" && e.ep < maxSentEpoch),
 				"expire |-> " + tf(expire), "pid |-> " + num(int64(pidOf(e.pid)))}
+			// The answer must be to the oldest request outstanding on its
+			// connection: a part that has not that request (none of its
+			// batches left in it) would take a later one as the oldest.
+			q := out[e.node]
+			if len(q) > 0 && (q[0].req != e.req || !q[0].left[k]) {
+				join(e.p, partsOf(q[0].left))
+			}
+			if at := slices.IndexFunc(q, func(r *wireReq) bool { return r.req == e.req && r.left[k] }); at >= 0 {
+				r := q[at]
+				delete(r.left, k)
+				r.answered[e.p] = true
+				if len(r.left) == 0 {
+					out[e.node] = slices.Delete(q, at, at+1)
+				}
+			}
 			if ack {
 				lastAppend[e.p], appended[e.p] = max(lastAppend[e.p], b.sentAt), true
 				b.st = "none"
@@ -207,18 +326,34 @@ func (t *Translator) wireModule() (*Module, error) {
 			}
 			// In the order sent, the order the broker would have handled them in.
 			slices.SortFunc(lost, func(a, b int) int { return batches[a].line - batches[b].line })
-			var ls []string
+			ln := wireLine{entry: entry{line: e.line, p: -1}, disc: true}
+			touches := map[int32]bool{}
 			for _, k := range lost {
 				b, p := batches[k], keyPart[k-1]
 				cut := slices.Contains(cuts[p], wireCut{e.node, b.ep, b.seq})
-				ls = append(ls, fmt.Sprintf("[k |-> %d, p |-> %d, ep |-> %d, seq |-> %d, n |-> %d, cut |-> %s]",
-					k, p, b.ep, b.seq, b.n, tf(cut)))
+				ln.lost = append(ln.lost, wireLost{p, fmt.Sprintf("[k |-> %d, p |-> %d, ep |-> %d, seq |-> %d, n |-> %d, cut |-> %s]",
+					k, p, b.ep, b.seq, b.n, tf(cut))})
+				touches[p] = true
 				b.st = "retry"
 			}
+			// A connection cannot be lost between the partitions of one
+			// response: a part sees a request begun only if it holds the
+			// partitions answered in it and one with a batch left.
+			for _, r := range out[e.node] {
+				left := partsOf(r.left)
+				maps.Copy(touches, left)
+				for p := range r.answered {
+					join(p, left)
+				}
+			}
+			delete(out, e.node)
 			for p := range cuts {
 				cuts[p] = slices.DeleteFunc(cuts[p], func(c wireCut) bool { return c.node == e.node })
 			}
-			f = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.node)), "lost |-> <<" + strings.Join(ls, ", ") + ">>"}
+			ln.fields = []string{`ev |-> "Disconnect"`, "c |-> " + num(int64(e.node))}
+			ln.touches = slices.Sorted(maps.Keys(touches))
+			log = append(log, ln)
+			continue
 		case tracer.Fault:
 			switch e.fault {
 			case "RejectBeforeAppend", "AppendThenFail":
@@ -244,44 +379,128 @@ func (t *Translator) wireModule() (*Module, error) {
 				}
 				// No action explains it: TLC stops here, as the Go mirror does.
 				f = []string{`ev |-> "UnknownFault"`, "fault |-> " + str(e.fault)}
+				every = true
 			}
 		case tracer.ReadBack, tracer.ReadBackShort:
 			if !readBack {
 				readBack = true
 				f = []string{`ev |-> "ReadBack"`}
+				every = true
 			}
 		default:
 			return nil, fmt.Errorf("line %d: %s in a trace of the wire (the wire spec has no client steps): %w", e.line, e.kind, ErrUnsupported)
 		}
 		if f != nil {
-			log = append(log, entry{line: e.line, fields: f})
+			log = append(log, wireLine{entry: entry{line: e.line, p: e.p, fields: f}, every: every})
 		}
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("the trace sends no batch: %w", ErrUnsupported)
 	}
+	for i := 1; i < len(log); i++ {
+		log[i].before = log[i-1].line // Check's furthest line: the one before the first not explained
+	}
+	return &wirePlan{rule: h.Broker.NoStateRule, log: log, parts: parts, conns: conns, keyPart: keyPart, joins: joins}, nil
+}
 
-	set := func(s map[int32]bool) string {
+// render writes the module for the partitions in only (all of them when
+// only is nil): their lines of TraceLog, the lines every part has, and a
+// Disconnect when a request of theirs was outstanding on its connection,
+// with the attempts of theirs it lost.
+func (pl *wirePlan) render(only map[int32]bool) *Module {
+	in := func(p int32) bool { return only == nil || only[p] }
+	str := strconv.Quote
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	set := func(s []int32) string {
 		var q []string
-		for _, v := range slices.Sorted(maps.Keys(s)) {
+		for _, v := range s {
 			q = append(q, num(int64(v)))
 		}
 		return "{" + strings.Join(q, ", ") + "}"
 	}
+	m := &Module{Spec: WireSpec}
+	for _, p := range slices.Sorted(maps.Keys(pl.parts)) {
+		if in(p) {
+			m.Partitions = append(m.Partitions, p)
+		}
+	}
+	var log []entry
+	for _, ln := range pl.log {
+		switch {
+		case ln.every:
+		case ln.disc:
+			if only != nil && !slices.ContainsFunc(ln.touches, in) {
+				continue // nothing of this part on the connection: a no-op for it
+			}
+			var ls []string
+			for _, l := range ln.lost {
+				if in(l.p) {
+					ls = append(ls, l.text)
+				}
+			}
+			ln.fields = append(slices.Clip(ln.fields), "lost |-> <<"+strings.Join(ls, ", ")+">>")
+		case !in(ln.p):
+			continue
+		}
+		log = append(log, ln.entry)
+	}
 	var kp []string
-	for _, p := range keyPart {
+	for _, p := range pl.keyPart {
 		kp = append(kp, num(int64(p)))
 	}
-	m := &Module{Spec: WireSpec}
 	var data strings.Builder
 	data.WriteString("---- MODULE TraceData ----\n\\* Generated by kcheck verify --tlc from a trace of the wire. DO NOT EDIT.\nEXTENDS Integers, Sequences, TLC\n\n")
-	fmt.Fprintf(&data, "WNoStateRule == %s\n\nWParts == %s\n\nWConns == %s\n\nWKeys == 1..%d\n\nKeyPart == <<%s>>\n\nTraceLog == <<\n",
-		str(h.Broker.NoStateRule), set(parts), set(conns), len(keys), strings.Join(kp, ", "))
-	for i := 1; i < len(log); i++ {
-		log[i].before = log[i-1].line // Check's furthest line: the one before the first not explained
-	}
-	m.writeLog(&data, log)
+	fmt.Fprintf(&data, "WNoStateRule == %s\n\nWParts == %s\n\nWConns == %s\n\nWKeys == 1..%d\n\nKeyPart == <<%s>>\n\n",
+		str(pl.rule), set(m.Partitions), set(slices.Sorted(maps.Keys(pl.conns))), len(pl.keyPart), strings.Join(kp, ", "))
+	format := compactLines(&data, log)
+	data.WriteString("TraceLog == <<\n")
+	m.writeLog(&data, log, format)
 	m.Data = data.String()
 	m.Config = "\\* Generated by kcheck verify --tlc from a trace of the wire. DO NOT EDIT.\nINIT TraceInit\nNEXT TraceNext\nCONSTRAINT TraceFurthest\n"
-	return m, nil
+	return m
+}
+
+// compactLines writes to data an operator for each kind of line in log
+// (the same ev and field names): Ln(v1, ..., vn) == [ev |-> "...",
+// f1 |-> v1, ...], and returns the format that writes a line as Ln's
+// application to its values. TLC holds the records the same, but SANY
+// parses a tenth of the expression a record literal is: a proxy trace of
+// 100,000 events had TLC spend most of its time and gigabytes of memory in
+// SANY's semantic processing of TraceLog's records.
+func compactLines(data *strings.Builder, log []entry) func(e entry) string {
+	ops := map[string]string{} // ev and field names -> operator
+	split := func(e entry) (sig string, vals []string) {
+		var names []string
+		for _, f := range e.fields[1:] {
+			name, val, _ := strings.Cut(f, " |-> ")
+			names, vals = append(names, name), append(vals, val)
+		}
+		return e.fields[0] + " " + strings.Join(names, " "), vals
+	}
+	for _, e := range log {
+		sig, _ := split(e)
+		if _, ok := ops[sig]; ok {
+			continue
+		}
+		op := fmt.Sprintf("L%d", len(ops)+1)
+		ops[sig] = op
+		var args, fields []string
+		for i, f := range e.fields[1:] {
+			name, _, _ := strings.Cut(f, " |-> ")
+			a := fmt.Sprintf("a%d", i+1)
+			args, fields = append(args, a), append(fields, name+" |-> "+a)
+		}
+		if len(args) == 0 {
+			fmt.Fprintf(data, "%s == [%s]\n\n", op, e.fields[0])
+		} else {
+			fmt.Fprintf(data, "%s(%s) == [%s, %s]\n\n", op, strings.Join(args, ", "), e.fields[0], strings.Join(fields, ", "))
+		}
+	}
+	return func(e entry) string {
+		sig, vals := split(e)
+		if len(vals) == 0 {
+			return ops[sig]
+		}
+		return ops[sig] + "(" + strings.Join(vals, ", ") + ")"
+	}
 }
