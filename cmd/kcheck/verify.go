@@ -33,10 +33,13 @@ const verifyDescription = `Checks a trace (written by kcheck run, or later by kc
                     (kcheck proxy) against the broker side of the spec
                     (spec/TraceWire.tla), the client's attempts taken as
                     given; needs java and the tla2tools jar (--jar or
-                    KCHECK_TLA2TOOLS). Partitions of our producer's traces
-                    that share nothing (no crossing answers on a connection,
-                    no lost connection whose handled prefix matters to both)
-                    are checked apart, in --tlc-runs parallel runs; a run
+                    KCHECK_TLA2TOOLS). Partitions that share nothing are
+                    checked apart, in --tlc-runs parallel runs: in our
+                    producer's traces, no crossing answers on a connection
+                    and no lost connection whose handled prefix matters to
+                    both; in a trace of the wire, no answer out of its
+                    connection's order and no request a connection ties
+                    to another partition's (spec/README.md); a run
                     that cannot decide (--tlc-timeout) leaves the verdict
                     inconclusive, never a pass
 
