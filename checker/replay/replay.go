@@ -165,6 +165,12 @@ type Machine struct {
 	// does not show). 0: no expiry.
 	expiry int64
 	now    int64 // the trace time of the event being stepped
+	// txn: a transactional trace of kcheck's producer (the header's
+	// transactional_id): a failed batch dooms its transaction, which is
+	// aborted, instead of leaving an unresolved sequence
+	// (TransactionManager.canRetry and handleFailedBatch for a
+	// transactional producer); doomed: the open transaction is.
+	txn, doomed bool
 }
 
 // DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
@@ -182,6 +188,7 @@ func New(h tracer.Header) (*Machine, error) {
 	}
 	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{}, lastReq: map[int32]corr{},
 		wire: h.Writer == tracer.ProxyWriter, expiry: ExpiryDelay(h)}
+	m.txn = h.TransactionalID != "" && !m.wire
 	return m, nil
 }
 
@@ -301,7 +308,7 @@ func (pt *partition) outstanding() bool {
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
 	m.now = e.T
-	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told {
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told && e.Kind != tracer.TxnTold {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
 		}
@@ -348,6 +355,26 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	case tracer.Told:
 		// What the application was told is no protocol step: checker/order
 		// and checker/linz hold it to the read-back.
+		return nil
+	case tracer.AddPartitionsToTxn, tracer.TxnTold:
+		// The coordinator's bookkeeping and what the application was told
+		// of a transaction: no step of the idempotent spec.
+		return nil
+	case tracer.EndTxn:
+		return m.endTxn(line, e)
+	case tracer.EndTxnReceive:
+		// KIP-890 part 2 (TV2): EndTxn v5 answers the next epoch, under
+		// which every partition starts again at sequence 0, as after a
+		// Bump; the broker takes a higher epoch's sequence 0.
+		if e.Err == "NONE" {
+			m.doomed = false
+		}
+		if e.Err == "NONE" && e.NewEpoch >= 0 {
+			if e.NewEpoch <= m.epoch {
+				return m.fail(line, string(e.Kind), -1, "EndTxn answered epoch %d, not above the producer's %d", e.NewEpoch, m.epoch)
+			}
+			m.epoch = e.NewEpoch
+		}
 		return nil
 	case tracer.ReadBack, tracer.ReadBackShort:
 		// The read-back itself is the ordering and linearizability
@@ -474,6 +501,9 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	// The client's side (Sender.completeBatch, TransactionManager.canRetry).
 	cur := b.ep == pt.pEpoch
 	isNext := b.seq == nextSeq(pt.lastAcked, 1)
+	if m.txn {
+		return m.txnReceive(pt, b, e, cur, isNext)
+	}
 	switch kafkaerr.Classify(e.Err) {
 	case kafkaerr.Acked:
 		b.st = stAcked
@@ -505,6 +535,42 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	default:
 		b.st, b.retried = stRetry, true
 	}
+	return nil
+}
+
+// txnReceive is receive's client side for kcheck's transactional
+// producer (producer/core txnVerdictFor): UNKNOWN_PRODUCER_ID is retried
+// while the log start offset is unknown or the batch was renumbered,
+// OUT_OF_ORDER_SEQUENCE_NUMBER while the batch is not the next, any other
+// retriable error always; everything else fails the batch and dooms the
+// transaction, after which no error is retried.
+func (m *Machine) txnReceive(pt *partition, b *batch, e *tracer.Event, cur, isNext bool) error {
+	c := kafkaerr.Classify(e.Err)
+	if c == kafkaerr.Acked {
+		b.st = stAcked
+		pt.remove(b)
+		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
+			pt.lastAcked, pt.lastAckT = b.last(), e.T
+		}
+		return nil
+	}
+	retry := false
+	if !m.doomed {
+		switch c {
+		case kafkaerr.UnknownProducer:
+			retry = e.LogStart == -1 || b.reset
+		case kafkaerr.OutOfOrder:
+			retry = b.reset || !isNext
+		case kafkaerr.Fenced, kafkaerr.Refused, kafkaerr.Unknown:
+		default:
+			retry = true
+		}
+	}
+	if retry {
+		b.st, b.retried = stRetry, true
+		return nil
+	}
+	b.st, m.doomed = stFailed, true
 	return nil
 }
 
@@ -790,6 +856,22 @@ func (m *Machine) renew(line int, e *tracer.Event) error {
 	return nil
 }
 
+// endTxn checks that EndTxn was sent once every batch of the transaction
+// was answered (TransactionManager.nextRequest sends no EndTxn while
+// batches are incomplete): kcheck's producer's traces only; a proxy sees
+// no client state.
+func (m *Machine) endTxn(line int, e *tracer.Event) error {
+	if m.wire {
+		return nil
+	}
+	for p, pt := range m.parts {
+		if len(pt.inflight) > 0 {
+			return m.fail(line, string(e.Kind), p, "EndTxn for transaction %d while batch %d of the partition is in flight", e.Tx, pt.inflight[0].id)
+		}
+	}
+	return nil
+}
+
 // newProducerID takes e's producer id and epoch as the producer's: the
 // broker has no state for a new id on any partition. What uncertain attempts
 // of the old id may have appended is kept in the logs' lengths.
@@ -820,7 +902,11 @@ func (m *Machine) expireBatch(line int, e *tracer.Event) error {
 	}
 	b.st = stFailed
 	pt.remove(b)
-	pt.unresolved = true
+	if m.txn {
+		m.doomed = true // the transaction is aborted instead
+	} else {
+		pt.unresolved = true
+	}
 	return nil
 }
 
@@ -941,6 +1027,6 @@ func (m *Machine) failBatch(line int, e *tracer.Event) error {
 		return m.fail(line, "Fail", e.Partition, "batch %d is %s", e.Batch, b.st)
 	}
 	b.st = stFailed
-	pt.unresolved = true
+	pt.unresolved = !m.txn // a transaction's failed batch is aborted with it
 	return nil
 }
