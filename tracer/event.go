@@ -136,7 +136,7 @@ type Header struct {
 	IdleRearmFrom     string            `json:"idle_rearm_from,omitempty"` // where the bound came from (the broker's producer.id.expiration.ms, a default, ...)
 	DeliveryTimeoutMs int64             `json:"delivery_timeout_ms"`
 	Broker            Broker            `json:"broker"`
-	Faults            []string          `json:"faults,omitempty"` // the faults injected, as given to kcheck run
+	Faults            []string          `json:"faults,omitempty"`           // the faults injected, as given to kcheck run
 	TransactionalID   string            `json:"transactional_id,omitempty"` // format version 5: the producer is transactional, with this id
 	TxnVersion        int               `json:"txn_version,omitempty"`      // format version 5, with transactional_id: the transaction version it spoke, 1 (AddPartitionsToTxn) or 2 (KIP-890 part 2)
 	Seed              int64             `json:"seed"`

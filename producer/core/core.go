@@ -613,6 +613,7 @@ func (c *Core) nextBatch(p Part, now time.Time, flushing bool, buf Buffer, room 
 		return nil, false, false
 	}
 	c.took(b, p)
+	c.txn.started = c.txn.started || c.cfg.Txn                // TV2: Produce v12 adds the partition (TV1: it was added)
 	st.canDrainNew(c.current(), c.cfg.Rules, now.UnixMilli()) // resets the sequence in a new epoch
 	st.assign(b)
 	return b, true, false

@@ -47,7 +47,13 @@ type txnState struct {
 	bump bool
 	// fatal is the error that ends the producer (fenced, unauthorized, an
 	// invalid state: TransactionManager.transitionToFatalError); "" none.
-	fatal    string
+	fatal string
+	// started: the coordinator knows the transaction (a partition was
+	// added, or under TV2 a batch sent); an end of a transaction not
+	// started sends no EndTxn (TransactionManager.nextRequest: "Not
+	// sending EndTxn for completed transaction since no partitions or
+	// offsets were successfully added").
+	started  bool
 	adding   bool      // an AddPartitionsToTxn is outstanding
 	addAfter time.Time // its retry backoff
 	ending   bool      // an EndTxn is outstanding
@@ -74,7 +80,10 @@ type TxnResult struct {
 }
 
 // TxnError is a transactional call made in the wrong state.
-type TxnError struct{ Msg string }
+type TxnError struct {
+	Msg       string
+	Abortable bool // a commit refused: the transaction must be aborted
+}
 
 func (e *TxnError) Error() string { return "producer: " + e.Msg }
 
@@ -87,11 +96,11 @@ func (c *Core) BeginTxn() error {
 	t := &c.txn
 	switch {
 	case !c.cfg.Txn:
-		return &TxnError{"not transactional: no transactional id"}
+		return &TxnError{Msg: "not transactional: no transactional id"}
 	case t.fatal != "":
-		return &TxnError{"the producer failed: " + t.fatal}
+		return &TxnError{Msg: "the producer failed: " + t.fatal}
 	case t.phase != txnNone:
-		return &TxnError{fmt.Sprintf("transaction %d is still open", t.n)}
+		return &TxnError{Msg: fmt.Sprintf("transaction %d is still open", t.n)}
 	}
 	t.n++
 	t.phase = txnOpen
@@ -109,15 +118,15 @@ func (c *Core) EndTxn(commit bool) error {
 	t := &c.txn
 	switch {
 	case !c.cfg.Txn:
-		return &TxnError{"not transactional: no transactional id"}
+		return &TxnError{Msg: "not transactional: no transactional id"}
 	case t.fatal != "":
-		return &TxnError{"the producer failed: " + t.fatal}
+		return &TxnError{Msg: "the producer failed: " + t.fatal}
 	case t.phase == txnNone:
-		return &TxnError{"no transaction is open"}
+		return &TxnError{Msg: "no transaction is open"}
 	case t.phase == txnEnding:
-		return &TxnError{fmt.Sprintf("transaction %d is already ending", t.n)}
+		return &TxnError{Msg: fmt.Sprintf("transaction %d is already ending", t.n)}
 	case commit && t.abortable != "":
-		return &TxnError{fmt.Sprintf("transaction %d cannot commit, it must be aborted: %s", t.n, t.abortable)}
+		return &TxnError{fmt.Sprintf("transaction %d cannot commit, it must be aborted: %s", t.n, t.abortable), true}
 	}
 	t.phase, t.commit = txnEnding, commit
 	c.scanAll = true
@@ -200,8 +209,22 @@ func (c *Core) txnStep(now time.Time, buf Buffer) {
 			return
 		}
 	}
+	if !t.started {
+		c.rd.TxnDone = &TxnResult{Tx: t.n, Commit: t.commit}
+		c.txnEnded()
+		return
+	}
 	t.ending = true
 	c.rd.EndTxn = &EndTxnRequest{Tx: t.n, PID: c.pid, Epoch: c.epoch, Commit: t.commit}
+}
+
+// txnEnded closes the transaction.
+func (c *Core) txnEnded() {
+	t := &c.txn
+	t.phase, t.abortable, t.bump, t.started = txnNone, "", false, false
+	for _, pt := range c.parts {
+		pt.added = false
+	}
 }
 
 // txnCode classifies a transactional request's error as the Java client's
@@ -249,6 +272,7 @@ func (c *Core) PartitionsAdded(parts []Part, code int16, now time.Time) {
 		for _, p := range parts {
 			c.parts[p].added = true
 		}
+		t.started = true
 	case txnRetry:
 		t.addAfter = now.Add(c.cfg.RetryBackoff)
 		c.scanBy(t.addAfter)
@@ -300,10 +324,7 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 		} else if t.bump {
 			res.Bump = true
 		}
-		t.phase, t.abortable, t.bump = txnNone, "", false
-		for _, pt := range c.parts {
-			pt.added = false
-		}
+		c.txnEnded()
 	case txnRetry:
 		t.endAfter = now.Add(c.cfg.RetryBackoff)
 		c.scanBy(t.endAfter)

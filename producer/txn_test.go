@@ -1,0 +1,199 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// eventLog is a tracer.Sink that keeps every event.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []tracer.Event
+}
+
+func (l *eventLog) Emit(e *tracer.Event) {
+	l.mu.Lock()
+	l.evs = append(l.evs, *e)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) of(k tracer.Kind) []tracer.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []tracer.Event
+	for _, e := range l.evs {
+		if e.Kind == k {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// runTxns produces three transactions of n records over the topic's
+// partitions: the first and third committed, the second aborted.
+func runTxns(t *testing.T, p *Producer, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for tx := 0; tx < 3; tx++ {
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatalf("transaction %d: begin: %v", tx+1, err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var errs []error
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			m := &Message{Topic: "t", Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", tx*n+i))}
+			p.Produce(ctx, m, func(_ *Message, err error) {
+				defer wg.Done()
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		end := p.CommitTransaction
+		if tx == 1 {
+			// Written before the abort, so that the log holds aborted
+			// records and their marker.
+			if err := p.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			end = p.AbortTransaction
+		}
+		if err := end(ctx); err != nil {
+			t.Fatalf("transaction %d: end: %v", tx+1, err)
+		}
+		wg.Wait()
+		if tx != 1 && len(errs) > 0 {
+			t.Fatalf("transaction %d: %d records failed, first %v", tx+1, len(errs), errs[0])
+		}
+	}
+}
+
+// committedValues reads the topic with read_committed and returns the
+// values, sorted.
+func committedValues(t *testing.T, addrs []string, want int) []string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics("t"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var vals []string
+	for len(vals) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) { vals = append(vals, string(r.Value)) })
+	}
+	sort.Strings(vals)
+	return vals
+}
+
+func TestTransactions(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		wantTV  int
+	}{{"cluster's (TV2)", 0, 2}, {"TV1", 1, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newCluster(t, 4)
+			log := &eventLog{}
+			p := newProducer(t, cl, TransactionalID("kcheck-test"), TransactionVersion(c.version), Trace(log), Linger(time.Millisecond))
+			if got := p.TxnVersion(); got != c.wantTV {
+				t.Fatalf("transaction version %d, want %d (the cluster's transaction.version is %d)", got, c.wantTV, p.TxnFeature())
+			}
+			const n = 20
+			runTxns(t, p, n)
+			vals := committedValues(t, cl.ListenAddrs(), 2*n)
+			var want []string
+			for i := 0; i < n; i++ {
+				want = append(want, fmt.Sprintf("v%d", i), fmt.Sprintf("v%d", 2*n+i))
+			}
+			sort.Strings(want)
+			if fmt.Sprint(vals) != fmt.Sprint(want) {
+				t.Fatalf("read_committed read %d records %v, want the first and third transactions' %d", len(vals), vals, len(want))
+			}
+			ends := log.of(tracer.EndTxnReceive)
+			told := log.of(tracer.TxnTold)
+			if len(ends) != 3 || len(told) != 3 {
+				t.Fatalf("%d EndTxnReceive and %d TxnTold events, want 3 each", len(ends), len(told))
+			}
+			for i, e := range ends {
+				switch {
+				case e.Err != "NONE":
+					t.Errorf("EndTxn %d answered %s", i+1, e.Err)
+				case c.wantTV == 2 && e.NewEpoch != e.Epoch+1:
+					t.Errorf("TV2: EndTxn %d at epoch %d answered epoch %d, want the next", i+1, e.Epoch, e.NewEpoch)
+				case c.wantTV == 1 && e.NewEpoch != -1:
+					t.Errorf("TV1: EndTxn %d answered epoch %d, want none", i+1, e.NewEpoch)
+				}
+			}
+			if told[0].Result != tracer.Committed || told[1].Result != tracer.Aborted || told[2].Result != tracer.Committed {
+				t.Errorf("told %s, %s, %s; want committed, aborted, committed", told[0].Result, told[1].Result, told[2].Result)
+			}
+			adds := log.of(tracer.AddPartitionsToTxn)
+			if c.wantTV == 2 && len(adds) > 0 || c.wantTV == 1 && len(adds) == 0 {
+				t.Errorf("%d AddPartitionsToTxn events under TV%d", len(adds), c.wantTV)
+			}
+			// Each transaction's first batch of a partition has sequence 0
+			// under TV2 (a new epoch per transaction).
+			if c.wantTV == 2 {
+				first := map[[2]int32]int32{}
+				for _, e := range log.of(tracer.SendNew) {
+					k := [2]int32{e.Partition, int32(e.Epoch)}
+					if _, ok := first[k]; !ok {
+						first[k] = e.Seq
+						if e.Seq != 0 {
+							t.Errorf("partition %d's first batch of epoch %d has sequence %d", e.Partition, e.Epoch, e.Seq)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestTransactionBadInput(t *testing.T) {
+	// A cluster whose transaction.version is below 2 (kfake emulating
+	// 3.9): TV2 asked is refused, naming what was found.
+	cl := newCluster(t, 1, kfake39())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := New(ctx, Brokers(cl.ListenAddrs()...), TransactionalID("x"), TransactionVersion(2))
+	var ue *TxnUnsupportedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("New: %v, want a TxnUnsupportedError", err)
+	}
+	t.Log(err)
+	// Produce outside a transaction.
+	p := newProducer(t, newCluster(t, 1), TransactionalID("y"))
+	var got error
+	p.Produce(ctx, &Message{Topic: "t", Value: []byte("v")}, func(_ *Message, err error) { got = err })
+	if !errors.Is(got, ErrNoTransaction) {
+		t.Fatalf("Produce outside a transaction: %v, want ErrNoTransaction", got)
+	}
+	if err := p.CommitTransaction(ctx); err == nil {
+		t.Fatal("CommitTransaction with none open: no error")
+	}
+}
+
+func kfake39() kfake.Opt { return kfake.MaxVersions(kversion.V3_9_0()) }
