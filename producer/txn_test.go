@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/readback"
 )
 
 // eventLog is a tracer.Sink that keeps every event.
@@ -41,11 +42,13 @@ func (l *eventLog) of(k tracer.Kind) []tracer.Event {
 }
 
 // runTxns produces three transactions of n records over the topic's
-// partitions: the first and third committed, the second aborted.
-func runTxns(t *testing.T, p *Producer, n int) {
+// partitions: the first and third committed, the second aborted. It
+// returns each record's transaction (0, 1, 2) by kcheck id.
+func runTxns(t *testing.T, p *Producer, n int) map[int64]int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	txOf := map[int64]int{}
 	for tx := 0; tx < 3; tx++ {
 		if err := p.BeginTransaction(); err != nil {
 			t.Fatalf("transaction %d: begin: %v", tx+1, err)
@@ -56,8 +59,11 @@ func runTxns(t *testing.T, p *Producer, n int) {
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			m := &Message{Topic: "t", Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", tx*n+i))}
-			p.Produce(ctx, m, func(_ *Message, err error) {
+			p.Produce(ctx, m, func(m *Message, err error) {
 				defer wg.Done()
+				mu.Lock()
+				txOf[m.ID] = tx
+				mu.Unlock()
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -82,6 +88,7 @@ func runTxns(t *testing.T, p *Producer, n int) {
 			t.Fatalf("transaction %d: %d records failed, first %v", tx+1, len(errs), errs[0])
 		}
 	}
+	return txOf
 }
 
 // committedValues reads the topic with read_committed and returns the
@@ -122,7 +129,7 @@ func TestTransactions(t *testing.T) {
 				t.Fatalf("transaction version %d, want %d (the cluster's transaction.version is %d)", got, c.wantTV, p.TxnFeature())
 			}
 			const n = 20
-			runTxns(t, p, n)
+			txOf := runTxns(t, p, n)
 			vals := committedValues(t, cl.ListenAddrs(), 2*n)
 			var want []string
 			for i := 0; i < n; i++ {
@@ -131,6 +138,31 @@ func TestTransactions(t *testing.T) {
 			sort.Strings(want)
 			if fmt.Sprint(vals) != fmt.Sprint(want) {
 				t.Fatalf("read_committed read %d records %v, want the first and third transactions' %d", len(vals), vals, len(want))
+			}
+			// The read-back keeps the markers apart from the records, and
+			// they decide every record's fate: the second transaction's
+			// aborted, the others' committed.
+			parts, err := readback.Topic(context.Background(), readback.Config{Bootstrap: cl.ListenAddrs(), Topic: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			markers, records := 0, 0
+			for _, rp := range parts {
+				markers += len(rp.Ctl)
+				for i, f := range tracer.Fates(rp.Log, rp.Ctl) {
+					r := rp.Log[i]
+					tx, ok := txOf[r.ID]
+					if !ok {
+						t.Fatalf("partition %d offset %d: record id %d not produced by the test", rp.ID, r.Offset, r.ID)
+					}
+					records++
+					if want := map[bool]tracer.Fate{true: tracer.FateAborted, false: tracer.FateCommitted}[tx == 1]; f != want {
+						t.Errorf("partition %d offset %d (transaction %d): %s, want %s", rp.ID, r.Offset, tx+1, f, want)
+					}
+				}
+			}
+			if records != 3*n || markers < 3 {
+				t.Fatalf("read back %d records and %d markers, want %d records and a marker per partition of each transaction", records, markers, 3*n)
 			}
 			ends := log.of(tracer.EndTxnReceive)
 			told := log.of(tracer.TxnTold)

@@ -345,3 +345,15 @@ func TestText(t *testing.T) {
 		t.Errorf("Name() = %q", r.Name())
 	}
 }
+
+func TestFates(t *testing.T) {
+	log := []LogRecord{{Offset: 0, PID: 1}, {Offset: 1, PID: 2}, {Offset: 2, PID: 1}, {Offset: 4, PID: 1}, {Offset: 5, PID: 2}, {Offset: 7, PID: 1}}
+	ctl := []Marker{{Offset: 3, PID: 1, Commit: true}, {Offset: 6, PID: 2}, {Offset: 8, PID: 3, Commit: true}}
+	got := fmt.Sprint(Fates(log, ctl))
+	// pid 1: offsets 0, 2 before its commit at 3; 4 and 7 after it, with no
+	// later marker of pid 1 (pid 3's commit is not its). pid 2: 1 and 5
+	// before its abort at 6.
+	if want := "[committed aborted committed open aborted open]"; got != want {
+		t.Fatalf("fates %s, want %s", got, want)
+	}
+}

@@ -19,6 +19,7 @@ package readback
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,7 +59,8 @@ const DefaultBound = 60 * time.Second
 type Partition struct {
 	ID    int32
 	Log   []tracer.LogRecord
-	Short *Shortfall // the high watermark never passed the acknowledged offset; nil when it did
+	Ctl   []tracer.Marker // the control records (transaction markers), kept apart from Log: they are no records of the run
+	Short *Shortfall      // the high watermark never passed the acknowledged offset; nil when it did
 }
 
 // Shortfall is what a read-back waited for and saw when a partition's high
@@ -78,7 +80,7 @@ func (p *Partition) Events() []tracer.Event {
 		out = append(out, tracer.Event{Kind: tracer.ReadBackShort, Partition: p.ID, Offset: s.Acked,
 			HWM: s.HWM, WaitedMs: s.Waited.Milliseconds(), Node: s.Leader})
 	}
-	return append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log})
+	return append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log, Ctl: p.Ctl})
 }
 
 // Topic reads every partition of cfg.Topic. An error names the partition and
@@ -426,6 +428,14 @@ func (r *reader) read(ctx context.Context, pr *pread, confirm bool) error {
 			for _, rec := range b.Records {
 				if rec.Offset < pr.offset {
 					continue // a batch can start before the offset asked for
+				}
+				if b.Control() {
+					// A transaction marker: its key is a version and a
+					// type, ABORT 0 or COMMIT 1 (Kafka's ControlRecordType).
+					commit := len(rec.Key) >= 4 && binary.BigEndian.Uint16(rec.Key[2:4]) == 1
+					pr.part.Ctl = append(pr.part.Ctl, tracer.Marker{Offset: rec.Offset, PID: rec.ProducerID, Epoch: rec.ProducerEpoch, Commit: commit})
+					pr.offset = rec.Offset + 1
+					continue
 				}
 				pr.part.Log = append(pr.part.Log, tracer.LogRecord{Offset: rec.Offset, PID: rec.ProducerID, Epoch: rec.ProducerEpoch,
 					Seq: rec.Sequence, ID: recordbatch.RecordID(rec.Headers)})
