@@ -180,6 +180,14 @@ func (p *Producer) initTransactions(ctx context.Context) error {
 	default:
 		p.tv2 = canTV2
 	}
+	// The trace's header says the run is transactional and which version
+	// it spoke, when it is not written yet (tracer.NewDeferredWriter).
+	if a, ok := p.trace.(tracer.Amender); ok {
+		id, tv := p.cfg.txnID, p.TxnVersion()
+		if err := a.Amend(func(h *tracer.Header) { h.TransactionalID, h.TxnVersion = id, tv }); err != nil && !errors.Is(err, tracer.ErrHeaderWritten) {
+			return fmt.Errorf("producer: recording the transaction version in the trace header: %w", err)
+		}
+	}
 	return p.initTxnProducerID(ctx, -1, -1)
 }
 
