@@ -415,6 +415,13 @@ func (s *sender) apply(now time.Time) time.Time {
 			s.txnDone(s.ctx, rd.TxnDone)
 			more = true
 		}
+		if more {
+			// The answer may let partitions drain (added to the
+			// transaction, a new epoch): step again now, after the wait.
+			now = time.Now()
+			s.core.Tick(now, s.p.flushing.Load() > 0, s)
+			s.failUnencoded()
+		}
 		if len(s.failed) == 0 {
 			if more {
 				continue

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kcheck/kcheck/tracer"
@@ -229,3 +231,49 @@ func TestTransactionBadInput(t *testing.T) {
 }
 
 func kfake39() kfake.Opt { return kfake.MaxVersions(kversion.V3_9_0()) }
+
+// TestTxnAddRetryDrains: under TV1, a partition added only on a retry of
+// AddPartitionsToTxn (the coordinator answered CONCURRENT_TRANSACTIONS,
+// as Kafka does while the previous transaction's markers are written) is
+// drained at once, not at the next deadline the core had (here the
+// delivery timeout, 30 s): the sender steps again after a transactional
+// answer. It failed before: each such transaction waited out a deadline.
+func TestTxnAddRetryDrains(t *testing.T) {
+	cl := newCluster(t, 2)
+	var once sync.Once
+	cl.ControlKey(int16(kmsg.AddPartitionsToTxn), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		cl.KeepControl()
+		var resp kmsg.Response
+		once.Do(func() {
+			req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+			r := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+			for _, rt := range req.Topics {
+				t := kmsg.NewAddPartitionsToTxnResponseTopic()
+				t.Topic = rt.Topic
+				for _, p := range rt.Partitions {
+					pr := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+					pr.Partition, pr.ErrorCode = p, kerr.ConcurrentTransactions.Code
+					t.Partitions = append(t.Partitions, pr)
+				}
+				r.Topics = append(r.Topics, t)
+			}
+			resp = r
+		})
+		return resp, nil, resp != nil
+	})
+	p := newProducer(t, cl, TransactionalID("retry"), TransactionVersion(1), Linger(time.Millisecond),
+		DeliveryTimeout(30*time.Second), RequestTimeout(5*time.Second), RetryBackoff(10*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	p.Produce(ctx, &Message{Topic: "t", Value: []byte("v")}, nil)
+	start := time.Now()
+	if err := p.CommitTransaction(ctx); err != nil {
+		t.Fatalf("commit: %v (after %v)", err, time.Since(start))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the commit took %v: the added partition waited for a deadline", d)
+	}
+}
