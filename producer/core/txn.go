@@ -393,6 +393,11 @@ func (c *Core) txnVerdictFor(st *seqState, b *Batch, code int16, logStart int64,
 		if b.reset || !isNext {
 			v = Retry
 		}
+	case kerr.ConcurrentTransactions.Code:
+		// Kafka 4.x answers it to a TV2 Produce while the previous
+		// transaction completes; Java's ConcurrentTransactionsException
+		// extends RetriableException (kerr calls it not retriable).
+		v = Retry
 	default:
 		if retriable {
 			v = Retry
