@@ -137,7 +137,18 @@ type partition struct {
 	// uncertain are batches whose last attempt was outstanding when its
 	// connection was lost: the broker may have handled it or not.
 	uncertain []*batch
+	// inTxn: a transactional trace's partition in the open transaction,
+	// so that its end writes a marker, which takes an offset of the log:
+	// txnSure (added: AddPartitionsToTxn, or a batch acknowledged) or
+	// txnMaybe (a batch sent, none acknowledged: TV2's Produce may not
+	// have added it).
+	inTxn uint8
 }
+
+const (
+	txnMaybe uint8 = iota + 1
+	txnSure
+)
 
 // Machine replays one trace.
 type Machine struct {
@@ -331,6 +342,9 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		if err := m.corrOrder(line, e); err != nil {
 			return err
 		}
+		if pt := m.part(e.Partition); m.txn && pt.inTxn == 0 {
+			pt.inTxn = txnMaybe
+		}
 		if m.wire {
 			return m.wireSend(line, e)
 		}
@@ -356,9 +370,14 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		// What the application was told is no protocol step: checker/order
 		// and checker/linz hold it to the read-back.
 		return nil
-	case tracer.AddPartitionsToTxn, tracer.TxnTold:
-		// The coordinator's bookkeeping and what the application was told
-		// of a transaction: no step of the idempotent spec.
+	case tracer.AddPartitionsToTxn:
+		if e.Err == "NONE" {
+			m.part(e.Partition).inTxn = txnSure
+		}
+		return nil
+	case tracer.TxnTold:
+		// What the application was told of a transaction: no step of the
+		// idempotent spec.
 		return nil
 	case tracer.EndTxn:
 		return m.endTxn(line, e)
@@ -368,6 +387,7 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		// Bump; the broker takes a higher epoch's sequence 0.
 		if e.Err == "NONE" {
 			m.doomed = false
+			m.markers()
 		}
 		if e.Err == "NONE" && e.NewEpoch >= 0 {
 			if e.NewEpoch <= m.epoch {
@@ -547,6 +567,7 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 func (m *Machine) txnReceive(pt *partition, b *batch, e *tracer.Event, cur, isNext bool) error {
 	c := kafkaerr.Classify(e.Err)
 	if c == kafkaerr.Acked {
+		pt.inTxn = txnSure
 		b.st = stAcked
 		pt.remove(b)
 		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
@@ -854,6 +875,31 @@ func (m *Machine) renew(line int, e *tracer.Event) error {
 	}
 	m.newProducerID(e)
 	return nil
+}
+
+// markers is what a transaction's end does to the logs: the coordinator
+// writes a marker to each partition of it, which takes an offset that no
+// later batch gets (TransactionCoordinator, WriteTxnMarkers). A partition
+// sure to be in it gets one; one that may be gets one or none, both kept
+// possible. Uncertain attempts are settled first: they came before it.
+func (m *Machine) markers() {
+	for _, pt := range m.parts {
+		if pt.inTxn == 0 {
+			continue
+		}
+		brs := m.expand(pt)
+		out := make([]broker, 0, 2*len(brs))
+		if pt.inTxn == txnMaybe {
+			out = append(out, brs...)
+		}
+		for _, br := range brs {
+			br.logLen++
+			if !slices.ContainsFunc(out, br.equal) {
+				out = append(out, br)
+			}
+		}
+		pt.brokers, pt.inTxn = out, 0
+	}
 }
 
 // endTxn checks that EndTxn was sent once every batch of the transaction

@@ -92,6 +92,7 @@ type env struct {
 	reqs   map[int32]*Request
 	adds   []Part         // the last AddPartitions asked
 	end    *EndTxnRequest // the last EndTxn asked
+	inTxn  map[int32]bool // partitions of the open transaction: added, or a batch appended (its end writes a marker to each)
 	nextR  int32
 	logEnd map[int32]int64
 	hdr    tracer.Header
@@ -251,6 +252,9 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "err", &errName)
 		code := e.code(t, d, errName)
 		for _, p := range e.adds {
+			if code == 0 {
+				e.txnPart(e.c.parts[p].id)
+			}
 			e.record(tracer.Event{Kind: tracer.AddPartitionsToTxn, Partition: e.c.parts[p].id, PID: e.c.pid, Epoch: e.c.epoch, Node: 2, Err: errName, Tx: e.c.Tx()})
 		}
 		e.c.PartitionsAdded(e.adds, code, e.now)
@@ -262,6 +266,12 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		code := e.code(t, d, errName)
 		if code != 0 {
 			ep = -1
+		}
+		if code == 0 {
+			for p := range e.inTxn {
+				e.logEnd[p]++ // the coordinator's marker
+			}
+			e.inTxn = nil
 		}
 		e.record(tracer.Event{Kind: tracer.EndTxnReceive, PID: e.end.PID, Epoch: e.end.Epoch, Node: 2, Err: errName, Commit: e.end.Commit, NewEpoch: ep, Tx: e.end.Tx})
 		e.c.EndTxnAnswered(code, e.end.PID, ep, e.now)
@@ -279,6 +289,14 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
 	return e.ready()
+}
+
+// txnPart notes partition p in the open transaction.
+func (e *env) txnPart(p int32) {
+	if e.inTxn == nil {
+		e.inTxn = map[int32]bool{}
+	}
+	e.inTxn[p] = true
 }
 
 // code is the Kafka error code of name ("NONE": 0).
@@ -366,6 +384,9 @@ func (e *env) respond(t *testing.T, d *datadriven.TestData) {
 		}
 		if code == 0 {
 			e.logEnd[b.kp] = max(e.logEnd[b.kp], off+int64(b.N))
+			if e.cfg.Txn {
+				e.txnPart(b.kp)
+			}
 		}
 		res[i] = Result{Code: code, Offset: off, LogStart: a.lso}
 	}
@@ -606,4 +627,30 @@ func TestReplayRejectsMutation(t *testing.T) {
 			t.Log(err)
 		})
 	}
+}
+
+// TestReplayRejectsEarlyEndTxn: the replay holds our producer to sending
+// EndTxn only once every batch of the transaction is answered
+// (TransactionManager.nextRequest): txn_tv2.txt's first EndTxn moved before
+// the answer to its last batch is rejected.
+func TestReplayRejectsEarlyEndTxn(t *testing.T) {
+	hdr, evs := runScript(t, filepath.Join("testdata", "txn_tv2.txt"))
+	end := slices.IndexFunc(evs, func(e tracer.Event) bool { return e.Kind == tracer.EndTxn })
+	if end < 0 {
+		t.Fatal("txn_tv2.txt has no EndTxn")
+	}
+	recv := slices.IndexFunc(evs[:end], func(e tracer.Event) bool { return e.Kind == tracer.Receive && e.Batch == 2 })
+	if recv < 0 {
+		t.Fatal("txn_tv2.txt answers no b2 before its EndTxn")
+	}
+	moved := slices.Clone(evs[:recv])
+	moved = append(moved, evs[end])
+	moved = append(moved, evs[recv:end]...)
+	moved = append(moved, evs[end+1:]...)
+	err := replayTrace("moved", traceOf(t, hdr, moved))
+	var re *replay.Error
+	if !errors.As(err, &re) || re.Action != "EndTxn" || !strings.Contains(re.Reason, "in flight") {
+		t.Fatalf("replay: %v, want EndTxn not enabled with a batch in flight", err)
+	}
+	t.Log(err)
 }
