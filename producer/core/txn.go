@@ -168,7 +168,18 @@ func (c *Core) wantsAdd(p Part, buf Buffer) bool {
 // once the transaction's batches are all answered.
 func (c *Core) txnStep(now time.Time, buf Buffer) {
 	t := &c.txn
-	if t.phase == txnEnding && !t.commit {
+	// An abort, or a transaction that can only be aborted (or a failed
+	// producer), fails the batches not yet sent: Java's Sender aborts the
+	// undrained batches once the transaction has an error
+	// (RecordAccumulator.abortUndrainedBatches).
+	if t.phase == txnEnding && !t.commit || t.abortable != "" || t.fatal != "" {
+		reason := "transaction aborted before the batch was sent"
+		if t.abortable != "" && !(t.phase == txnEnding && !t.commit) {
+			reason = "the transaction must be aborted (" + t.abortable + ") before the batch was sent"
+		}
+		if t.fatal != "" {
+			reason = "the producer failed (" + t.fatal + ") before the batch was sent"
+		}
 		for i := range c.parts {
 			for {
 				b := buf.Drop(Part(i))
@@ -176,7 +187,7 @@ func (c *Core) txnStep(now time.Time, buf Buffer) {
 					break
 				}
 				c.took(b, Part(i))
-				c.failBatch(b, Outcome{Batch: b, Cause: TxnAborted}, "transaction aborted before the batch was sent")
+				c.failBatch(b, Outcome{Batch: b, Cause: TxnAborted}, reason)
 			}
 		}
 	}
@@ -194,7 +205,7 @@ func (c *Core) txnStep(now time.Time, buf Buffer) {
 	} else if !c.cfg.TV2 && now.Before(t.addAfter) {
 		c.scanBy(t.addAfter)
 	}
-	if t.phase != txnEnding || t.ending || t.adding || t.fatal != "" {
+	if t.phase != txnEnding || t.ending || t.adding {
 		return
 	}
 	if now.Before(t.endAfter) {
@@ -209,7 +220,20 @@ func (c *Core) txnStep(now time.Time, buf Buffer) {
 			return
 		}
 	}
-	if !t.started {
+	// Every batch is answered. A commit of a transaction that got an
+	// error is not sent: it fails, and the transaction must be aborted
+	// (TransactionManager.maybeTerminateRequestWithError); a failed
+	// producer sends nothing.
+	switch {
+	case t.fatal != "":
+		c.rd.TxnDone = &TxnResult{Tx: t.n, Commit: t.commit, Err: "the producer failed: " + t.fatal, Fatal: true}
+		t.phase = txnOpen
+		return
+	case t.commit && t.abortable != "":
+		c.rd.TxnDone = &TxnResult{Tx: t.n, Commit: true, Err: "the transaction must be aborted: " + t.abortable, Abortable: true}
+		t.phase = txnOpen
+		return
+	case !t.started:
 		c.rd.TxnDone = &TxnResult{Tx: t.n, Commit: t.commit}
 		c.txnEnded()
 		return
