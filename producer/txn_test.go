@@ -163,6 +163,16 @@ func TestTransactions(t *testing.T) {
 					}
 				}
 			}
+			visible := 0
+			for _, rp := range parts {
+				if rp.Committed == nil || rp.Committed.Disagree != "" {
+					t.Fatalf("partition %d: read_committed %+v, want it read and agreeing with the markers", rp.ID, rp.Committed)
+				}
+				visible += rp.Committed.Visible
+			}
+			if visible != 2*n {
+				t.Errorf("read_committed sees %d records, want the 2 committed transactions' %d", visible, 2*n)
+			}
 			if records != 3*n || markers < 3 {
 				t.Fatalf("read back %d records and %d markers, want %d records and a marker per partition of each transaction", records, markers, 3*n)
 			}

@@ -131,6 +131,10 @@ type Summary struct {
 	TxnCommitted, TxnAborted, TxnFailed  int
 	ReadCommitted, ReadAborted, ReadOpen int
 	CommitLost, AbortCommitted           int
+	// The partitions read again as read_committed (readback.Committed):
+	// the records it sees, and where it disagrees with the markers.
+	CommittedVisible  int
+	CommittedDisagree []string
 }
 
 // Clean reports whether every record was acknowledged and read back once and in order;
@@ -138,7 +142,7 @@ type Summary struct {
 // records were read back once, in order, as it ended.
 func (s *Summary) Clean() bool {
 	if s.TxnVersion > 0 {
-		return s.TxnFailed == 0 && !s.Anomalies() && s.ReadOpen == 0
+		return s.TxnFailed == 0 && !s.Anomalies() && s.ReadOpen == 0 && len(s.CommittedDisagree) == 0
 	}
 	return s.Failed == 0 && s.Lost == 0 && s.Duplicated == 0 && s.OutOfOrder == 0 && s.Acked == s.Sent
 }
@@ -829,6 +833,12 @@ func summariseTxn(sum *Summary, sent map[int64]*sentRecord, parts []readback.Par
 	pid, _ := p.ProducerID()
 	fate := map[int64]tracer.Fate{}
 	for _, rp := range parts {
+		if c := rp.Committed; c != nil {
+			sum.CommittedVisible += c.Visible
+			if c.Disagree != "" {
+				sum.CommittedDisagree = append(sum.CommittedDisagree, fmt.Sprintf("partition %d: %s", rp.ID, c.Disagree))
+			}
+		}
 		for i, f := range tracer.Fates(rp.Log, rp.Ctl) {
 			r := rp.Log[i]
 			if r.PID != pid || r.ID < 0 {

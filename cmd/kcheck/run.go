@@ -340,6 +340,8 @@ func printTxnSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 		verdict = "NOT CLEAN: transactions failed"
 	case s.ReadOpen > 0:
 		verdict = "NOT CLEAN: records of no ended transaction in the log"
+	case len(s.CommittedDisagree) > 0:
+		verdict = "NOT CLEAN: read_committed disagrees with the markers"
 	}
 	fmt.Fprintf(w, "kcheck run: %s\n", verdict)
 	fmt.Fprintf(w, "  transactional, TV%d (the cluster's transaction.version: %d), %d records a transaction\n", s.TxnVersion, s.TxnFeature, cfg.Txn.Records)
@@ -348,6 +350,11 @@ func printTxnSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 		s.Sent, s.Acked, s.Failed, s.ReadBack, s.ReadCommitted, s.ReadAborted, s.ReadOpen)
 	fmt.Fprintf(w, "  of committed transactions lost or aborted %d; of aborted ones committed %d; duplicated %d, out of order %d\n",
 		s.CommitLost, s.AbortCommitted, s.Duplicated, s.OutOfOrder)
+	agree := "agrees with the markers"
+	if len(s.CommittedDisagree) > 0 {
+		agree = "DISAGREES with the markers: " + strings.Join(s.CommittedDisagree, "; ")
+	}
+	fmt.Fprintf(w, "  read_committed sees %d records: %s\n", s.CommittedVisible, agree)
 	fmt.Fprintf(w, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers %d\n", s.OutOfOrderAnswers)
 	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
 	for _, e := range s.FirstErrors {

@@ -27,7 +27,7 @@ func TestRunTransactional(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			for _, want := range []string{"kcheck run: clean", tc.tv, "transactions committed 7, aborted 3 (as asked), failed 0",
-				"read back 400: committed 280, aborted 120, open 0", "of committed transactions lost or aborted 0; of aborted ones committed 0"} {
+				"read back 400: committed 280, aborted 120, open 0", "read_committed sees 280 records: agrees with the markers", "of committed transactions lost or aborted 0; of aborted ones committed 0"} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("summary lacks %q:\n%s", want, stdout)
 				}

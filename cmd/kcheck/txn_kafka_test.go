@@ -42,7 +42,7 @@ func TestTransactionalOnKafka(t *testing.T) {
 						t.Fatalf("exit %d\n%s", code, stderr)
 					}
 					for _, want := range []string{tc.tv, "transactions committed 27, aborted 13 (as asked), failed 0",
-						"read back 2000: committed 1350, aborted 650, open 0"} {
+						"read back 2000: committed 1350, aborted 650, open 0", "read_committed sees 1350 records: agrees with the markers"} {
 						if !strings.Contains(stdout, want) {
 							t.Errorf("summary lacks %q", want)
 						}

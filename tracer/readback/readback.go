@@ -61,6 +61,9 @@ type Partition struct {
 	Log   []tracer.LogRecord
 	Ctl   []tracer.Marker // the control records (transaction markers), kept apart from Log: they are no records of the run
 	Short *Shortfall      // the high watermark never passed the acknowledged offset; nil when it did
+	// Committed is the partition read again as read_committed, for a
+	// partition with markers (committed.go); nil for one without.
+	Committed *Committed
 }
 
 // Shortfall is what a read-back waited for and saw when a partition's high
@@ -110,6 +113,13 @@ func Topic(ctx context.Context, cfg Config) ([]Partition, error) {
 				continue
 			}
 			if err := r.read(ctx, pr, confirm); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, pr := range reads {
+		if len(pr.part.Ctl) > 0 && pr.part.Short == nil {
+			if err := r.readCommitted(ctx, pr); err != nil {
 				return nil, err
 			}
 		}
@@ -492,12 +502,19 @@ func (r *reader) read(ctx context.Context, pr *pread, confirm bool) error {
 // fetch reads partition p of topic at offset from c, as a consumer at the
 // leader epoch epoch.
 func fetch(ctx context.Context, c *wire.Conn, topic string, p int32, offset int64, epoch int32) (*kmsg.FetchResponseTopicPartition, error) {
+	return fetchAt(ctx, c, topic, p, offset, epoch, 0)
+}
+
+// fetchAt is fetch at an isolation level: 0 read_uncommitted, 1
+// read_committed (up to the last stable offset, with the aborted
+// transactions).
+func fetchAt(ctx context.Context, c *wire.Conn, topic string, p int32, offset int64, epoch int32, isolation int8) (*kmsg.FetchResponseTopicPartition, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
 	req.MinBytes = 1
 	req.MaxBytes = 16 << 20
-	req.IsolationLevel = 0
+	req.IsolationLevel = isolation
 	req.SessionEpoch = -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic
