@@ -182,6 +182,9 @@ type Machine struct {
 	// (TransactionManager.canRetry and handleFailedBatch for a
 	// transactional producer); doomed: the open transaction is.
 	txn, doomed bool
+	// sawTxn: the trace has transactional steps (a transactional id, an
+	// EndTxn), on the wire too: partitions are tracked for the markers.
+	sawTxn bool
 }
 
 // DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
@@ -200,6 +203,7 @@ func New(h tracer.Header) (*Machine, error) {
 	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{}, lastReq: map[int32]corr{},
 		wire: h.Writer == tracer.ProxyWriter, expiry: ExpiryDelay(h)}
 	m.txn = h.TransactionalID != "" && !m.wire
+	m.sawTxn = h.TransactionalID != ""
 	return m, nil
 }
 
@@ -319,6 +323,10 @@ func (pt *partition) outstanding() bool {
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
 	m.now = e.T
+	switch {
+	case e.Kind == tracer.AddPartitionsToTxn, e.Kind == tracer.EndTxn, e.Kind == tracer.EndTxnReceive, e.Kind == tracer.InitProducerID && e.TxnID != "":
+		m.sawTxn = true
+	}
 	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told && e.Kind != tracer.TxnTold {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
@@ -342,7 +350,7 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		if err := m.corrOrder(line, e); err != nil {
 			return err
 		}
-		if pt := m.part(e.Partition); m.txn && pt.inTxn == 0 {
+		if pt := m.part(e.Partition); m.sawTxn && pt.inTxn == 0 {
 			pt.inTxn = txnMaybe
 		}
 		if m.wire {
@@ -511,6 +519,9 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	if m.wire {
 		// The client's own decision shows in what it sends next.
 		if kafkaerr.IsAck(e.Err) {
+			if m.sawTxn {
+				pt.inTxn = txnSure
+			}
 			b.st = stAcked
 			pt.remove(b)
 		} else {
