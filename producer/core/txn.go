@@ -356,10 +356,12 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 	case txnFatal:
 		t.fatal = "EndTxn: " + errName(code)
 		res.Err, res.Fatal = t.fatal, true
+		t.phase = txnOpen // told once; nothing more can end it
 	case txnAbortable:
 		if !t.commit {
 			t.fatal = "EndTxn (abort): " + errName(code)
 			res.Err, res.Fatal = t.fatal, true
+			t.phase = txnOpen
 			break
 		}
 		c.setAbortable("EndTxn: "+errName(code), code != kerr.TransactionAbortable.Code)
