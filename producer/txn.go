@@ -155,16 +155,21 @@ func (p *Producer) initTransactions(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
+	// A broker with transactions speaks FindCoordinator v1+ (the key
+	// type), InitProducerId, AddPartitionsToTxn and EndTxn (Kafka 0.11).
+	for _, key := range []kmsg.Key{kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn} {
+		if _, ok := c.MaxVersion(key.Int16()); !ok {
+			return &TxnUnsupportedError{c.Addr(), fmt.Sprintf("no transaction support: its ApiVersions lists no %s (it answered as %s)", kmsg.NameForKey(key.Int16()), c.VersionGuess())}
+		}
+	}
+	if v, _ := c.MaxVersion(kmsg.FindCoordinator.Int16()); v < 1 {
+		return &TxnUnsupportedError{c.Addr(), fmt.Sprintf("no transaction support: FindCoordinator up to v%d, which has no key type (it answered as %s)", v, c.VersionGuess())}
+	}
 	coord, err := p.findCoordinator(ctx, c)
 	if err != nil {
 		return err
 	}
 	p.coord = coord
-	for _, key := range []kmsg.Key{kmsg.FindCoordinator, kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn} {
-		if _, ok := coord.MaxVersion(key.Int16()); !ok {
-			return &TxnUnsupportedError{coord.Addr(), fmt.Sprintf("no transaction support: its ApiVersions lists no %s (it answered as %s)", kmsg.NameForKey(key.Int16()), coord.VersionGuess())}
-		}
-	}
 	p.txnFeature = coord.Feature("transaction.version")
 	endMax, _ := coord.MaxVersion(kmsg.EndTxn.Int16())
 	prodMax, _ := coord.MaxVersion(kmsg.Produce.Int16())
@@ -172,8 +177,8 @@ func (p *Producer) initTransactions(ctx context.Context) error {
 	switch p.cfg.txnVersion {
 	case 2:
 		if !canTV2 {
-			return &TxnUnsupportedError{coord.Addr(), fmt.Sprintf("transaction version 2 asked, but the cluster's finalized transaction.version is %d (EndTxn up to v%d, Produce up to v%d; it answered as %s)",
-				p.txnFeature, endMax, prodMax, coord.VersionGuess())}
+			return &TxnUnsupportedError{coord.Addr(), fmt.Sprintf("transaction version 2 asked, but the cluster's finalized transaction.version is %d (and the broker speaks EndTxn up to v%d, Produce up to v%d; TV2 needs 2, v5 and v12)",
+				p.txnFeature, endMax, prodMax)}
 		}
 		p.tv2 = true
 	case 1:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -226,6 +227,15 @@ func TestTransactionBadInput(t *testing.T) {
 	var ue *TxnUnsupportedError
 	if !errors.As(err, &ue) {
 		t.Fatalf("New: %v, want a TxnUnsupportedError", err)
+	}
+	t.Log(err)
+	// A broker without transactions: kfake as 4.1 without EndTxn.
+	noTxn := kversion.V4_1_0()
+	noTxn.SetMaxKeyVersion(kmsg.EndTxn.Int16(), -1)
+	old := newCluster(t, 1, kfake.MaxVersions(noTxn))
+	_, err = New(ctx, Brokers(old.ListenAddrs()...), TransactionalID("x"))
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no transaction support: its ApiVersions lists no EndTxn") {
+		t.Fatalf("New on a broker without EndTxn: %v, want a TxnUnsupportedError", err)
 	}
 	t.Log(err)
 	// Produce outside a transaction.
