@@ -415,6 +415,9 @@ func (s *sender) apply(now time.Time) time.Time {
 			s.txnDone(s.ctx, rd.TxnDone)
 			more = true
 		}
+		if more && s.ctx.Err() != nil {
+			more = false // shutting down: abort fails what is left
+		}
 		if more {
 			// The answer may let partitions drain (added to the
 			// transaction, a new epoch): step again now, after the wait.

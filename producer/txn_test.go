@@ -297,3 +297,51 @@ func TestTxnAddRetryDrains(t *testing.T) {
 		t.Fatalf("the commit took %v: the added partition waited for a deadline", d)
 	}
 }
+
+// TestTxnCommitUnanswered: a coordinator that answers every EndTxn
+// COORDINATOR_NOT_AVAILABLE: the commit is sent again after a backoff
+// (even with RetryBackoff 0), CommitTransaction gives up when its context
+// ends with an outcome not known, and Close still returns.
+func TestTxnCommitUnanswered(t *testing.T) {
+	cl := newCluster(t, 1)
+	var mu sync.Mutex
+	ends := 0
+	cl.ControlKey(int16(kmsg.EndTxn), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		cl.KeepControl()
+		mu.Lock()
+		ends++
+		mu.Unlock()
+		r := kreq.(*kmsg.EndTxnRequest).ResponseKind().(*kmsg.EndTxnResponse)
+		r.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return r, nil, true
+	})
+	p := newProducer(t, cl, TransactionalID("unanswered"), RetryBackoff(0))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	p.Produce(context.Background(), &Message{Topic: "t", Value: []byte("v")}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := p.CommitTransaction(ctx)
+	var te *TxnError
+	if !errors.As(err, &te) || !te.Unknown {
+		t.Fatalf("commit: %v, want an unknown outcome", err)
+	}
+	mu.Lock()
+	n := ends
+	mu.Unlock()
+	// 300 ms at a backoff of at least 10 ms: at most about 30 EndTxn.
+	if n < 2 || n > 40 {
+		t.Errorf("%d EndTxn in 300 ms", n)
+	}
+	if err := p.BeginTransaction(); err == nil {
+		t.Error("BeginTransaction while the commit is still going: no error")
+	}
+	done := make(chan struct{})
+	go func() { p.Close(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}

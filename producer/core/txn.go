@@ -298,7 +298,7 @@ func (c *Core) PartitionsAdded(parts []Part, code int16, now time.Time) {
 		}
 		t.started = true
 	case txnRetry:
-		t.addAfter = now.Add(c.cfg.RetryBackoff)
+		t.addAfter = now.Add(c.txnBackoff())
 		c.scanBy(t.addAfter)
 	case txnFatal:
 		t.fatal = "AddPartitionsToTxn: " + errName(code)
@@ -350,7 +350,7 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 		}
 		c.txnEnded()
 	case txnRetry:
-		t.endAfter = now.Add(c.cfg.RetryBackoff)
+		t.endAfter = now.Add(c.txnBackoff())
 		c.scanBy(t.endAfter)
 		return
 	case txnFatal:
@@ -370,6 +370,13 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 	}
 	c.rd.TxnDone = res
 }
+
+// minTxnBackoff bounds the retry backoff of AddPartitionsToTxn and EndTxn
+// from below: with RetryBackoff 0, an unreachable coordinator would be
+// asked again at once, forever.
+const minTxnBackoff = 10 * time.Millisecond
+
+func (c *Core) txnBackoff() time.Duration { return max(c.cfg.RetryBackoff, minTxnBackoff) }
 
 // Bumped takes the epoch InitProducerId gave after TxnResult.Bump (TV1):
 // every partition starts again from sequence 0 under it.
