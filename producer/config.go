@@ -36,6 +36,9 @@ type cfg struct {
 	dialTimeout     time.Duration
 	maxEpoch        int16 // the highest epoch before a new producer id; tests lower it
 	rearm           rearmCfg
+	txnID           string        // TransactionalID; "": idempotent only
+	txnTimeout      time.Duration // TransactionTimeout
+	txnVersion      int           // TransactionVersion: 0 auto, 1, 2
 }
 
 // rearmCfg is the idle re-arm rule's configuration; New turns it into
@@ -62,6 +65,7 @@ func defaults() cfg {
 		dialTimeout:     10 * time.Second,
 		maxEpoch:        math.MaxInt16,
 		rearm:           rearmCfg{on: true},
+		txnTimeout:      60 * time.Second,
 	}
 }
 
@@ -232,6 +236,14 @@ func (c *cfg) validate() error {
 			c.deliveryTimeout, c.linger+c.requestTimeout))
 	}
 	errs = append(errs, c.rearm.validate(c.rules.FirstAck)...)
+	if c.txnVersion < 0 || c.txnVersion > 2 {
+		errs = append(errs, fmt.Errorf("TransactionVersion: %d is not 0 (the cluster's), 1 or 2", c.txnVersion))
+	} else if c.txnVersion != 0 && c.txnID == "" {
+		errs = append(errs, fmt.Errorf("TransactionVersion %d needs TransactionalID", c.txnVersion))
+	}
+	if c.txnID != "" && (c.txnTimeout <= 0 || c.txnTimeout > time.Duration(math.MaxInt32)*time.Millisecond) {
+		errs = append(errs, fmt.Errorf("TransactionTimeout: %v must be positive and fit transaction.timeout.ms", c.txnTimeout))
+	}
 	if c.maxBuffered < 1 {
 		errs = append(errs, fmt.Errorf("MaxBufferedRecords: %d must be positive", c.maxBuffered))
 	}

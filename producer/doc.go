@@ -25,6 +25,22 @@
 // new producer id) are a pure state machine in package core; the sender is
 // the loop around it that does the I/O (sender.go).
 //
+// Transactions: with TransactionalID the producer is transactional
+// (producer/txn.go, core/txn.go):
+//
+//	p.BeginTransaction()
+//	p.Produce(ctx, m, done) // ...
+//	err := p.CommitTransaction(ctx) // or AbortTransaction
+//
+// New finds the transaction coordinator and speaks the cluster's
+// transaction version: TV2 (KIP-890 part 2) when the finalized
+// transaction.version feature is 2, TV1 otherwise, or TransactionVersion's.
+// Under TV1 a partition's first batch of a transaction waits for
+// AddPartitionsToTxn; under TV2 every EndTxn bumps the epoch, so each
+// transaction starts every partition at sequence 0 and the first-ack rule
+// re-arms per transaction. Batches are marked transactional; EndTxn goes
+// once every batch of the transaction is answered.
+//
 // Epoch bumps are producer-wide, as in Java: each bump takes the next epoch.
 // When a bump is needed at epoch 32767, the producer takes a new producer id
 // instead (resetIdempotentProducerId): it drains nothing new until no

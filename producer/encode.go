@@ -72,6 +72,7 @@ type encoder struct {
 	pid    int64
 	codec  recordbatch.Codec
 	traced bool
+	txn    bool   // the batches are transactional (attributes bit 4)
 	recBuf []byte // the records section of a batch being compressed
 }
 
@@ -143,7 +144,11 @@ func (e *encoder) appendBatch(dst []byte, b *batch) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, 0xffffffff)
 	dst = append(dst, 2)                        // magic
 	dst = binary.BigEndian.AppendUint32(dst, 0) // CRC, below
-	dst = binary.BigEndian.AppendUint16(dst, uint16(e.codec))
+	attrs := uint16(e.codec)
+	if e.txn {
+		attrs |= 0x10 // the transactional bit (recordbatch: attrTransactional)
+	}
+	dst = binary.BigEndian.AppendUint16(dst, attrs)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(b.n()-1))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.baseTs))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.maxTs))
@@ -175,10 +180,12 @@ func appendVarintBytes(dst, b []byte) []byte {
 // (the first with record batches, which idempotence needs) to 12 (the last
 // that names topics).
 type produceRequest struct {
-	version int16
-	timeout int32 // milliseconds
-	batches []*batch
-	enc     *encoder
+	version    int16
+	timeout    int32 // milliseconds
+	batches    []*batch
+	enc        *encoder
+	txnID      string // the transactional id; "" for an idempotent producer
+	maxVersion int16  // 0: 12
 }
 
 var _ kmsg.Request = (*produceRequest)(nil)
@@ -187,7 +194,15 @@ var _ kmsg.Request = (*produceRequest)(nil)
 func (r *produceRequest) Key() int16 { return kmsg.Produce.Int16() }
 
 // MaxVersion returns the newest version the request can be encoded in.
-func (r *produceRequest) MaxVersion() int16 { return 12 }
+// Under TV1 a transactional producer speaks at most v11: v12 adds the
+// partition to the transaction implicitly (KIP-890 part 2; the Java
+// client's ProduceRequest.Builder caps it the same way).
+func (r *produceRequest) MaxVersion() int16 {
+	if r.maxVersion > 0 {
+		return r.maxVersion
+	}
+	return 12
+}
 
 // SetVersion sets the version the request is encoded in.
 func (r *produceRequest) SetVersion(v int16) { r.version = v }
@@ -214,9 +229,16 @@ func (r *produceRequest) ResponseKind() kmsg.Response {
 // order the topics first appear in r.batches.
 func (r *produceRequest) AppendTo(dst []byte) []byte {
 	flex := r.IsFlexible()
-	if flex {
+	switch {
+	case r.txnID != "" && flex:
+		dst = binary.AppendUvarint(dst, uint64(len(r.txnID))+1)
+		dst = append(dst, r.txnID...)
+	case r.txnID != "":
+		dst = binary.BigEndian.AppendUint16(dst, uint16(len(r.txnID)))
+		dst = append(dst, r.txnID...)
+	case flex:
 		dst = append(dst, 0) // null transactional id (compact)
-	} else {
+	default:
 		dst = binary.BigEndian.AppendUint16(dst, 0xffff)
 	}
 	dst = binary.BigEndian.AppendUint16(dst, 0xffff) // acks -1

@@ -16,6 +16,9 @@ var (
 	// ErrRecordTooLarge: the record alone makes a batch larger than
 	// MaxRequestBytes (as Java's RecordTooLargeException); it is not sent.
 	ErrRecordTooLarge = errors.New("producer: record larger than MaxRequestBytes")
+	// ErrTxnAborted: the record's transaction was aborted before it was
+	// sent (as Java's TransactionAbortedException).
+	ErrTxnAborted = errors.New("producer: transaction aborted before the record was sent")
 )
 
 // BrokerError is a produce that failed with a Kafka error the producer does

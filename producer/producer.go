@@ -68,6 +68,16 @@ type Producer struct {
 	done     chan struct{} // the sender has exited
 	mdone    chan struct{} // the metadata loop has exited
 	s        *sender
+
+	// Transactions (txn.go): the coordinator's connection (the sender's
+	// after New), its node, the transaction version spoken, the cluster's
+	// transaction.version, and whether the application has a transaction
+	// open (Produce refuses records outside one).
+	coord      *wire.Conn
+	coordNode  int32
+	tv2        bool
+	txnFeature int16
+	inTxn      atomic.Bool
 }
 
 // partition is one topic partition's buffer of batches being filled.
@@ -114,7 +124,14 @@ func New(ctx context.Context, opts ...Opt) (*Producer, error) {
 	p.meta.Store(&snapshot{brokers: map[int32]string{}, topics: map[string]*topicInfo{}})
 	p.mloop = &metadataLoop{p: p, want: make(chan struct{}, 1), topics: map[string]bool{}, gen: make(chan struct{})}
 
-	if err := p.initProducerID(ctx); err != nil {
+	if c.txnID != "" {
+		if err := p.initTransactions(ctx); err != nil {
+			if p.coord != nil {
+				p.coord.Close()
+			}
+			return nil, err
+		}
+	} else if err := p.initProducerID(ctx); err != nil {
 		return nil, err
 	}
 	p.startPID, p.startEpoch = p.pid, p.epoch
@@ -229,6 +246,10 @@ func (p *Producer) Produce(ctx context.Context, m *Message, done func(*Message, 
 	}
 	if p.closed.Load() {
 		done(m, ErrClosed)
+		return
+	}
+	if p.cfg.txnID != "" && !p.inTxn.Load() {
+		done(m, ErrNoTransaction)
 		return
 	}
 	if err := p.gate.acquire(ctx); err != nil {
@@ -404,5 +425,8 @@ func (p *Producer) shutdown() {
 		p.cancel()
 		<-p.done
 		<-p.mdone
+	}
+	if p.coord != nil {
+		p.coord.Close()
 	}
 }

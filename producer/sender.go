@@ -57,6 +57,7 @@ type inboxItem struct {
 	err    error
 	dialed *wire.Conn // a dial finished (conn or err)
 	isDial bool
+	txn    *txnCmd // a transactional call of the application
 }
 
 // inbox queues events for the sender without ever blocking the caller.
@@ -106,18 +107,23 @@ type sender struct {
 	// is when to try again after a failure.
 	needID     bool
 	renewAfter time.Time
+
+	ctx      context.Context // the sender's, for the coordinator's requests
+	txnReply chan error      // the application waiting for its transaction's end
 }
 
 func newSender(p *Producer) *sender {
 	c := &p.cfg
 	cc := core.New(core.Config{MaxInFlight: c.maxInFlight, Linger: c.linger, DeliveryTimeout: c.deliveryTimeout,
-		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, MaxRequestBytes: c.maxRequestBytes, Rules: c.rules, Trace: p.trace != nil}, p.pid, p.epoch)
-	return &sender{p: p, core: cc, conns: make(map[int32]*brokerConn),
-		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids}}
+		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, MaxRequestBytes: c.maxRequestBytes, Rules: c.rules, Trace: p.trace != nil,
+		Txn: c.txnID != "", TV2: c.txnID != "" && p.tv2}, p.pid, p.epoch)
+	return &sender{p: p, core: cc, conns: make(map[int32]*brokerConn), ctx: context.Background(),
+		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids, txn: c.txnID != ""}}
 }
 
 func (s *sender) run(ctx context.Context) {
 	defer close(s.p.done)
+	s.ctx = ctx
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -396,7 +402,33 @@ func (s *sender) apply(now time.Time) time.Time {
 			s.p.mloop.refresh("")
 		}
 		s.needID = rd.NeedID
+		more := false // a transactional answer changed the core: ask it again
+		if len(rd.AddPartitions) > 0 {
+			s.addPartitions(s.ctx, rd.AddPartitions, now)
+			more = true
+		}
+		if rd.EndTxn != nil {
+			s.endTxn(s.ctx, rd.EndTxn, now)
+			more = true
+		}
+		if rd.TxnDone != nil {
+			s.txnDone(s.ctx, rd.TxnDone)
+			more = true
+		}
+		if more && s.ctx.Err() != nil {
+			more = false // shutting down: abort fails what is left
+		}
+		if more {
+			// The answer may let partitions drain (added to the
+			// transaction, a new epoch): step again now, after the wait.
+			now = time.Now()
+			s.core.Tick(now, s.p.flushing.Load() > 0, s)
+			s.failUnencoded()
+		}
 		if len(s.failed) == 0 {
+			if more {
+				continue
+			}
 			return rd.Wake
 		}
 		for _, node := range s.failed {
@@ -432,6 +464,8 @@ func (s *sender) deliver(o core.Outcome) {
 		s.failRecords(b, ErrDeliveryTimeout)
 	case core.Closed:
 		s.failRecords(b, ErrClosed)
+	case core.TxnAborted:
+		s.failRecords(b, ErrTxnAborted)
 	}
 }
 
@@ -493,7 +527,10 @@ func (s *sender) send(cr *core.Request, now time.Time) {
 		s.fail(cr.Node)
 		return
 	}
-	req := &produceRequest{timeout: int32(p.cfg.requestTimeout / time.Millisecond), batches: batches, enc: &s.enc}
+	req := &produceRequest{timeout: int32(p.cfg.requestTimeout / time.Millisecond), batches: batches, enc: &s.enc, txnID: p.cfg.txnID}
+	if p.cfg.txnID != "" && !p.tv2 {
+		req.maxVersion = 11
+	}
 	emitted := false
 	onWrite := func(corr int32) {
 		r.corr, emitted = corr, true
@@ -596,6 +633,8 @@ func (s *sender) processInbox(now time.Time) {
 		it := &s.items[i]
 		bc := it.bc
 		switch {
+		case it.txn != nil:
+			s.txnCommand(it.txn)
 		case it.isDial:
 			bc.dialing = false
 			if it.err != nil {
@@ -703,6 +742,10 @@ func (s *sender) abort() {
 	}
 	s.core.Abort(s)
 	s.apply(time.Now())
+	if s.txnReply != nil {
+		s.txnReply <- ErrClosed
+		s.txnReply = nil
+	}
 	s.freeSlots()
 	// Dials still running deliver to the inbox; close what they opened.
 	s.dials.Wait()

@@ -3,9 +3,11 @@ package tracer
 // Version is the trace format version the writer writes. Version 2 added
 // Told, what the client told its application about each record; version 3
 // ToldRun, the Told events of a batch's records in one line; version 4
-// ToldBatch, the same naming the batch instead of listing its records. A
-// reader reads every version from MinVersion to Version.
-const Version = 4
+// ToldBatch, the same naming the batch instead of listing its records;
+// version 5 transactions (AddPartitionsToTxn, EndTxn, EndTxnReceive,
+// TxnTold, InitProducerId's txn and ReadBack's ctl). A reader reads every
+// version from MinVersion to Version.
+const Version = 5
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -43,11 +45,23 @@ const (
 	ToldBatch Kind = "ToldBatch"
 )
 
+// Transactional steps (format version 5).
+const (
+	AddPartitionsToTxn Kind = "AddPartitionsToTxn" // TV1: the coordinator's answer for one partition added to transaction tx
+	EndTxn             Kind = "EndTxn"             // the producer sent EndTxn for transaction tx (commit or abort)
+	EndTxnReceive      Kind = "EndTxnReceive"      // the coordinator's answer to EndTxn; TV2: the epoch it returned
+	TxnTold            Kind = "TxnTold"            // what the application was told of transaction tx
+)
+
 // The results a Told event reports.
 const (
 	Delivered = "delivered" // the client reported the record written, at Offset (-1: no offset reported)
 	Failed    = "failed"    // the client reported the record failed: Err (a Kafka error name, "" if none) and Reason (the client's words)
 	NoAnswer  = "none"      // the client had not reported on the record by the end of the run
+
+	// TxnTold only (Failed and NoAnswer too).
+	Committed = "committed" // the application was told its transaction committed
+	Aborted   = "aborted"   // the application was told its transaction aborted
 )
 
 // Event is one line of a trace. Which fields a kind carries is in FORMAT.md;
@@ -76,7 +90,22 @@ type Event struct {
 	HWM       int64       // ReadBackShort: the high watermark the leader reported last
 	WaitedMs  int64       // ReadBackShort: how long the read-back waited, in milliseconds
 	RecordID  int64       // Told: the record's kcheck id
-	Result    string      // Told: Delivered, Failed or NoAnswer
+	Result    string      // Told: Delivered, Failed or NoAnswer; TxnTold: Committed, Aborted, Failed or NoAnswer
+	Tx        int64       // AddPartitionsToTxn, EndTxn, EndTxnReceive, TxnTold: the transaction's number, 1 for the producer's first
+	Commit    bool        // EndTxn, EndTxnReceive, TxnTold: a commit (false: an abort)
+	NewEpoch  int16       // EndTxnReceive: the epoch the coordinator returned (TV2), -1 for none
+	TxnID     string      // InitProducerId: the transactional id, "" for an idempotent producer
+	Ctl       []Marker    // ReadBack: the partition's control records (transaction markers), in offset order
+}
+
+// Marker is one control record read back from a partition: a transaction
+// marker that ended producer PID's transaction on the partition (Kafka's
+// ControlRecordType: ABORT 0, COMMIT 1).
+type Marker struct {
+	Offset int64
+	PID    int64
+	Epoch  int16
+	Commit bool
 }
 
 // LogRecord is one record read back from a partition.
@@ -107,7 +136,9 @@ type Header struct {
 	IdleRearmFrom     string            `json:"idle_rearm_from,omitempty"` // where the bound came from (the broker's producer.id.expiration.ms, a default, ...)
 	DeliveryTimeoutMs int64             `json:"delivery_timeout_ms"`
 	Broker            Broker            `json:"broker"`
-	Faults            []string          `json:"faults,omitempty"` // the faults injected, as given to kcheck run
+	Faults            []string          `json:"faults,omitempty"`           // the faults injected, as given to kcheck run
+	TransactionalID   string            `json:"transactional_id,omitempty"` // format version 5: the producer is transactional, with this id
+	TxnVersion        int               `json:"txn_version,omitempty"`      // format version 5, with transactional_id: the transaction version it spoke, 1 (AddPartitionsToTxn) or 2 (KIP-890 part 2)
 	Seed              int64             `json:"seed"`
 	Config            map[string]string `json:"config,omitempty"` // anything else worth knowing
 }

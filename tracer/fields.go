@@ -24,6 +24,11 @@ const (
 	fWaited
 	fRecordID
 	fResult
+	fTx       // format version 5: the transaction's number
+	fCommit   // format version 5
+	fNewEpoch // format version 5
+	fTxnID    // format version 5; optional on InitProducerId
+	fCtl      // format version 5; optional on ReadBack
 )
 
 // fieldNames are the JSON keys, in the order the writer emits them.
@@ -35,7 +40,8 @@ var fieldNames = []struct {
 	{fN, "n"}, {fReq, "req"}, {fNode, "node"}, {fErr, "err"}, {fOffset, "off"},
 	{fLogStart, "lso"}, {fRecords, "recs"}, {fBumped, "bump"}, {fFault, "fault"},
 	{fReason, "reason"}, {fLog, "log"}, {fHWM, "hwm"}, {fWaited, "ms"},
-	{fRecordID, "id"}, {fResult, "res"},
+	{fRecordID, "id"}, {fResult, "res"}, {fTx, "tx"}, {fCommit, "commit"},
+	{fNewEpoch, "nep"}, {fTxnID, "txn"}, {fCtl, "ctl"},
 }
 
 const batchFields = fPartition | fBatch | fPID | fEpoch | fSeq
@@ -58,10 +64,36 @@ var kindFields = map[Kind]field{
 	Told:             fPartition | fErr | fOffset | fReason | fRecordID | fResult,
 	ToldRun:          fPartition | fErr | fOffset | fReason | fRecords | fResult,
 	ToldBatch:        fPartition | fBatch | fErr | fOffset | fReason | fResult,
+	// Format version 5: transactions.
+	AddPartitionsToTxn: fPartition | fPID | fEpoch | fNode | fErr | fTx,
+	EndTxn:             fPID | fEpoch | fNode | fCommit | fTx,
+	EndTxnReceive:      fPID | fEpoch | fNode | fErr | fCommit | fNewEpoch | fTx,
+	TxnTold:            fErr | fReason | fResult | fCommit | fTx,
+}
+
+// kindOptional are the fields a kind may carry or not (format version 5
+// on): the writer writes one when it is set (a transactional id, control
+// records), the reader takes it present or absent.
+var kindOptional = map[Kind]field{
+	InitProducerID: fTxnID,
+	ReadBack:       fCtl,
+}
+
+// optionalSet reports whether e has its optional field f set, so that the
+// writer writes it.
+func optionalSet(e *Event, f field) bool {
+	switch f {
+	case fTxnID:
+		return e.TxnID != ""
+	case fCtl:
+		return len(e.Ctl) > 0
+	}
+	return false
 }
 
 // Kinds lists every event kind, in the order FORMAT.md documents them.
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
-		InitProducerID, Fault, Fail, Told, ToldRun, ToldBatch, ReadBackShort, ReadBack}
+		InitProducerID, Fault, Fail, Told, ToldRun, ToldBatch, AddPartitionsToTxn, EndTxn, EndTxnReceive, TxnTold,
+		ReadBackShort, ReadBack}
 }

@@ -30,6 +30,14 @@ func checkHeader(h *Header) (key string, err error) {
 	if h.Partitions < 1 || h.Partitions > MaxPartitions {
 		return "partitions", fmt.Errorf("%d is not a partition count kcheck reads: 1 to %d (tracer/FORMAT.md, Limits)", h.Partitions, MaxPartitions)
 	}
+	switch {
+	case (h.TransactionalID != "" || h.TxnVersion != 0) && h.Version < 5:
+		return "transactional_id", fmt.Errorf("transactions are in format version 5; this header says version %d", h.Version)
+	case h.TransactionalID != "" && h.TxnVersion != 1 && h.TxnVersion != 2:
+		return "txn_version", fmt.Errorf("%d: a transactional trace's transaction version is 1 or 2", h.TxnVersion)
+	case h.TransactionalID == "" && h.TxnVersion != 0:
+		return "txn_version", fmt.Errorf("%d without a transactional_id", h.TxnVersion)
+	}
 	return "", nil
 }
 

@@ -451,6 +451,43 @@ func (p *parser) records() ([]LogRecord, error) {
 	}
 }
 
+// markers reads a read-back's control records: an array of
+// [offset, pid, epoch, type], type 1 for a commit and 0 for an abort.
+func (p *parser) markers() ([]Marker, error) {
+	if !p.eat('[') {
+		return nil, fmt.Errorf("expected an array at column %d", p.i+1)
+	}
+	// Each takes at least 10 bytes of the line ("[0,0,0,0],").
+	out := make([]Marker, 0, min(bytes.Count(p.s[p.i:], []byte{'['}), (len(p.s)-p.i)/10+1))
+	p.ws()
+	if p.eat(']') {
+		return out, nil
+	}
+	for {
+		p.ws()
+		var r [5]int64
+		n, err := p.record(&r)
+		if err != nil {
+			return nil, err
+		}
+		if n != 4 {
+			return nil, fmt.Errorf("a control record has 4 numbers [offset, pid, epoch, type], not %d", n)
+		}
+		if r[2] < -1<<15 || r[2] >= 1<<15 || (r[3] != 0 && r[3] != 1) {
+			return nil, errors.New("a control record's epoch is out of range or its type is not 0 (abort) or 1 (commit)")
+		}
+		out = append(out, Marker{Offset: r[0], PID: r[1], Epoch: int16(r[2]), Commit: r[3] == 1})
+		p.ws()
+		if p.eat(',') {
+			continue
+		}
+		if p.eat(']') {
+			return out, nil
+		}
+		return nil, fmt.Errorf("expected ',' or ']' at column %d", p.i+1)
+	}
+}
+
 // fastInts reads an array of integers as the writer writes it, such as
 // [4,9,12], appending them to dst (empty): at most MaxBatchRecords integers
 // of at most 18 digits, without leading zeros or spaces. It reports false,
@@ -594,7 +631,7 @@ var interned = func() map[string]string {
 
 // Fields i, t and ev, which every event has, beside the kind-specific ones.
 const (
-	fI field = 1 << (iota + 24)
+	fI field = 1 << (iota + 27)
 	fT
 	fKind
 )
@@ -744,12 +781,30 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 				e.Result = Failed
 			case NoAnswer:
 				e.Result = NoAnswer
+			case Committed:
+				e.Result = Committed
+			case Aborted:
+				e.Result = Aborted
 			default:
-				err = fmt.Errorf("%q is not a result: %s, %s or %s", b, Delivered, Failed, NoAnswer)
+				err = fmt.Errorf("%q is not a result: %s, %s, %s, %s or %s", b, Delivered, Failed, NoAnswer, Committed, Aborted)
 			}
 		}
 	case fBumped:
 		e.Bumped, err = p.bool()
+	case fCommit:
+		e.Commit, err = p.bool()
+	case fTx:
+		e.Tx, err = p.int(64)
+	case fNewEpoch:
+		v, err = p.int(16)
+		e.NewEpoch = int16(v)
+	case fTxnID:
+		var b []byte
+		if b, err = p.str(); err == nil {
+			e.TxnID = string(b)
+		}
+	case fCtl:
+		e.Ctl, err = p.markers()
 	case fRecords:
 		e.Records, err = p.mem.ids(p)
 	case fLog:

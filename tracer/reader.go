@@ -225,15 +225,25 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	if e.T < r.lastT {
 		return 0, r.errorf("t", "time %d goes backwards (previous event at %d)", e.T, r.lastT)
 	}
-	if present&^(fI|fT|fKind) != want {
+	opt := kindOptional[e.Kind]
+	if r.header.Version < 5 {
+		opt = 0
+	}
+	if got := present &^ (fI | fT | fKind); got&^opt != want {
 		for _, fn := range fieldNames {
 			switch {
 			case want&fn.f != 0 && present&fn.f == 0:
 				return 0, r.errorf(fn.name, "missing: %s carries it", e.Kind)
-			case want&fn.f == 0 && present&fn.f != 0:
+			case want&fn.f == 0 && opt&fn.f == 0 && present&fn.f != 0:
+				if kindOptional[e.Kind]&fn.f != 0 {
+					return 0, r.errorf(fn.name, "a field of %s from format version 5; this trace's header says version %d", e.Kind, r.header.Version)
+				}
 				return 0, r.errorf(fn.name, "not a field of %s", e.Kind)
 			}
 		}
+	}
+	if err := r.checkTxn(e); err != nil {
+		return 0, err
 	}
 	if want&fPartition != 0 {
 		if err := r.checkPartition(e); err != nil {
@@ -262,6 +272,28 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 	}
 	r.last = e.I
 	return r.line, nil
+}
+
+// checkTxn holds the transactional events (format version 5) to their
+// version and their results to theirs.
+func (r *Reader) checkTxn(e *Event) error {
+	switch e.Kind {
+	case AddPartitionsToTxn, EndTxn, EndTxnReceive, TxnTold:
+		if r.header.Version < 5 {
+			return r.errorf("ev", "%s is an event of format version 5; this trace's header says version %d", e.Kind, r.header.Version)
+		}
+		if e.Tx < 1 {
+			return r.errorf("tx", "%d: transactions are numbered from 1", e.Tx)
+		}
+	case Told:
+		if e.Result == Committed || e.Result == Aborted {
+			return r.errorf("res", "%q is a transaction's result (TxnTold), not a record's: %s, %s or %s", e.Result, Delivered, Failed, NoAnswer)
+		}
+	}
+	if e.Kind == TxnTold && e.Result == Delivered {
+		return r.errorf("res", "%q is a record's result: a transaction is told %s, %s, %s or %s", e.Result, Committed, Aborted, Failed, NoAnswer)
+	}
+	return nil
 }
 
 // batchRecords gives a ToldBatch line the records of its batch's SendNew,

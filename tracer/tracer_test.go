@@ -16,7 +16,7 @@ import (
 // sample returns one event of every kind with every field it carries set.
 func sample() []*Event {
 	return []*Event{
-		{Kind: InitProducerID, PID: 1000, Epoch: 0, Node: 1},
+		{Kind: InitProducerID, PID: 1000, Epoch: 0, Node: 1, TxnID: "kcheck-txn"},
 		{Kind: SendNew, Partition: 3, Batch: 7, PID: 1000, Epoch: 0, Seq: 0, N: 2, Req: 11, Node: 1, Records: []int64{4, 9}},
 		{Kind: Fault, Fault: "RejectBeforeAppend", Partition: 3, Epoch: 0, Seq: 0, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER"},
 		{Kind: Receive, Partition: 3, Batch: 7, PID: 1000, Epoch: 0, Seq: 0, Req: 11, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER", Offset: -1, LogStart: -1},
@@ -30,7 +30,14 @@ func sample() []*Event {
 		{Kind: ToldRun, Partition: 2, Result: Failed, Err: "NOT_ENOUGH_REPLICAS", Reason: "broker said no", Offset: -1, Records: []int64{5, 6}},
 		{Kind: ToldBatch, Partition: 3, Batch: 7, Result: Delivered, Offset: 0, Records: []int64{4, 9}}, // SendNew's records
 		{Kind: ReadBackShort, Partition: 3, Node: 2, Offset: 1, HWM: 1, WaitedMs: 60000},
-		{Kind: ReadBack, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}, {Offset: 1, PID: -1, Epoch: -1, Seq: -1, ID: -1}}},
+		{Kind: ReadBack, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}, {Offset: 1, PID: -1, Epoch: -1, Seq: -1, ID: -1}},
+			Ctl: []Marker{{Offset: 2, PID: 1000, Epoch: 1, Commit: true}, {Offset: 4, PID: 1000, Epoch: 2}}},
+		// Format version 5 (after the read-back here only so that the
+		// limits' tests keep their line numbers).
+		{Kind: AddPartitionsToTxn, Partition: 3, PID: 1000, Epoch: 0, Node: 2, Err: "NONE", Tx: 1},
+		{Kind: EndTxn, PID: 1000, Epoch: 1, Node: 2, Commit: true, Tx: 1},
+		{Kind: EndTxnReceive, PID: 1000, Epoch: 1, Node: 2, Err: "NONE", Commit: true, NewEpoch: 2, Tx: 1},
+		{Kind: TxnTold, Err: "", Reason: "", Result: Committed, Commit: true, Tx: 1},
 	}
 }
 
@@ -146,7 +153,20 @@ func TestBadInput(t *testing.T) {
 		{"unknown field", header + strings.Replace(ev1, `"node":1`, `"node":1,"zzz":1`, 1), `unknown field "zzz"`},
 		{"out of order", header + ev2, `trace.jsonl:2: field "i": event 2 out of order: expected 1`},
 		{"truncated", header + ev1 + strings.TrimSuffix(ev2, "\n"), "trace.jsonl:3: truncated last line"},
-		{"told result", header + toldLine("bogus"), `trace.jsonl:2: field "res": "bogus" is not a result: delivered, failed or none`},
+		{"told result", header + toldLine("bogus"), `trace.jsonl:2: field "res": "bogus" is not a result: delivered, failed, none, committed or aborted`},
+		{"EndTxn in version 4", strings.Replace(header, version, `"kcheck_trace":4`, 1) + `{"i":1,"t":1,"ev":"EndTxn","pid":1,"ep":0,"node":1,"commit":true,"tx":1}` + "\n",
+			`trace.jsonl:2: field "ev": EndTxn is an event of format version 5; this trace's header says version 4`},
+		{"txn in version 4", strings.Replace(header, version, `"kcheck_trace":4`, 1) + `{"i":1,"t":1,"ev":"InitProducerId","pid":1,"ep":0,"node":1,"txn":"x"}` + "\n",
+			`trace.jsonl:2: field "txn": a field of InitProducerId from format version 5; this trace's header says version 4`},
+		{"txn on SendNew", header + `{"i":1,"t":1,"ev":"Disconnect","node":1,"txn":"x"}` + "\n",
+			`trace.jsonl:2: field "txn": not a field of Disconnect`},
+		{"transaction 0", header + `{"i":1,"t":1,"ev":"EndTxn","pid":1,"ep":0,"node":1,"commit":true,"tx":0}` + "\n",
+			`trace.jsonl:2: field "tx": 0: transactions are numbered from 1`},
+		{"a transaction delivered", header + `{"i":1,"t":1,"ev":"TxnTold","err":"","reason":"","res":"delivered","commit":true,"tx":1}` + "\n",
+			`trace.jsonl:2: field "res": "delivered" is a record's result`},
+		{"a record committed", header + toldLine("committed"), `trace.jsonl:2: field "res": "committed" is a transaction's result (TxnTold), not a record's`},
+		{"marker type", header + `{"i":1,"t":1,"ev":"ReadBack","p":0,"log":[],"ctl":[[0,1,0,2]]}` + "\n",
+			`trace.jsonl:2: field "ctl": a control record's epoch is out of range or its type is not 0 (abort) or 1 (commit)`},
 		{"told in version 1", strings.Replace(header, version, `"kcheck_trace":1`, 1) + toldLine("delivered"),
 			`trace.jsonl:2: field "ev": Told is an event of format version 2; this trace's header says version 1`},
 		{"version 0", strings.Replace(header, version, `"kcheck_trace":0`, 1), fmt.Sprintf(`version 0 is not supported (want 1 to %d)`, Version)},
@@ -323,5 +343,17 @@ func TestText(t *testing.T) {
 	}
 	if r.Name() != "run" {
 		t.Errorf("Name() = %q", r.Name())
+	}
+}
+
+func TestFates(t *testing.T) {
+	log := []LogRecord{{Offset: 0, PID: 1}, {Offset: 1, PID: 2}, {Offset: 2, PID: 1}, {Offset: 4, PID: 1}, {Offset: 5, PID: 2}, {Offset: 7, PID: 1}}
+	ctl := []Marker{{Offset: 3, PID: 1, Commit: true}, {Offset: 6, PID: 2}, {Offset: 8, PID: 3, Commit: true}}
+	got := fmt.Sprint(Fates(log, ctl))
+	// pid 1: offsets 0, 2 before its commit at 3; 4 and 7 after it, with no
+	// later marker of pid 1 (pid 3's commit is not its). pid 2: 1 and 5
+	// before its abort at 6.
+	if want := "[committed aborted committed open aborted open]"; got != want {
+		t.Fatalf("fates %s, want %s", got, want)
 	}
 }

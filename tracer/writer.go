@@ -212,6 +212,14 @@ func AppendEvent(dst []byte, e *Event) []byte {
 		dst = append(dst, k.key...)
 		dst = appendField(dst, e, k.f)
 	}
+	if opt := kindOptional[e.Kind]; opt != 0 {
+		for _, fn := range fieldNames {
+			if opt&fn.f != 0 && optionalSet(e, fn.f) {
+				dst = append(dst, `,"`+fn.name+`":`...)
+				dst = appendField(dst, e, fn.f)
+			}
+		}
+	}
 	return append(dst, '}')
 }
 
@@ -286,6 +294,33 @@ func appendField(dst []byte, e *Event, f field) []byte {
 		return appendQuote(dst, e.Result)
 	case fBumped:
 		return strconv.AppendBool(dst, e.Bumped)
+	case fCommit:
+		return strconv.AppendBool(dst, e.Commit)
+	case fTx:
+		return strconv.AppendInt(dst, e.Tx, 10)
+	case fNewEpoch:
+		return strconv.AppendInt(dst, int64(e.NewEpoch), 10)
+	case fTxnID:
+		return appendQuote(dst, e.TxnID)
+	case fCtl:
+		dst = append(dst, '[')
+		for i, m := range e.Ctl {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, m.Offset, 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, m.PID, 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, int64(m.Epoch), 10)
+			if m.Commit {
+				dst = append(dst, ",1]"...)
+			} else {
+				dst = append(dst, ",0]"...)
+			}
+		}
+		return append(dst, ']')
 	case fFault:
 		return appendQuote(dst, e.Fault)
 	case fReason:

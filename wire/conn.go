@@ -37,8 +37,9 @@ type Conn struct {
 	addr     string
 	nc       net.Conn
 	format   *kmsg.RequestFormatter
-	versions map[int16]int16 // the broker's max version per key
-	guess    string          // the Kafka version those say, kversion's guess
+	versions map[int16]int16  // the broker's max version per key
+	features map[string]int16 // the cluster's finalized features (ApiVersions v3+), by name: their level
+	guess    string           // the Kafka version those say, kversion's guess
 
 	wmu  sync.Mutex // serializes writes and the order of pending
 	corr int32
@@ -104,8 +105,24 @@ func (c *Conn) negotiate(ctx context.Context) error {
 	for _, k := range r.ApiKeys {
 		c.versions[k.ApiKey] = k.MaxVersion
 	}
+	c.features = make(map[string]int16, len(r.FinalizedFeatures))
+	for _, f := range r.FinalizedFeatures {
+		c.features[f.Name] = f.MaxVersionLevel
+	}
 	c.guess = kversion.FromApiVersionsResponse(r).VersionGuess()
 	return nil
+}
+
+// Feature returns the level of the cluster's finalized feature name as the
+// broker's ApiVersions answer listed it (KIP-584; e.g. transaction.version),
+// 0 when it listed none (a broker lists a feature only above level 0).
+func (c *Conn) Feature(name string) int16 { return c.features[name] }
+
+// MaxVersion returns the newest version of the API key the broker speaks,
+// and false when it does not speak it.
+func (c *Conn) MaxVersion(key int16) (int16, bool) {
+	v, ok := c.versions[key]
+	return v, ok
 }
 
 // VersionGuess is the Kafka release whose requests and versions the broker

@@ -68,6 +68,20 @@ type Config struct {
 	// and BatchBytes to ManyBatchBytes.
 	BatchRecords string
 	Idle         *Idle // an idle phase; nil for none
+
+	// Txn makes the run transactional; nil: idempotent.
+	Txn *Txn
+}
+
+// Txn is a transactional run: the records in transactions of Records
+// records each (across the partitions), every AbortEvery-th of them
+// aborted on purpose (after its records were written), the others
+// committed.
+type Txn struct {
+	ID         string // the transactional id
+	Records    int    // records a transaction
+	AbortEvery int    // 0: none aborted
+	Version    int    // the transaction version asked: 0 the cluster's, 1 or 2
 }
 
 // The batch shapes of Config.BatchRecords, and what "many" sets: the same
@@ -106,15 +120,42 @@ type Summary struct {
 	// ended, and how many of those records had no outcome when it began.
 	IdleStart, IdleEnd time.Time
 	IdleUnanswered     int
+
+	// A transactional run (Config.Txn): the transaction version spoken and
+	// the cluster's transaction.version; transactions committed, aborted
+	// (as asked) and failed (not ended as asked); the records read back
+	// committed, aborted and in no ended transaction (open), and the
+	// records of committed transactions found aborted or absent
+	// (CommitLost) or of aborted ones found committed (AbortCommitted).
+	TxnVersion, TxnFeature               int
+	TxnCommitted, TxnAborted, TxnFailed  int
+	ReadCommitted, ReadAborted, ReadOpen int
+	CommitLost, AbortCommitted           int
+	// The partitions read again as read_committed (readback.Committed):
+	// the records it sees, and where it disagrees with the markers.
+	CommittedVisible  int
+	CommittedDisagree []string
 }
 
-// Clean reports whether every record was acknowledged and read back once and in order.
+// Clean reports whether every record was acknowledged and read back once and in order;
+// in a transactional run, whether every transaction ended as asked, and its
+// records were read back once, in order, as it ended.
 func (s *Summary) Clean() bool {
+	if s.TxnVersion > 0 {
+		return s.TxnFailed == 0 && !s.Anomalies() && s.ReadOpen == 0 && len(s.CommittedDisagree) == 0
+	}
 	return s.Failed == 0 && s.Lost == 0 && s.Duplicated == 0 && s.OutOfOrder == 0 && s.Acked == s.Sent
 }
 
-// Anomalies reports whether the read-back shows a loss, duplicate or reorder.
-func (s *Summary) Anomalies() bool { return s.Lost > 0 || s.Duplicated > 0 || s.OutOfOrder > 0 }
+// Anomalies reports whether the read-back shows a loss, duplicate or reorder
+// (in a transactional run: a committed transaction's record lost or
+// aborted, an aborted one's committed).
+func (s *Summary) Anomalies() bool {
+	if s.TxnVersion > 0 {
+		return s.CommitLost > 0 || s.AbortCommitted > 0 || s.Duplicated > 0 || s.OutOfOrder > 0
+	}
+	return s.Lost > 0 || s.Duplicated > 0 || s.OutOfOrder > 0
+}
 
 // UsageError is a bad configuration or an unreachable broker: kcheck run exits 2.
 type UsageError struct{ Err error }
@@ -189,6 +230,23 @@ func (c *Config) validate() error {
 		}
 	} else if len(c.Faults) > 0 {
 		errs = append(errs, "--fault with --brokers: kcheck run injects faults only into the embedded kfake; a real broker needs kcheck proxy (kcheck proxy --upstream HOST:PORT --fault F -- kcheck run --brokers {bootstrap} ...), or run without --brokers")
+	}
+	if t := c.Txn; t != nil {
+		if t.Records < 1 {
+			errs = append(errs, fmt.Sprintf("--txn-records %d: must be at least 1", t.Records))
+		}
+		if t.AbortEvery < 0 {
+			errs = append(errs, fmt.Sprintf("--txn-abort-every %d: must not be negative (0: none aborted)", t.AbortEvery))
+		}
+		if t.Version < 0 || t.Version > 2 {
+			errs = append(errs, fmt.Sprintf("--txn-version %d: want 0 (the cluster's), 1 or 2", t.Version))
+		}
+		if t.ID == "" {
+			errs = append(errs, "--transactional-id: must not be empty")
+		}
+		if c.Idle != nil {
+			errs = append(errs, "--idle-after with --transactional: an idle phase is not in a transactional run")
+		}
 	}
 	if len(errs) > 0 {
 		return &UsageError{errors.New(strings.Join(errs, "; "))}
@@ -341,10 +399,17 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 	if sink != nil {
 		opts = append(opts, producer.Trace(sink))
 	}
+	if t := cfg.Txn; t != nil {
+		opts = append(opts, producer.TransactionalID(t.ID), producer.TransactionVersion(t.Version))
+	}
 	nctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	s.p, err = producer.New(nctx, opts...)
 	cancel()
 	if err != nil {
+		var te *producer.TxnUnsupportedError
+		if errors.As(err, &te) {
+			return nil, usage("--transactional: %v", err)
+		}
 		return nil, &UsageError{err}
 	}
 	return s, nil
@@ -361,7 +426,11 @@ func (s *Session) Produce(ctx context.Context) error {
 	if err != nil {
 		return usage("--outcomes: %v", err)
 	}
-	s.sent, s.acked = produce(ctx, s.p, s.cfg, s.sum, out)
+	if s.cfg.Txn != nil {
+		s.sent, s.acked = produceTxn(ctx, s.p, s.cfg, s.sum, out)
+	} else {
+		s.sent, s.acked = produce(ctx, s.p, s.cfg, s.sum, out)
+	}
 	if err := s.p.Close(ctx); err != nil {
 		out.Close()
 		return fmt.Errorf("closing the producer: %w", err)
@@ -407,6 +476,9 @@ func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
 		s.sum.TraceEvents = s.trace.Events()
 	}
 	summarise(s.sum, s.sent, parts, s.p)
+	if s.cfg.Txn != nil {
+		summariseTxn(s.sum, s.sent, parts, s.p)
+	}
 	for _, p := range parts {
 		if p.Short != nil {
 			s.sum.Short = append(s.sum.Short, p)
@@ -441,6 +513,8 @@ func (s *Session) Close() {
 type sentRecord struct {
 	partition int32
 	acked     bool
+	txn       int  // a transactional run: the record's transaction, from 1
+	committed bool // a transactional run: its transaction was told committed
 }
 
 // produce sends cfg.Records records and waits for their outcomes. It
@@ -634,4 +708,163 @@ func metadata(ctx context.Context, c *wire.Conn, topic string) (*kmsg.MetadataRe
 		return nil, usage("metadata from %s: %v", c.Addr(), err)
 	}
 	return kresp.(*kmsg.MetadataResponse), nil
+}
+
+// produceTxn sends cfg.Records records in transactions of cfg.Txn.Records
+// each (the last may be smaller), aborting every cfg.Txn.AbortEvery-th
+// transaction once its records are written and committing the others,
+// and waits for their outcomes. It returns what it sent, with each
+// record's transaction, and per partition the highest offset acknowledged.
+func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summary, out *outcomes.Writer) (map[int64]*sentRecord, map[int32]int64) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
+	value := make([]byte, cfg.ValueBytes)
+	for i := range value {
+		value[i] = byte('a' + rng.IntN(26))
+	}
+	sent := make(map[int64]*sentRecord, cfg.Records)
+	acked := map[int32]int64{}
+	var mu sync.Mutex
+	note := func(err error) {
+		if len(sum.FirstErrors) < 3 {
+			sum.FirstErrors = append(sum.FirstErrors, err.Error())
+		}
+	}
+	lastProgress := time.Now()
+	for tx, i := 1, 0; i < cfg.Records; tx++ {
+		if err := p.BeginTransaction(); err != nil {
+			mu.Lock()
+			sum.TxnFailed++
+			note(fmt.Errorf("transaction %d: begin: %w", tx, err))
+			mu.Unlock()
+			break
+		}
+		var wg sync.WaitGroup
+		var recs []*sentRecord
+		for k := 0; k < cfg.Txn.Records && i < cfg.Records; k, i = k+1, i+1 {
+			m := &producer.Message{Topic: cfg.Topic, Value: value}
+			if cfg.Keys > 0 {
+				m.Key = fmt.Appendf(nil, "key-%d", rng.IntN(cfg.Keys))
+			}
+			r := &sentRecord{txn: tx}
+			recs = append(recs, r)
+			wg.Add(1)
+			p.Produce(ctx, m, func(m *producer.Message, err error) {
+				defer wg.Done()
+				mu.Lock()
+				defer mu.Unlock()
+				r.partition, r.acked = m.Partition, err == nil
+				if m.ID != 0 {
+					sent[m.ID] = r
+				}
+				switch {
+				case m.ID == 0:
+				case err == nil:
+					out.Delivered(int(m.ID), m.Partition, m.Offset)
+				default:
+					var code int16
+					if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+						code = ke.Code
+					}
+					out.Failed(int(m.ID), m.Partition, err.Error(), code)
+				}
+				if err == nil {
+					sum.Acked++
+					if last, ok := acked[m.Partition]; !ok || m.Offset > last {
+						acked[m.Partition] = m.Offset
+					}
+				} else {
+					sum.Failed++
+					note(err)
+				}
+			})
+			sum.Sent++
+		}
+		abort := cfg.Txn.AbortEvery > 0 && tx%cfg.Txn.AbortEvery == 0
+		var err error
+		if abort {
+			// Written first, so that the log holds the aborted records
+			// and their markers.
+			if err = p.Flush(ctx); err == nil {
+				err = p.AbortTransaction(ctx)
+			}
+		} else {
+			err = p.CommitTransaction(ctx)
+		}
+		wg.Wait()
+		mu.Lock()
+		switch {
+		case err != nil:
+			sum.TxnFailed++
+			note(fmt.Errorf("transaction %d: %w", tx, err))
+		case abort:
+			sum.TxnAborted++
+		default:
+			sum.TxnCommitted++
+			for _, r := range recs {
+				r.committed = true
+			}
+		}
+		mu.Unlock()
+		if err != nil {
+			var te *producer.TxnError
+			if errors.As(err, &te) && te.Abortable {
+				if aerr := p.AbortTransaction(ctx); aerr != nil {
+					note(fmt.Errorf("transaction %d: abort after a failed commit: %w", tx, aerr))
+					break
+				}
+				continue
+			}
+			break
+		}
+		if cfg.Progress != nil && time.Since(lastProgress) > time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(cfg.Progress, "kcheck run: %d/%d produced, transaction %d\n", i, cfg.Records, tx)
+		}
+	}
+	_ = p.Flush(ctx)
+	sum.TxnVersion, sum.TxnFeature = p.TxnVersion(), int(p.TxnFeature())
+	return sent, acked
+}
+
+// summariseTxn holds a transactional run's read-back to what the
+// application was told: each record's fate (tracer.Fates: its producer's
+// next marker) against its transaction's end.
+func summariseTxn(sum *Summary, sent map[int64]*sentRecord, parts []readback.Partition, p *producer.Producer) {
+	pid, _ := p.ProducerID()
+	fate := map[int64]tracer.Fate{}
+	for _, rp := range parts {
+		if c := rp.Committed; c != nil {
+			sum.CommittedVisible += c.Visible
+			if c.Disagree != "" {
+				sum.CommittedDisagree = append(sum.CommittedDisagree, fmt.Sprintf("partition %d: %s", rp.ID, c.Disagree))
+			}
+		}
+		for i, f := range tracer.Fates(rp.Log, rp.Ctl) {
+			r := rp.Log[i]
+			if r.PID != pid || r.ID < 0 {
+				continue
+			}
+			if _, seen := fate[r.ID]; seen {
+				continue // counted as duplicated by summarise
+			}
+			fate[r.ID] = f
+			switch f {
+			case tracer.FateCommitted:
+				sum.ReadCommitted++
+			case tracer.FateAborted:
+				sum.ReadAborted++
+			default:
+				sum.ReadOpen++
+			}
+		}
+	}
+	for id, r := range sent {
+		f, found := fate[id]
+		switch {
+		case r.committed && (!found || f != tracer.FateCommitted):
+			sum.CommitLost++
+		case !r.committed && found && f == tracer.FateCommitted:
+			sum.AbortCommitted++
+		}
+	}
 }

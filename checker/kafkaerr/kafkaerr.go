@@ -19,6 +19,12 @@ const (
 	UnknownProducerID    = "UNKNOWN_PRODUCER_ID"
 	InvalidProducerEpoch = "INVALID_PRODUCER_EPOCH"
 	NetworkException     = "NETWORK_EXCEPTION"
+	// ConcurrentTransactions is retriable though kerr says not: the Java
+	// client's ConcurrentTransactionsException extends RetriableException,
+	// and Kafka 4.x answers it to a TV2 Produce (which adds the partition
+	// to the transaction) while the previous transaction's markers are
+	// being written.
+	ConcurrentTransactions = "CONCURRENT_TRANSACTIONS"
 )
 
 // Answer is what a produce answer (a Receive's err) means for its batch.
@@ -60,10 +66,11 @@ func Classify(err string) Answer {
 func IsAck(err string) bool { return err == None || err == DuplicateSequence }
 
 // Retriable reports whether Kafka retries the error name (kerr's Retriable,
-// and NETWORK_EXCEPTION, which kcheck's fault injector answers): the request
+// NETWORK_EXCEPTION, which kcheck's fault injector answers, and
+// CONCURRENT_TRANSACTIONS, which the Java client retries): the request
 // may or may not have been written.
 func Retriable(name string) bool {
-	if name == NetworkException {
+	if name == NetworkException || name == ConcurrentTransactions {
 		return true
 	}
 	ke, ok := tracer.ErrorByName(name)

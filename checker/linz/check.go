@@ -118,6 +118,7 @@ func (c *Checker) Check(timeout time.Duration) Result {
 			defer func() { <-sem }()
 			if p != nil {
 				pr.count(p)
+				p.skipMarkers()
 			}
 			if reason := c.uncheckable(p); reason != "" {
 				pr.Verdict, pr.Reason = Inconclusive, reason

@@ -63,9 +63,10 @@ type partition struct {
 	ids      chunks[[]int64] // their record ids, in slabs an operation's ids are not split across
 	read     *op             // the ReadBack, nil until seen
 	log      []tracer.LogRecord
-	readBack *readLog // log's ids, shared by the operations' inputs
-	marks    []mark   // its broker and client events, for the visualization
-	problems []string // why its history cannot be checked (Inconclusive)
+	ctl      []tracer.Marker // the read-back's transaction markers (skipMarkers)
+	readBack *readLog        // log's ids, shared by the operations' inputs
+	marks    []mark          // its broker and client events, for the visualization
+	problems []string        // why its history cannot be checked (Inconclusive)
 }
 
 // opTrace is what the trace says of a produce operation: an op without its
@@ -344,12 +345,46 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			return
 		}
 		p.read = &op{read: true, callLine: line}
-		p.log = e.Log
+		p.log, p.ctl = e.Log, e.Ctl
 		p.readBack.ids = make([]int64, len(e.Log))
 		for i, r := range e.Log {
 			p.readBack.ids[i] = r.ID
 		}
 	}
+}
+
+// skipMarkers takes p's transaction markers out of its offsets: the model
+// is a log of records at 0, 1, 2, ..., and a marker takes an offset that no
+// record has. Each record's offset, and each acknowledged operation's,
+// becomes its position among the records: the offset less the markers
+// before it. An aborted transaction's records stay in the log, as a
+// read_uncommitted read sees them; their fate is verify's transactional
+// checks' to judge (issue 29 part 4), not the log's model's.
+func (p *partition) skipMarkers() {
+	if len(p.ctl) == 0 {
+		return
+	}
+	offs := make([]int64, len(p.ctl))
+	for i, m := range p.ctl {
+		offs[i] = m.Offset
+	}
+	slices.Sort(offs)
+	pos := func(off int64) int64 {
+		n, _ := slices.BinarySearch(offs, off) // markers below off
+		return off - int64(n)
+	}
+	log := make([]tracer.LogRecord, len(p.log))
+	for i, r := range p.log {
+		r.Offset = pos(r.Offset)
+		log[i] = r
+	}
+	p.log = log
+	for i := range p.ops.n {
+		if o := p.ops.at(i); o.out.kind == acked && o.out.offset >= 0 {
+			o.out.offset = pos(o.out.offset)
+		}
+	}
+	p.ctl = nil
 }
 
 // indexRecords puts operation i of p's records in byRecord; a record sent

@@ -137,7 +137,18 @@ type partition struct {
 	// uncertain are batches whose last attempt was outstanding when its
 	// connection was lost: the broker may have handled it or not.
 	uncertain []*batch
+	// inTxn: a transactional trace's partition in the open transaction,
+	// so that its end writes a marker, which takes an offset of the log:
+	// txnSure (added: AddPartitionsToTxn, or a batch acknowledged) or
+	// txnMaybe (a batch sent, none acknowledged: TV2's Produce may not
+	// have added it).
+	inTxn uint8
 }
+
+const (
+	txnMaybe uint8 = iota + 1
+	txnSure
+)
 
 // Machine replays one trace.
 type Machine struct {
@@ -165,6 +176,15 @@ type Machine struct {
 	// does not show). 0: no expiry.
 	expiry int64
 	now    int64 // the trace time of the event being stepped
+	// txn: a transactional trace of kcheck's producer (the header's
+	// transactional_id): a failed batch dooms its transaction, which is
+	// aborted, instead of leaving an unresolved sequence
+	// (TransactionManager.canRetry and handleFailedBatch for a
+	// transactional producer); doomed: the open transaction is.
+	txn, doomed bool
+	// sawTxn: the trace has transactional steps (a transactional id, an
+	// EndTxn), on the wire too: partitions are tracked for the markers.
+	sawTxn bool
 }
 
 // DedupWindow is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN.
@@ -182,6 +202,8 @@ func New(h tracer.Header) (*Machine, error) {
 	}
 	m := &Machine{h: h, parts: map[int32]*partition{}, outstanding: map[int32][]*request{}, lastReq: map[int32]corr{},
 		wire: h.Writer == tracer.ProxyWriter, expiry: ExpiryDelay(h)}
+	m.txn = h.TransactionalID != "" && !m.wire
+	m.sawTxn = h.TransactionalID != ""
 	return m, nil
 }
 
@@ -301,7 +323,11 @@ func (pt *partition) outstanding() bool {
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
 	m.now = e.T
-	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told {
+	switch {
+	case e.Kind == tracer.AddPartitionsToTxn, e.Kind == tracer.EndTxn, e.Kind == tracer.EndTxnReceive, e.Kind == tracer.InitProducerID && e.TxnID != "":
+		m.sawTxn = true
+	}
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told && e.Kind != tracer.TxnTold {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
 		}
@@ -323,6 +349,9 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	case tracer.SendNew, tracer.Resend:
 		if err := m.corrOrder(line, e); err != nil {
 			return err
+		}
+		if pt := m.part(e.Partition); m.sawTxn && pt.inTxn == 0 {
+			pt.inTxn = txnMaybe
 		}
 		if m.wire {
 			return m.wireSend(line, e)
@@ -348,6 +377,32 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	case tracer.Told:
 		// What the application was told is no protocol step: checker/order
 		// and checker/linz hold it to the read-back.
+		return nil
+	case tracer.AddPartitionsToTxn:
+		if e.Err == "NONE" {
+			m.part(e.Partition).inTxn = txnSure
+		}
+		return nil
+	case tracer.TxnTold:
+		// What the application was told of a transaction: no step of the
+		// idempotent spec.
+		return nil
+	case tracer.EndTxn:
+		return m.endTxn(line, e)
+	case tracer.EndTxnReceive:
+		// KIP-890 part 2 (TV2): EndTxn v5 answers the next epoch, under
+		// which every partition starts again at sequence 0, as after a
+		// Bump; the broker takes a higher epoch's sequence 0.
+		if e.Err == "NONE" {
+			m.doomed = false
+			m.markers()
+		}
+		if e.Err == "NONE" && e.NewEpoch >= 0 {
+			if e.NewEpoch <= m.epoch {
+				return m.fail(line, string(e.Kind), -1, "EndTxn answered epoch %d, not above the producer's %d", e.NewEpoch, m.epoch)
+			}
+			m.epoch = e.NewEpoch
+		}
 		return nil
 	case tracer.ReadBack, tracer.ReadBackShort:
 		// The read-back itself is the ordering and linearizability
@@ -464,6 +519,9 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	if m.wire {
 		// The client's own decision shows in what it sends next.
 		if kafkaerr.IsAck(e.Err) {
+			if m.sawTxn {
+				pt.inTxn = txnSure
+			}
 			b.st = stAcked
 			pt.remove(b)
 		} else {
@@ -474,6 +532,9 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	// The client's side (Sender.completeBatch, TransactionManager.canRetry).
 	cur := b.ep == pt.pEpoch
 	isNext := b.seq == nextSeq(pt.lastAcked, 1)
+	if m.txn {
+		return m.txnReceive(pt, b, e, cur, isNext)
+	}
 	switch kafkaerr.Classify(e.Err) {
 	case kafkaerr.Acked:
 		b.st = stAcked
@@ -505,6 +566,43 @@ func (m *Machine) receive(line int, e *tracer.Event) error {
 	default:
 		b.st, b.retried = stRetry, true
 	}
+	return nil
+}
+
+// txnReceive is receive's client side for kcheck's transactional
+// producer (producer/core txnVerdictFor): UNKNOWN_PRODUCER_ID is retried
+// while the log start offset is unknown or the batch was renumbered,
+// OUT_OF_ORDER_SEQUENCE_NUMBER while the batch is not the next, any other
+// retriable error always; everything else fails the batch and dooms the
+// transaction, after which no error is retried.
+func (m *Machine) txnReceive(pt *partition, b *batch, e *tracer.Event, cur, isNext bool) error {
+	c := kafkaerr.Classify(e.Err)
+	if c == kafkaerr.Acked {
+		pt.inTxn = txnSure
+		b.st = stAcked
+		pt.remove(b)
+		if cur && (pt.lastAcked == -1 || b.last() > pt.lastAcked) {
+			pt.lastAcked, pt.lastAckT = b.last(), e.T
+		}
+		return nil
+	}
+	retry := false
+	if !m.doomed {
+		switch c {
+		case kafkaerr.UnknownProducer:
+			retry = e.LogStart == -1 || b.reset
+		case kafkaerr.OutOfOrder:
+			retry = b.reset || !isNext
+		case kafkaerr.Fenced, kafkaerr.Refused, kafkaerr.Unknown:
+		default:
+			retry = true
+		}
+	}
+	if retry {
+		b.st, b.retried = stRetry, true
+		return nil
+	}
+	b.st, m.doomed = stFailed, true
 	return nil
 }
 
@@ -790,6 +888,47 @@ func (m *Machine) renew(line int, e *tracer.Event) error {
 	return nil
 }
 
+// markers is what a transaction's end does to the logs: the coordinator
+// writes a marker to each partition of it, which takes an offset that no
+// later batch gets (TransactionCoordinator, WriteTxnMarkers). A partition
+// sure to be in it gets one; one that may be gets one or none, both kept
+// possible. Uncertain attempts are settled first: they came before it.
+func (m *Machine) markers() {
+	for _, pt := range m.parts {
+		if pt.inTxn == 0 {
+			continue
+		}
+		brs := m.expand(pt)
+		out := make([]broker, 0, 2*len(brs))
+		if pt.inTxn == txnMaybe {
+			out = append(out, brs...)
+		}
+		for _, br := range brs {
+			br.logLen++
+			if !slices.ContainsFunc(out, br.equal) {
+				out = append(out, br)
+			}
+		}
+		pt.brokers, pt.inTxn = out, 0
+	}
+}
+
+// endTxn checks that EndTxn was sent once every batch of the transaction
+// was answered (TransactionManager.nextRequest sends no EndTxn while
+// batches are incomplete): kcheck's producer's traces only; a proxy sees
+// no client state.
+func (m *Machine) endTxn(line int, e *tracer.Event) error {
+	if m.wire {
+		return nil
+	}
+	for p, pt := range m.parts {
+		if len(pt.inflight) > 0 {
+			return m.fail(line, string(e.Kind), p, "EndTxn for transaction %d while batch %d of the partition is in flight", e.Tx, pt.inflight[0].id)
+		}
+	}
+	return nil
+}
+
 // newProducerID takes e's producer id and epoch as the producer's: the
 // broker has no state for a new id on any partition. What uncertain attempts
 // of the old id may have appended is kept in the logs' lengths.
@@ -820,7 +959,11 @@ func (m *Machine) expireBatch(line int, e *tracer.Event) error {
 	}
 	b.st = stFailed
 	pt.remove(b)
-	pt.unresolved = true
+	if m.txn {
+		m.doomed = true // the transaction is aborted instead
+	} else {
+		pt.unresolved = true
+	}
 	return nil
 }
 
@@ -941,6 +1084,6 @@ func (m *Machine) failBatch(line int, e *tracer.Event) error {
 		return m.fail(line, "Fail", e.Partition, "batch %d is %s", e.Batch, b.st)
 	}
 	b.st = stFailed
-	pt.unresolved = true
+	pt.unresolved = !m.txn // a transaction's failed batch is aborted with it
 	return nil
 }

@@ -40,6 +40,17 @@ Without --bootstrap the broker is an embedded kfake cluster of 3 brokers that
 emulates --kfake-version (` + strings.Join(versions, ", ") + `; 4.1 by default, the seed's
 broker: it accepts any first sequence from a producer it has no state for).
 
+Transactions: --transactional makes the producer transactional
+(--transactional-id, default kcheck-TOPIC) and groups the records into
+transactions of --txn-records records (across the partitions); every
+--txn-abort-every-th transaction is aborted on purpose once its records are
+written, the others committed. The producer speaks the cluster's transaction
+version (TV2 when the finalized transaction.version feature is 2, KIP-890
+part 2; TV1 otherwise), or --txn-version 1 or 2; a broker without
+transactions, or below the version asked, is bad input (exit 2). The summary
+then counts each record as the read-back's markers decide it: committed,
+aborted or still open.
+
 Workload shapes (drivers/WORKLOADS.md), as every driver in drivers/ takes
 them: --batch-records one (a record a batch) or many (a 20 ms linger, 256 KiB
 batches); --idle-after N --idle D produces N records, waits until each has
@@ -90,6 +101,11 @@ func runCommand() *cli.Command {
 			scheduleFlag,
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed for keys, values and fault choices"},
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`", TakesFile: true},
+			&cli.BoolFlag{Name: "transactional", Usage: "produce in transactions (see above)"},
+			&cli.IntFlag{Name: "txn-records", Value: 100, Usage: "with --transactional: records a transaction `N`"},
+			&cli.IntFlag{Name: "txn-abort-every", Usage: "with --transactional: abort every `K`th transaction on purpose (0: none)"},
+			&cli.StringFlag{Name: "transactional-id", Usage: "with --transactional: the transactional.id `ID` (default kcheck-TOPIC)"},
+			&cli.IntFlag{Name: "txn-version", Usage: "with --transactional: the transaction version `V` to speak: 0 the cluster's, 1 (AddPartitionsToTxn) or 2 (KIP-890 part 2; the cluster must have it)"},
 			&cli.StringFlag{Name: "outcomes", Usage: "write what each record's callback was told to `FILE` (drivers/OUTCOMES.md; default $KCHECK_OUTCOMES, which kcheck proxy sets; the trace has it as Told events either way)", TakesFile: true},
 		},
 		Action: func(c *cli.Context) error {
@@ -188,6 +204,29 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 			return workload.Config{}, usageErrorf("--idle %v: must not be negative", idle.For)
 		}
 	}
+	var txn *workload.Txn
+	if c.Bool("transactional") {
+		txn = &workload.Txn{ID: c.String("transactional-id"), Records: c.Int("txn-records"), AbortEvery: c.Int("txn-abort-every"), Version: c.Int("txn-version")}
+		if txn.ID == "" {
+			txn.ID = "kcheck-" + c.String("topic")
+		}
+		switch {
+		case txn.Records < 1:
+			return workload.Config{}, usageErrorf("--txn-records %d: must be at least 1", txn.Records)
+		case txn.AbortEvery < 0:
+			return workload.Config{}, usageErrorf("--txn-abort-every %d: must not be negative (0: none aborted)", txn.AbortEvery)
+		case txn.Version < 0 || txn.Version > 2:
+			return workload.Config{}, usageErrorf("--txn-version %d: want 0 (the cluster's), 1 or 2", txn.Version)
+		case idle != nil:
+			return workload.Config{}, usageErrorf("--idle-after with --transactional: a transactional run has no idle phase")
+		}
+	} else {
+		for _, n := range []string{"txn-records", "txn-abort-every", "transactional-id", "txn-version"} {
+			if c.IsSet(n) {
+				return workload.Config{}, usageErrorf("--%s needs --transactional", n)
+			}
+		}
+	}
 	return workload.Config{
 		Brokers: listFlag(c, "bootstrap"), KfakeVersion: c.String("kfake-version"), BrokerVersion: c.String("broker-version"),
 		Topic: c.String("topic"), Partitions: int32(c.Int("partitions")), ReplicationFactor: int16(c.Int("replication-factor")), Records: c.Int("records"),
@@ -196,7 +235,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		MaxInFlight: c.Int("max-in-flight"), Linger: c.Duration("linger"), BatchBytes: c.Int("batch-bytes"), MaxRequestBytes: c.Int("max-request-bytes"),
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
-		OutcomesPath: outcomes.Path(c.String("outcomes")), BatchRecords: shape, Idle: idle,
+		OutcomesPath: outcomes.Path(c.String("outcomes")), BatchRecords: shape, Idle: idle, Txn: txn,
 	}, nil
 }
 
@@ -230,6 +269,10 @@ func doRun(c *cli.Context, cfg workload.Config) error {
 
 func printSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 	verdict := "clean: every record acknowledged and read back once, in order"
+	if s.TxnVersion > 0 {
+		printTxnSummary(w, cfg, s)
+		return
+	}
 	switch {
 	case s.Anomalies():
 		verdict = "NOT CLEAN: the read-back shows lost, duplicated or reordered records"
@@ -285,4 +328,39 @@ func faultFlags(c *cli.Context) ([]fault.Fault, error) {
 		faults = append(faults, f)
 	}
 	return faults, nil
+}
+
+// printTxnSummary is printSummary for a transactional run.
+func printTxnSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
+	verdict := "clean: every transaction ended as asked, its records read back once, in order, as it ended"
+	switch {
+	case s.Anomalies():
+		verdict = "NOT CLEAN: the read-back contradicts the transactions' ends (or shows duplicates or reorders)"
+	case s.TxnFailed > 0:
+		verdict = "NOT CLEAN: transactions failed"
+	case s.ReadOpen > 0:
+		verdict = "NOT CLEAN: records of no ended transaction in the log"
+	case len(s.CommittedDisagree) > 0:
+		verdict = "NOT CLEAN: read_committed disagrees with the markers"
+	}
+	fmt.Fprintf(w, "kcheck run: %s\n", verdict)
+	fmt.Fprintf(w, "  transactional, TV%d (the cluster's transaction.version: %d), %d records a transaction\n", s.TxnVersion, s.TxnFeature, cfg.Txn.Records)
+	fmt.Fprintf(w, "  transactions committed %d, aborted %d (as asked), failed %d\n", s.TxnCommitted, s.TxnAborted, s.TxnFailed)
+	fmt.Fprintf(w, "  sent %d, acknowledged %d, failed %d, read back %d: committed %d, aborted %d, open %d\n",
+		s.Sent, s.Acked, s.Failed, s.ReadBack, s.ReadCommitted, s.ReadAborted, s.ReadOpen)
+	fmt.Fprintf(w, "  of committed transactions lost or aborted %d; of aborted ones committed %d; duplicated %d, out of order %d\n",
+		s.CommitLost, s.AbortCommitted, s.Duplicated, s.OutOfOrder)
+	agree := "agrees with the markers"
+	if len(s.CommittedDisagree) > 0 {
+		agree = "DISAGREES with the markers: " + strings.Join(s.CommittedDisagree, "; ")
+	}
+	fmt.Fprintf(w, "  read_committed sees %d records: %s\n", s.CommittedVisible, agree)
+	fmt.Fprintf(w, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers %d\n", s.OutOfOrderAnswers)
+	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
+	for _, e := range s.FirstErrors {
+		fmt.Fprintf(w, "  error: %s\n", e)
+	}
+	if cfg.TracePath != "" {
+		fmt.Fprintf(w, "  trace %s (%d events)\n", cfg.TracePath, s.TraceEvents)
+	}
 }

@@ -23,6 +23,8 @@ type Config struct {
 	MaxRequestBytes int           // max.request.size: a request's batches add up to at most this (its first batch always goes); 0: no cap
 	Rules           Rules
 	Trace           bool // build trace events (Ready.Events)
+	Txn             bool // transactional (txn.go): batches drain only inside a transaction
+	TV2             bool // with Txn: transaction.version 2 (KIP-890 part 2): no AddPartitionsToTxn, EndTxn bumps the epoch
 }
 
 // Buffer is the loop's partition buffers, which the core reads when it
@@ -84,6 +86,7 @@ const (
 	BrokerError                  // failed by the broker's answer Outcome.Code
 	DeliveryTimeout              // delivery.timeout.ms, sent or not
 	Closed                       // the producer closed (Abort)
+	TxnAborted                   // its transaction was aborted before it was sent (Config.Txn)
 )
 
 // Outcome is a batch's end, to deliver to the application.
@@ -107,6 +110,11 @@ type Ready struct {
 	NeedID   bool    // an epoch bump is due at MaxEpoch and nothing is outstanding: call NewProducerID
 	Wake     time.Time
 
+	// Transactions (Config.Txn; txn.go), after the requests:
+	AddPartitions []Part         // TV1: send AddPartitionsToTxn for these partitions, then call PartitionsAdded
+	EndTxn        *EndTxnRequest // send EndTxn, then call EndTxnAnswered
+	TxnDone       *TxnResult     // the transaction ended: tell the application
+
 	Bumps      int // epoch bumps taken
 	OutOfOrder int // OUT_OF_ORDER_SEQUENCE_NUMBER answers
 }
@@ -116,6 +124,7 @@ func (rd *Ready) reset() {
 	clear(rd.Outcomes)
 	clear(rd.Requests)
 	*rd = Ready{Events: rd.Events[:0], Outcomes: rd.Outcomes[:0], Requests: rd.Requests[:0], Dial: rd.Dial[:0]}
+
 }
 
 // partition is the core's side of one partition.
@@ -124,6 +133,7 @@ type partition struct {
 	leader int32 // -1: none known
 	cand   bool
 	seq    seqState
+	added  bool // Config.Txn, TV1: added to the open transaction (AddPartitionsToTxn answered)
 }
 
 type node struct {
@@ -155,6 +165,8 @@ type Core struct {
 	// MaxEpoch, so the producer needs a new id; nothing new is drained
 	// meanwhile.
 	renew bool
+
+	txn txnState // Config.Txn (txn.go)
 
 	rd, spare Ready
 	nodeBuf   []int32
@@ -262,6 +274,9 @@ func (c *Core) scanBy(t time.Time) {
 // blocked (a full connection, a dial, no leader): the event that unblocks
 // it comes as an input.
 func (c *Core) Tick(now time.Time, flushing bool, buf Buffer) {
+	if c.cfg.Txn && c.txn.phase == txnEnding && c.txn.commit {
+		flushing = true // a commit sends every batch of its transaction at once
+	}
 	full := c.scanAll
 	c.scanAll = false
 	if flushing && !c.flushSeen {
@@ -336,6 +351,9 @@ func (c *Core) Tick(now time.Time, flushing bool, buf Buffer) {
 	}
 	for _, b := range dead {
 		c.failBatch(b, Outcome{Batch: b, Cause: DeliveryTimeout}, "delivery timeout before the batch was sent")
+		if c.cfg.Txn {
+			c.setAbortable("delivery timeout", true) // handleFailedBatch
+		}
 	}
 	if len(dead) > 0 {
 		c.scanBy(now)
@@ -354,6 +372,9 @@ func (c *Core) Tick(now time.Time, flushing bool, buf Buffer) {
 	}
 	c.cands = kept
 	c.nodeBuf = nodes[:0]
+	if c.cfg.Txn {
+		c.txnStep(now, buf)
+	}
 }
 
 // deadlines registers p's deadlines with scanBy (when a batch waiting for a
@@ -425,7 +446,11 @@ func (c *Core) expireRetries(pt *partition, now time.Time) {
 		b.st = stFailed
 		st.remove(b)
 		i--
-		st.unresolved = true
+		if c.cfg.Txn {
+			c.setAbortable("delivery timeout", true) // handleFailedBatch
+		} else {
+			st.unresolved = true
+		}
 		c.rd.Outcomes = append(c.rd.Outcomes, Outcome{Batch: b, Cause: DeliveryTimeout})
 	}
 }
@@ -577,7 +602,7 @@ func (c *Core) nextBatch(p Part, now time.Time, flushing bool, buf Buffer, room 
 		}
 		return r, false, false
 	}
-	if c.renew || !st.drainable(c.current(), c.cfg.Rules, now.UnixMilli()) || !c.ready(p, now, flushing, buf) {
+	if c.renew || !c.newAllowed(p) || !st.drainable(c.current(), c.cfg.Rules, now.UnixMilli()) || !c.ready(p, now, flushing, buf) {
 		return nil, false, false
 	}
 	if room >= 0 && buf.HeadBytes(p) > room {
@@ -588,6 +613,7 @@ func (c *Core) nextBatch(p Part, now time.Time, flushing bool, buf Buffer, room 
 		return nil, false, false
 	}
 	c.took(b, p)
+	c.txn.started = c.txn.started || c.cfg.Txn                // TV2: Produce v12 adds the partition (TV1: it was added)
 	st.canDrainNew(c.current(), c.cfg.Rules, now.UnixMilli()) // resets the sequence in a new epoch
 	st.assign(b)
 	return b, true, false
@@ -695,7 +721,13 @@ func (c *Core) answer(b *Batch, res Result, now time.Time) bool {
 	if code == kerr.OutOfOrderSequenceNumber.Code {
 		c.rd.OutOfOrder++
 	}
-	switch st.onError(b, code, res.LogStart, kerr.IsRetriable(kerr.ErrorForCode(code))) {
+	var v Verdict
+	if c.cfg.Txn {
+		v = c.txnVerdictFor(st, b, code, res.LogStart, kerr.IsRetriable(kerr.ErrorForCode(code)))
+	} else {
+		v = st.onError(b, code, res.LogStart, kerr.IsRetriable(kerr.ErrorForCode(code)))
+	}
+	switch v {
 	case RetryBump:
 		st.bumpReq = true
 		c.retry(b, now)
@@ -703,7 +735,7 @@ func (c *Core) answer(b *Batch, res Result, now time.Time) bool {
 		c.retry(b, now)
 	case Fail:
 		st.remove(b)
-		st.unresolved = true
+		st.unresolved = !c.cfg.Txn // a transaction's failed batch is aborted with it, then the epoch changes
 		c.failBatch(b, Outcome{Batch: b, Cause: BrokerError, Code: code}, tracer.ErrorName(code))
 	}
 	switch code {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -89,6 +90,9 @@ type env struct {
 	parts  []Part
 	nextB  int64
 	reqs   map[int32]*Request
+	adds   []Part         // the last AddPartitions asked
+	end    *EndTxnRequest // the last EndTxn asked
+	inTxn  map[int32]bool // partitions of the open transaction: added, or a batch appended (its end writes a marker to each)
 	nextR  int32
 	logEnd map[int32]int64
 	hdr    tracer.Header
@@ -111,6 +115,9 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	pid := int64(1000)
 	broker := "v25to44"
 	maxReq := 0
+	txn, tv2 := false, false
+	d.MaybeScanArgs(t, "txn", &txn)
+	d.MaybeScanArgs(t, "tv2", &tv2)
 	d.MaybeScanArgs(t, "partitions", &parts)
 	d.MaybeScanArgs(t, "first-ack", &firstAck)
 	d.MaybeScanArgs(t, "hold", &hold)
@@ -126,7 +133,8 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	d.MaybeScanArgs(t, "max-request-bytes", &maxReq)
 	e.cfg = Config{MaxInFlight: maxIn, MaxRequestBytes: maxReq, Linger: time.Duration(linger) * time.Millisecond,
 		DeliveryTimeout: time.Duration(delivery) * time.Millisecond, RetryBackoff: time.Duration(backoff) * time.Millisecond,
-		MaxEpoch: int16(maxEpoch), Rules: Rules{FirstAck: firstAck, HoldWhileRetrying: hold, RearmMs: rearm}, Trace: true}
+		MaxEpoch: int16(maxEpoch), Rules: Rules{FirstAck: firstAck, HoldWhileRetrying: hold, RearmMs: rearm}, Trace: true,
+		Txn: txn, TV2: txn && tv2}
 	e.c = New(e.cfg, pid, int16(epoch))
 	e.buf = fakeBuf{q: map[Part][]*fakeBatch{}}
 	e.reqs, e.logEnd = map[int32]*Request{}, map[int32]int64{}
@@ -141,7 +149,15 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	if rearm > 0 {
 		e.hdr.IdleRearmFrom = "script"
 	}
-	e.record(tracer.Event{Kind: tracer.InitProducerID, PID: pid, Epoch: int16(epoch), Node: -1})
+	init := tracer.Event{Kind: tracer.InitProducerID, PID: pid, Epoch: int16(epoch), Node: -1}
+	if txn {
+		e.hdr.TransactionalID, e.hdr.TxnVersion = "script", 1
+		if tv2 {
+			e.hdr.TxnVersion = 2
+		}
+		init.TxnID = "script"
+	}
+	e.record(init)
 	return "ok"
 }
 
@@ -221,6 +237,49 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 			e.logEnd[p]++ // the broker appended the attempt (a one-record batch) before it failed
 		}
 		return "ok"
+	case "begin":
+		if err := e.c.BeginTxn(); err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("tx %d", e.c.Tx())
+	case "commit", "abort-txn":
+		if err := e.c.EndTxn(d.Cmd == "commit"); err != nil {
+			return "error: " + err.Error()
+		}
+		return "ok"
+	case "added":
+		errName := "NONE"
+		d.MaybeScanArgs(t, "err", &errName)
+		code := e.code(t, d, errName)
+		for _, p := range e.adds {
+			if code == 0 {
+				e.txnPart(e.c.parts[p].id)
+			}
+			e.record(tracer.Event{Kind: tracer.AddPartitionsToTxn, Partition: e.c.parts[p].id, PID: e.c.pid, Epoch: e.c.epoch, Node: 2, Err: errName, Tx: e.c.Tx()})
+		}
+		e.c.PartitionsAdded(e.adds, code, e.now)
+	case "end-answer":
+		errName := "NONE"
+		ep := int16(-1)
+		d.MaybeScanArgs(t, "err", &errName)
+		d.MaybeScanArgs(t, "epoch", &ep)
+		code := e.code(t, d, errName)
+		if code != 0 {
+			ep = -1
+		}
+		if code == 0 {
+			for p := range e.inTxn {
+				e.logEnd[p]++ // the coordinator's marker
+			}
+			e.inTxn = nil
+		}
+		e.record(tracer.Event{Kind: tracer.EndTxnReceive, PID: e.end.PID, Epoch: e.end.Epoch, Node: 2, Err: errName, Commit: e.end.Commit, NewEpoch: ep, Tx: e.end.Tx})
+		e.c.EndTxnAnswered(code, e.end.PID, ep, e.now)
+	case "bumped":
+		var ep int16
+		d.ScanArgs(t, "epoch", &ep)
+		e.record(tracer.Event{Kind: tracer.InitProducerID, PID: e.c.pid, Epoch: ep, Node: 2, TxnID: "script"})
+		e.c.Bumped(e.c.pid, ep)
 	case "state":
 		_, p := e.part(t, d)
 		return e.state(p)
@@ -230,6 +289,26 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
 	return e.ready()
+}
+
+// txnPart notes partition p in the open transaction.
+func (e *env) txnPart(p int32) {
+	if e.inTxn == nil {
+		e.inTxn = map[int32]bool{}
+	}
+	e.inTxn[p] = true
+}
+
+// code is the Kafka error code of name ("NONE": 0).
+func (e *env) code(t *testing.T, d *datadriven.TestData, name string) int16 {
+	if name == "NONE" {
+		return 0
+	}
+	ke, ok := tracer.ErrorByName(name)
+	if !ok {
+		d.Fatalf(t, "unknown error %q", name)
+	}
+	return ke.Code
 }
 
 func (e *env) respond(t *testing.T, d *datadriven.TestData) {
@@ -305,6 +384,9 @@ func (e *env) respond(t *testing.T, d *datadriven.TestData) {
 		}
 		if code == 0 {
 			e.logEnd[b.kp] = max(e.logEnd[b.kp], off+int64(b.N))
+			if e.cfg.Txn {
+				e.txnPart(b.kp)
+			}
 		}
 		res[i] = Result{Code: code, Offset: off, LogStart: a.lso}
 	}
@@ -349,8 +431,44 @@ func (e *env) ready() string {
 				fmt.Fprintf(&out, "  b%d failed delivery timeout\n", o.Batch.ID)
 			case Closed:
 				fmt.Fprintf(&out, "  b%d failed closed\n", o.Batch.ID)
+			case TxnAborted:
+				fmt.Fprintf(&out, "  b%d failed transaction aborted\n", o.Batch.ID)
 			}
 		}
+	}
+	if len(rd.AddPartitions) > 0 {
+		e.adds = slices.Clone(rd.AddPartitions)
+		var ps []string
+		for _, p := range rd.AddPartitions {
+			ps = append(ps, fmt.Sprint(e.c.parts[p].id))
+		}
+		fmt.Fprintf(&out, "add partitions to txn: %s\n", strings.Join(ps, " "))
+	}
+	if r := rd.EndTxn; r != nil {
+		e.end = r
+		e.record(tracer.Event{Kind: tracer.EndTxn, PID: r.PID, Epoch: r.Epoch, Node: 2, Commit: r.Commit, Tx: r.Tx})
+		fmt.Fprintf(&out, "end txn: tx=%d commit=%v pid=%d ep=%d\n", r.Tx, r.Commit, r.PID, r.Epoch)
+	}
+	if r := rd.TxnDone; r != nil {
+		ev := tracer.Event{Kind: tracer.TxnTold, Commit: r.Commit, Tx: r.Tx, Result: tracer.Aborted}
+		switch {
+		case r.Err != "":
+			ev.Result, ev.Reason = tracer.Failed, r.Err
+			if r.Code != 0 {
+				ev.Err = tracer.ErrorName(r.Code)
+			}
+		case r.Commit:
+			ev.Result = tracer.Committed
+		}
+		e.record(ev)
+		fmt.Fprintf(&out, "txn done: tx=%d %s", r.Tx, ev.Result)
+		if r.Err != "" {
+			fmt.Fprintf(&out, " (%s) fatal=%v abortable=%v", r.Err, r.Fatal, r.Abortable)
+		}
+		if r.Bump {
+			out.WriteString(" bump")
+		}
+		out.WriteString("\n")
 	}
 	if len(rd.Dial) > 0 {
 		fmt.Fprintf(&out, "dial: %v\n", rd.Dial)
@@ -509,4 +627,30 @@ func TestReplayRejectsMutation(t *testing.T) {
 			t.Log(err)
 		})
 	}
+}
+
+// TestReplayRejectsEarlyEndTxn: the replay holds our producer to sending
+// EndTxn only once every batch of the transaction is answered
+// (TransactionManager.nextRequest): txn_tv2.txt's first EndTxn moved before
+// the answer to its last batch is rejected.
+func TestReplayRejectsEarlyEndTxn(t *testing.T) {
+	hdr, evs := runScript(t, filepath.Join("testdata", "txn_tv2.txt"))
+	end := slices.IndexFunc(evs, func(e tracer.Event) bool { return e.Kind == tracer.EndTxn })
+	if end < 0 {
+		t.Fatal("txn_tv2.txt has no EndTxn")
+	}
+	recv := slices.IndexFunc(evs[:end], func(e tracer.Event) bool { return e.Kind == tracer.Receive && e.Batch == 2 })
+	if recv < 0 {
+		t.Fatal("txn_tv2.txt answers no b2 before its EndTxn")
+	}
+	moved := slices.Clone(evs[:recv])
+	moved = append(moved, evs[end])
+	moved = append(moved, evs[recv:end]...)
+	moved = append(moved, evs[end+1:]...)
+	err := replayTrace("moved", traceOf(t, hdr, moved))
+	var re *replay.Error
+	if !errors.As(err, &re) || re.Action != "EndTxn" || !strings.Contains(re.Reason, "in flight") {
+		t.Fatalf("replay: %v, want EndTxn not enabled with a batch in flight", err)
+	}
+	t.Log(err)
 }

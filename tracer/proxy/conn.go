@@ -45,6 +45,7 @@ type exchange struct {
 	// connection is closed instead of delivering it.
 	cutAfter *tracer.Event
 	produce  *produceTrace // traced batches, for produce requests
+	txn      kmsg.Request  // a transactional request, decoded for its answer's trace (txn.go)
 }
 
 type outbound struct {
@@ -124,6 +125,9 @@ func (c *conn) readRequests() {
 			if drop {
 				return // DropConnection: cut instead of handling it
 			}
+		}
+		if txnKey(rq.key) && rq.bodyAt >= 0 {
+			c.txnRequest(ex)
 		}
 		if respond {
 			select {

@@ -116,6 +116,15 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			p.nextReq++
 			pt.req = p.nextReq
 			p.stats.Produces++
+			if pr.TransactionID != nil && p.txnID == "" {
+				// A transactional client: Produce v12+ adds the partition
+				// to the transaction (TV2, KIP-890 part 2), older versions
+				// follow AddPartitionsToTxn (TV1).
+				p.txnID, p.txnVersion = *pr.TransactionID, 1
+				if ex.rq.version >= 12 {
+					p.txnVersion = 2
+				}
+			}
 			if err := p.headerLocked(ex.rq.clientID); err != nil {
 				p.cfg.Logf("%v", err)
 			}

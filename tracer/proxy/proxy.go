@@ -75,7 +75,13 @@ type Proxy struct {
 	host string // the host listeners bind to
 	wg   sync.WaitGroup
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	tx int64 // transactions whose EndTxn succeeded (txn.go); guarded by mu
+	// txnID and txnVersion: the traced client is transactional, as its
+	// first produce to the topic showed (the header's transactional_id and
+	// txn_version); guarded by mu.
+	txnID      string
+	txnVersion int
 	rng        *rand.Rand
 	boot       *listener            // the bootstrap listener (Config.Listen): any broker will do
 	listeners  map[string]*listener // one per broker, by its address
@@ -489,7 +495,8 @@ func (p *Proxy) headerLocked(client string) error {
 		// a proxy trace by the broker's rules (checker/replay).
 		MaxInFlight: 5,
 		Broker:      p.cfg.Broker, Faults: names, Seed: p.cfg.Seed,
-		Config: map[string]string{"upstream": p.cfg.Upstream},
+		Config:          map[string]string{"upstream": p.cfg.Upstream},
+		TransactionalID: p.txnID, TxnVersion: p.txnVersion,
 	}
 	w, err := tracer.NewWriter(p.cfg.Trace, h)
 	if err != nil {

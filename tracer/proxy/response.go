@@ -26,7 +26,8 @@ func (p *Proxy) response(c *conn, ex *exchange, raw []byte) ([]byte, []tracer.Ev
 		if rq.key == kmsg.Fetch.Int16() && rq.version < 16 {
 			return raw, nil
 		}
-	case kmsg.Metadata.Int16(), kmsg.DescribeCluster.Int16(), kmsg.FindCoordinator.Int16(), kmsg.InitProducerID.Int16():
+	case kmsg.Metadata.Int16(), kmsg.DescribeCluster.Int16(), kmsg.FindCoordinator.Int16(), kmsg.InitProducerID.Int16(),
+		kmsg.AddPartitionsToTxn.Int16(), kmsg.EndTxn.Int16():
 	default:
 		return raw, nil
 	}
@@ -72,11 +73,8 @@ func (p *Proxy) response(c *conn, ex *exchange, raw []byte) ([]byte, []tracer.Ev
 				co.Host, co.Port = p.rewrite(co.Host, co.Port)
 			}
 		}
-	case *kmsg.InitProducerIDResponse:
-		if r.ErrorCode == 0 {
-			events = append(events, tracer.Event{Kind: tracer.InitProducerID, PID: r.ProducerID, Epoch: r.ProducerEpoch, Node: c.id})
-		}
-		return raw, events
+	case *kmsg.InitProducerIDResponse, *kmsg.AddPartitionsToTxnResponse, *kmsg.EndTxnResponse:
+		return raw, p.txnResponse(c, ex, r)
 	}
 	return encodeResponse(raw[:at], resp), events
 }

@@ -19,6 +19,7 @@ package readback
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,7 +59,11 @@ const DefaultBound = 60 * time.Second
 type Partition struct {
 	ID    int32
 	Log   []tracer.LogRecord
-	Short *Shortfall // the high watermark never passed the acknowledged offset; nil when it did
+	Ctl   []tracer.Marker // the control records (transaction markers), kept apart from Log: they are no records of the run
+	Short *Shortfall      // the high watermark never passed the acknowledged offset; nil when it did
+	// Committed is the partition read again as read_committed, for a
+	// partition with markers (committed.go); nil for one without.
+	Committed *Committed
 }
 
 // Shortfall is what a read-back waited for and saw when a partition's high
@@ -78,7 +83,7 @@ func (p *Partition) Events() []tracer.Event {
 		out = append(out, tracer.Event{Kind: tracer.ReadBackShort, Partition: p.ID, Offset: s.Acked,
 			HWM: s.HWM, WaitedMs: s.Waited.Milliseconds(), Node: s.Leader})
 	}
-	return append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log})
+	return append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log, Ctl: p.Ctl})
 }
 
 // Topic reads every partition of cfg.Topic. An error names the partition and
@@ -108,6 +113,13 @@ func Topic(ctx context.Context, cfg Config) ([]Partition, error) {
 				continue
 			}
 			if err := r.read(ctx, pr, confirm); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, pr := range reads {
+		if len(pr.part.Ctl) > 0 && pr.part.Short == nil {
+			if err := r.readCommitted(ctx, pr); err != nil {
 				return nil, err
 			}
 		}
@@ -427,6 +439,14 @@ func (r *reader) read(ctx context.Context, pr *pread, confirm bool) error {
 				if rec.Offset < pr.offset {
 					continue // a batch can start before the offset asked for
 				}
+				if b.Control() {
+					// A transaction marker: its key is a version and a
+					// type, ABORT 0 or COMMIT 1 (Kafka's ControlRecordType).
+					commit := len(rec.Key) >= 4 && binary.BigEndian.Uint16(rec.Key[2:4]) == 1
+					pr.part.Ctl = append(pr.part.Ctl, tracer.Marker{Offset: rec.Offset, PID: rec.ProducerID, Epoch: rec.ProducerEpoch, Commit: commit})
+					pr.offset = rec.Offset + 1
+					continue
+				}
 				pr.part.Log = append(pr.part.Log, tracer.LogRecord{Offset: rec.Offset, PID: rec.ProducerID, Epoch: rec.ProducerEpoch,
 					Seq: rec.Sequence, ID: recordbatch.RecordID(rec.Headers)})
 				pr.offset = rec.Offset + 1
@@ -482,12 +502,19 @@ func (r *reader) read(ctx context.Context, pr *pread, confirm bool) error {
 // fetch reads partition p of topic at offset from c, as a consumer at the
 // leader epoch epoch.
 func fetch(ctx context.Context, c *wire.Conn, topic string, p int32, offset int64, epoch int32) (*kmsg.FetchResponseTopicPartition, error) {
+	return fetchAt(ctx, c, topic, p, offset, epoch, 0)
+}
+
+// fetchAt is fetch at an isolation level: 0 read_uncommitted, 1
+// read_committed (up to the last stable offset, with the aborted
+// transactions).
+func fetchAt(ctx context.Context, c *wire.Conn, topic string, p int32, offset int64, epoch int32, isolation int8) (*kmsg.FetchResponseTopicPartition, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
 	req.MinBytes = 1
 	req.MaxBytes = 16 << 20
-	req.IsolationLevel = 0
+	req.IsolationLevel = isolation
 	req.SessionEpoch = -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = topic

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunTransactional: kcheck run --transactional on the embedded kfake,
+// in the cluster's version (TV2) and TV1, commits and aborts as asked, and
+// kcheck verify judges its trace VALID, saying what it does not judge yet.
+func TestRunTransactional(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		tv   string
+	}{
+		{"cluster's", nil, "TV2 (the cluster's transaction.version: 2)"},
+		{"TV1", []string{"--txn-version", "1"}, "TV1 (the cluster's transaction.version: 2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trace := filepath.Join(t.TempDir(), "run.jsonl")
+			args := append([]string{"run", "--transactional", "--txn-records", "40", "--txn-abort-every", "3", "--partitions", "4",
+				"--records", "400", "--value-bytes", "50", "--fault", "not-enough-replicas:rate=0.05", "--trace", trace}, tc.args...)
+			code, stdout, stderr := runKcheck(t, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for _, want := range []string{"kcheck run: clean", tc.tv, "transactions committed 7, aborted 3 (as asked), failed 0",
+				"read back 400: committed 280, aborted 120, open 0", "read_committed sees 280 records: agrees with the markers", "of committed transactions lost or aborted 0; of aborted ones committed 0"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("summary lacks %q:\n%s", want, stdout)
+				}
+			}
+			code, stdout, stderr = runKcheck(t, "verify", trace)
+			if code != exitOK || !strings.Contains(stdout, ": VALID") || !strings.Contains(stdout, "NOT judged yet: aborted reads") {
+				t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestRunTransactionalUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--txn-records", "10"}, "--txn-records needs --transactional"},
+		{[]string{"run", "--transactional", "--txn-records", "0"}, "--txn-records 0: must be at least 1"},
+		{[]string{"run", "--transactional", "--txn-abort-every", "-1"}, "--txn-abort-every -1: must not be negative"},
+		{[]string{"run", "--transactional", "--txn-version", "3"}, "--txn-version 3: want 0 (the cluster's), 1 or 2"},
+		{[]string{"run", "--transactional", "--idle-after", "5", "--idle", "1s"}, "a transactional run has no idle phase"},
+		// kfake emulating 3.9: no transaction.version 2.
+		{[]string{"run", "--transactional", "--txn-version", "2", "--kfake-version", "3.9", "--records", "10"},
+			"transaction version 2 asked, but the cluster's finalized transaction.version is 0"},
+	} {
+		code, _, stderr := runKcheck(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
