@@ -301,23 +301,26 @@ func TestHoldDelaysAnswerInOrder(t *testing.T) {
 	r := startRaw(t, "hold:delay=400ms,seq=0,partitions=0")
 	c := r.dial()
 	pid, ep := c.initPID()
+	start := time.Now()
 	c.produce(0, pid, ep, 0, 1, 2) // held
 	c.produce(1, pid, ep, 0, 3)    // behind it on the connection
 	c.produce(1, pid, ep, 1, 4)
-	for i, id := range []int64{1, 3, 4} {
-		err, took := c.answer() // recv checks the order
-		t.Logf("record %d answered %s after %v", id, err, took)
-		if err != "NONE" || i == 0 && (took < d || took > d+time.Second) {
-			t.Fatalf("record %d: answered %s after %v; want NONE after about %v", id, err, took, d)
-		}
-		if i > 0 && took < d-50*time.Millisecond {
-			t.Fatalf("record %d answered after %v, before the held answer", id, took)
+	// Only lower bounds on time: a loaded machine may answer late, never
+	// early. Every answer waits for the held one, which comes d after its
+	// request at the earliest.
+	for _, id := range []int64{1, 3, 4} {
+		err, _ := c.answer() // recv checks the order
+		since := time.Since(start)
+		t.Logf("record %d answered %s %v after the first request", id, err, since)
+		if err != "NONE" || since < d {
+			t.Fatalf("record %d: answered %s %v after the first request; want NONE, after the held answer (%v at the earliest)", id, err, since, d)
 		}
 	}
-	// Not held: a later attempt of the same partition, another batch.
+	// Not held: a later attempt of the same partition, another batch (the
+	// trace's Fault events, below, show the one hold).
 	c.produce(0, pid, ep, 2, 5)
-	if err, took := c.answer(); err != "NONE" || took > d/2 {
-		t.Fatalf("an unselected attempt: %s after %v", err, took)
+	if err, _ := c.answer(); err != "NONE" {
+		t.Fatalf("an unselected attempt: %s", err)
 	}
 	evs, logs := r.finish()
 	if got, want := faultsOf(evs), []string{"Delay p0 e0 s0 "}; !slices.Equal(got, want) {
@@ -412,7 +415,7 @@ func TestRejectUntilSeq(t *testing.T) {
 	c.produce(0, pid, ep, 2, 3) // releases it
 	err, took := c.answer()
 	t.Logf("seq 0 answered %s after %v; seq 2 sent at %v", err, took, sent2)
-	if err != "NOT_LEADER_OR_FOLLOWER" || took < sent2+fault.NextGrace-20*time.Millisecond || took > sent2+fault.NextGrace+time.Second {
+	if err != "NOT_LEADER_OR_FOLLOWER" || took < sent2+fault.NextGrace-20*time.Millisecond || took > sent2+fault.NextGrace+10*time.Second {
 		t.Fatalf("seq 0 answered %s after %v; want NOT_LEADER_OR_FOLLOWER %v after seq 2 went at %v", err, took, fault.NextGrace, sent2)
 	}
 	for _, seq := range []int{1, 2} {
@@ -429,9 +432,12 @@ func TestRejectUntilSeq(t *testing.T) {
 }
 
 // idle=D selects a partition's first attempt after none for D, never its
-// first; count=-1, each such attempt.
+// first; count=-1, each such attempt. D is long beside the machine's
+// scheduling noise (a loaded machine stretches a gap, never shortens a
+// sleep): the gaps meant to be idle sleep past it, the others are at once
+// or 100ms.
 func TestIdleSelects(t *testing.T) {
-	r := startRaw(t, "reject:err=NOT_ENOUGH_REPLICAS,idle=300ms,partitions=0,count=-1")
+	r := startRaw(t, "reject:err=NOT_ENOUGH_REPLICAS,idle=1500ms,partitions=0,count=-1")
 	c := r.dial()
 	pid, ep := c.initPID()
 	want := func(what, err string) {
@@ -447,16 +453,16 @@ func TestIdleSelects(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	c.produce(0, pid, ep, 1, 3)
 	want("p0 after 100ms", "NONE")
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(1700 * time.Millisecond)
 	c.produce(1, pid, ep, 1, 4)
-	want("p1 after 500ms (not a partition of the fault)", "NONE")
+	want("p1 after 1.7s (not a partition of the fault)", "NONE")
 	c.produce(0, pid, ep, 2, 5)
-	want("p0 after 400ms", "NOT_ENOUGH_REPLICAS")
+	want("p0 after 1.7s", "NOT_ENOUGH_REPLICAS")
 	c.produce(0, pid, ep, 2, 5)
 	want("its retry at once", "NONE")
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(1700 * time.Millisecond)
 	c.produce(0, pid, ep, 3, 6)
-	want("p0 after 400ms again", "NOT_ENOUGH_REPLICAS")
+	want("p0 after 1.7s again", "NOT_ENOUGH_REPLICAS")
 	c.produce(0, pid, ep, 3, 6)
 	want("its retry at once", "NONE")
 	evs, logs := r.finish()
@@ -549,7 +555,7 @@ func TestAppendThenErrorUntilNext(t *testing.T) {
 	sent := time.Since(start)
 	c.produce(0, pid, ep, 1, 2) // the next batch releases it
 	err, took := c.answer()
-	if err != "REQUEST_TIMED_OUT" || took < sent+fault.NextGrace-20*time.Millisecond || took > sent+fault.NextGrace+time.Second {
+	if err != "REQUEST_TIMED_OUT" || took < sent+fault.NextGrace-20*time.Millisecond || took > sent+fault.NextGrace+10*time.Second {
 		t.Fatalf("seq 0 answered %s after %v; want REQUEST_TIMED_OUT %v after the next batch went at %v", err, took, fault.NextGrace, sent)
 	}
 	if err, _ := c.answer(); err != "NONE" {
