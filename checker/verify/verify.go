@@ -258,7 +258,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 			} else {
 				b.offset[b.n] = r.Offset()
 			}
-			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
+			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort || e.Kind == tracer.ReadCommitted {
 				if e.Kind == tracer.ReadBack {
 					read = append(read, e.Partition)
 				}
