@@ -46,11 +46,13 @@ func Text(w io.Writer, r *verify.Report) error {
 		conf = "DOES NOT follow the spec"
 	}
 	fmt.Fprintf(bw, "  spec replay: %s\n", conf)
-	if h.TransactionalID != "" {
-		// Issue 29 part 3: a transactional trace is checked as an
-		// idempotent one, per epoch; part 4 brings the transactional checks.
-		fmt.Fprintf(bw, "  transactions: TV%d, transactional id %q: checked per epoch (duplicates, reorders, gaps, lost acknowledged records; markers are not records); NOT judged yet: aborted reads, torn transactions, writes in another transaction, lost commits, hanging transactions (issue 29 part 4)\n",
-			h.TxnVersion, h.TransactionalID)
+	if t := r.Txn; t != nil {
+		rc := "no read_committed read in the trace"
+		if t.ReadCommitted > 0 {
+			rc = fmt.Sprintf("read_committed read of %s held to the markers", partitions(int32(t.ReadCommitted)))
+		}
+		fmt.Fprintf(bw, "  transactions: TV%d, transactional id %q: %d (%d committed, %d aborted); records read back %d committed, %d aborted, %d open; %s; checked: aborted reads, commits of aborted transactions, torn transactions, writes in another transaction, lost commits, hanging transactions, and per epoch duplicates, reorders, gaps, lost acknowledged records\n",
+			h.TxnVersion, h.TransactionalID, t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, rc)
 	}
 	if r.TLC != nil {
 		switch {

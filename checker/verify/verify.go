@@ -25,6 +25,7 @@ import (
 	"github.com/kcheck/kcheck/checker/order"
 	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tv"
+	"github.com/kcheck/kcheck/checker/txn"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -86,7 +87,8 @@ type Report struct {
 	Order       order.Stats
 	TLC         *TLCResult
 	Violations  []checker.Violation
-	ReadBack    Coverage // which partitions the trace read back; see Incomplete
+	ReadBack    Coverage   // which partitions the trace read back; see Incomplete
+	Txn         *txn.Stats `json:",omitempty"` // a transactional trace: what checker/txn saw
 	// Slices holds the text of every trace line a violation names.
 	Slices   map[int]string
 	Duration time.Duration
@@ -156,6 +158,8 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	}
 	oc := order.New(h)
 	lc := linz.New(h)
+	tc := txn.New(h)
+	var txnErr error // bad input the transactional check found
 	var translator *tv.Translator
 	observers := slices.Clone(opts.Observers)
 	if opts.TLC {
@@ -203,7 +207,12 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		for b := range toOrder {
 			for i := range b.n {
 				e := &b.events[i]
-				if conformance == nil && replayErr == nil {
+				if txnErr == nil {
+					if err := tc.Add(b.lines[i], e); err != nil {
+						txnErr = err
+					}
+				}
+				if conformance == nil && replayErr == nil && txnErr == nil {
 					if err := m.Step(b.lines[i], e); err != nil && !errors.As(err, &conformance) {
 						replayErr = err
 					}
@@ -294,6 +303,9 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
+	if bad := (*txn.BadInput)(nil); err == nil && errors.As(txnErr, &bad) {
+		err = fmt.Errorf("%s:%d: %s", path, bad.Line, bad.Msg)
+	}
 	if err == nil {
 		err = replayErr
 	}
@@ -324,6 +336,11 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	wg.Wait()
 	rep.Order = ores.Stats
 	rep.Violations = append(rep.Violations, ores.Violations...)
+	txv, tst := tc.Finish()
+	rep.Violations = append(rep.Violations, txv...)
+	if h.TransactionalID != "" {
+		rep.Txn = &tst
+	}
 	rep.linz = &lres
 	rep.Linz = lres.Verdict
 	// A partition the ordering check already faulted is not reported twice:
