@@ -261,7 +261,7 @@ func (c *Checker) Finish() ([]checker.Violation, Stats) {
 				}
 				out = append(out, checker.Violation{Kind: checker.WriteInOtherTxn, Partition: p, ProducerID: r.PID,
 					Epoch: r.Epoch, Seq: r.Seq, Records: []int64{r.ID}, Lines: sorted(append(lines, rd.line)),
-					Detail: fmt.Sprintf("record %d, sent in transaction %d, is at offset %d in transaction %d's: %s by the same marker",
+					Detail: fmt.Sprintf("record %d, sent in transaction %d, is at offset %d among transaction %d's records, %s",
 						r.ID, s.tx, r.Offset, later, closedBy(rd.ctl, closers[i]))})
 				continue
 			}
@@ -426,14 +426,14 @@ func sorted(lines []int) []int {
 
 func closedBy(ctl []tracer.Marker, c int) string {
 	if c < 0 {
-		return "both still open, closed by no marker"
+		return "all still open (no marker closes them)"
 	}
 	m := ctl[c]
 	kind := "abort"
 	if m.Commit {
 		kind = "commit"
 	}
-	return fmt.Sprintf("closed by the %s marker at offset %d", kind, m.Offset)
+	return fmt.Sprintf("closed by the same marker (the %s at offset %d)", kind, m.Offset)
 }
 
 func records(ws []where) string {
