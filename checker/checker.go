@@ -83,3 +83,12 @@ type Violation struct {
 func (v *Violation) Error() string {
 	return fmt.Sprintf("%s: partition %d: %s", v.Kind, v.Partition, v.Detail)
 }
+
+// Transactional reports whether k is one of checker/txn's kinds.
+func (k Kind) Transactional() bool {
+	switch k {
+	case AbortedRead, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn:
+		return true
+	}
+	return false
+}

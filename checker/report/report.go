@@ -115,6 +115,7 @@ type jsonReport struct {
 	Order       any               `json:"order"`
 	TLC         *verify.TLCResult `json:"tlc,omitempty"`
 	ReadBack    jsonReadBack      `json:"read_back"`
+	Txn         *jsonTxn          `json:"transactions,omitempty"`
 	Violations  []jsonViolation   `json:"violations"`
 	DurationMs  int64             `json:"duration_ms,omitempty"`
 }
@@ -126,6 +127,17 @@ type jsonReadBack struct {
 	Unread   [][2]int32 `json:"unread,omitempty"` // spans of partitions, [first, last]
 	Summary  string     `json:"summary,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
+}
+
+// jsonTxn is what the transactional check saw (txn.Stats).
+type jsonTxn struct {
+	Transactions  int `json:"transactions"`
+	Committed     int `json:"committed"`
+	Aborted       int `json:"aborted"`
+	RecCommitted  int `json:"records_committed"`
+	RecAborted    int `json:"records_aborted"`
+	RecOpen       int `json:"records_open"`
+	ReadCommitted int `json:"partitions_read_committed"`
 }
 
 type jsonViolation struct {
@@ -152,6 +164,9 @@ func JSON(w io.Writer, r *verify.Report, timing bool) error {
 		t := *r.TLC
 		t.Duration = 0
 		jr.TLC = &t
+	}
+	if t := r.Txn; t != nil {
+		jr.Txn = &jsonTxn{t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, t.ReadCommitted}
 	}
 	jr.ReadBack = jsonReadBack{Complete: r.ReadBack.Complete(), Read: r.ReadBack.Read}
 	jr.ReadBack.Summary, jr.ReadBack.Notes = r.Incomplete()
@@ -199,10 +214,16 @@ func JUnit(w io.Writer, r *verify.Report) error {
 		case checker.NotLinearizable:
 			check = "linearizability"
 		}
+		if v.Kind.Transactional() {
+			check = "transactions"
+		}
 		byCheck[check] = append(byCheck[check], v)
 	}
 	s := suite{Name: "kcheck verify " + r.File}
 	checks := []string{"spec-replay", "order", "linearizability"}
+	if r.Txn != nil {
+		checks = append(checks, "transactions")
+	}
 	if r.TLC != nil {
 		checks = append(checks, "tlc")
 	}
