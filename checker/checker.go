@@ -46,6 +46,10 @@ const (
 	// abort or leave open (Jepsen: aborted-read; the spec's NoAbortedRead,
 	// the reader's side).
 	AbortedRead Kind = "aborted-read"
+	// CommittedUnread: a read_committed read skipped a record the markers
+	// commit, below the first record they leave open (the spec's Visible:
+	// every committed record below the last stable offset is returned).
+	CommittedUnread Kind = "committed-unread"
 	// AbortCommitted: a record of a transaction the application aborted is
 	// committed by its marker (the spec's NoAbortedRead, the markers' side).
 	AbortCommitted Kind = "abort-committed"
@@ -87,7 +91,7 @@ func (v *Violation) Error() string {
 // Transactional reports whether k is one of checker/txn's kinds.
 func (k Kind) Transactional() bool {
 	switch k {
-	case AbortedRead, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn:
+	case AbortedRead, CommittedUnread, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn:
 		return true
 	}
 	return false

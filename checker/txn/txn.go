@@ -361,7 +361,9 @@ func (c *Checker) absent(present map[int64]bool) map[int64][]where {
 
 // abortedReads holds each ReadCommitted to its partition's markers: a
 // record it returned must be committed, or of a producer with no
-// transaction (no marker, not this trace's).
+// transaction (no marker, not this trace's); and every record the markers
+// commit below the first one of this trace's producer they leave open (so
+// below the last stable offset) must be returned.
 func (c *Checker) abortedReads() []checker.Violation {
 	var out []checker.Violation
 	parts := make([]int32, 0, len(c.rc))
@@ -371,13 +373,25 @@ func (c *Checker) abortedReads() []checker.Violation {
 	slices.Sort(parts)
 	for _, p := range parts {
 		rc, rd := c.rc[p], c.reads[p]
-		fate := map[int64]tracer.Fate{}
-		for i, cl := range tracer.Closers(rd.log, rd.ctl) {
-			fate[rd.log[i].Offset] = tracer.FateOf(rd.ctl, cl)
+		lines := []int{rc.line}
+		if rd.line > 0 {
+			lines = []int{rd.line, rc.line}
 		}
+		fate := map[int64]tracer.Fate{}
+		firstOpen := int64(-1)
+		for i, cl := range tracer.Closers(rd.log, rd.ctl) {
+			r := rd.log[i]
+			f := tracer.FateOf(rd.ctl, cl)
+			fate[r.Offset] = f
+			if f == tracer.FateOpen && c.pids[r.PID] && firstOpen < 0 {
+				firstOpen = r.Offset
+			}
+		}
+		returned := map[int64]bool{}
 		var bad []int64
 		var desc []string
 		for _, r := range rc.log {
+			returned[r.Offset] = true
 			f, ok := fate[r.Offset]
 			if !ok || f == tracer.FateCommitted || f == tracer.FateOpen && !c.pids[r.PID] {
 				continue
@@ -385,15 +399,21 @@ func (c *Checker) abortedReads() []checker.Violation {
 			bad = append(bad, r.ID)
 			desc = append(desc, fmt.Sprintf("offset %d (record %d, %s)", r.Offset, r.ID, f))
 		}
-		if len(bad) == 0 {
-			continue
+		if len(bad) > 0 {
+			out = append(out, checker.Violation{Kind: checker.AbortedRead, Partition: p, Seq: -1, Records: bad, Lines: lines,
+				Detail: fmt.Sprintf("read_committed returned %s: a read_committed consumer sees only records the markers commit", list(desc))})
 		}
-		lines := []int{rc.line}
-		if rd.line > 0 {
-			lines = []int{rd.line, rc.line}
+		bad, desc = nil, nil
+		for _, r := range rd.log {
+			if fate[r.Offset] == tracer.FateCommitted && !returned[r.Offset] && (firstOpen < 0 || r.Offset < firstOpen) {
+				bad = append(bad, r.ID)
+				desc = append(desc, fmt.Sprintf("offset %d (record %d)", r.Offset, r.ID))
+			}
 		}
-		out = append(out, checker.Violation{Kind: checker.AbortedRead, Partition: p, Seq: -1, Records: bad, Lines: lines,
-			Detail: fmt.Sprintf("read_committed returned %s: a read_committed consumer sees only records the markers commit", list(desc))})
+		if len(bad) > 0 {
+			out = append(out, checker.Violation{Kind: checker.CommittedUnread, Partition: p, Seq: -1, Records: bad, Lines: lines,
+				Detail: fmt.Sprintf("read_committed did not return %s, which the markers commit below any open transaction", list(desc))})
+		}
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // txnKinds are the kinds a traces/fixtures/txn/bad-<kind>.jsonl must exist for.
-var txnKinds = []checker.Kind{checker.AbortedRead, checker.AbortCommitted, checker.TornTxn,
+var txnKinds = []checker.Kind{checker.AbortedRead, checker.CommittedUnread, checker.AbortCommitted, checker.TornTxn,
 	checker.WriteInOtherTxn, checker.LostCommit, checker.HangingTxn}
 
 // Every transactional fixture (traces/fixtures/txn/README.md) is judged by

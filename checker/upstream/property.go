@@ -27,6 +27,7 @@ var (
 // The transactional properties, as spec/TransactionalProducer.tla defines them.
 var (
 	noAbortedRead       = Property{"NoAbortedRead", "a read_committed consumer never returns a record of an aborted transaction", "a read_committed read of an aborted record"}
+	committedVisible    = Property{"Visible", "a read_committed consumer returns every committed record below the last stable offset", "a committed record a read_committed read skipped"}
 	abortNotCommitted   = Property{"NoAbortedRead", noAbortedRead.Meaning, "an aborted transaction's record committed"}
 	committedAtomically = Property{"CommittedAtomically", "a transaction's records are all committed, on every partition, or none is", "a transaction committed in part"}
 	noWriteInOtherTxn   = Property{"NoWriteInOtherTxn", "records one marker closes belong to one transaction of the application", "a delayed batch written into a later transaction"}
@@ -65,6 +66,8 @@ func PropertyOf(k checker.Kind, acknowledged bool) Property {
 		return linearizable
 	case checker.AbortedRead:
 		return noAbortedRead
+	case checker.CommittedUnread:
+		return committedVisible
 	case checker.AbortCommitted:
 		return abortNotCommitted
 	case checker.TornTxn:
