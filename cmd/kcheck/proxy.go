@@ -106,7 +106,7 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`; without it the proxy only forwards", TakesFile: true},
 			&cli.StringFlag{Name: "topic", Usage: "trace produce requests to `TOPIC` (default: the first topic produced to)"},
 			&cli.StringFlag{Name: "client", Usage: "`NAME` of the client under test, for the trace header (default: its client id)"},
-			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka or kfake"},
+			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka, kfake or tansu"},
 			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
 			scheduleFlag,
@@ -142,8 +142,13 @@ func proxyConfig(c *cli.Context) (proxy.Config, error) {
 			return cfg, usageErrorf("proxy: --broker-version %q: kfake emulates no such version", v)
 		}
 		cfg.Broker = tracer.Broker{Kind: "kfake", Version: mm, NoStateRule: em.Rule}
+	case "tansu":
+		// A Kafka-compatible broker is held to the rules clients expect
+		// of Apache Kafka 2.5 to 4.4: where it follows others, verify
+		// says so (a broker finding, issue 31).
+		cfg.Broker = tracer.Broker{Kind: "tansu", Version: v, NoStateRule: "v25to44"}
 	default:
-		return cfg, usageErrorf("proxy: --broker-kind %q: want kafka or kfake", kind)
+		return cfg, usageErrorf("proxy: --broker-kind %q: want kafka, kfake or tansu", kind)
 	}
 	faults, err := faultFlags(c)
 	if err != nil {
