@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bk "github.com/kcheck/kcheck/brokers"
+	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -38,6 +39,11 @@ type Cell struct {
 	Seconds   float64   `json:"seconds"`   // wall time of the run, verify included
 	Trace     string    `json:"trace"`     // where the trace was kept
 	Err       string    `json:"error"`     // the cell could not run: why
+	// BrokerFinding is an answer of the broker that the spec's broker
+	// (checker/replay on the wire, Apache Kafka's rules) cannot explain:
+	// the line, the answer and the rule, from verify's nonconformance.
+	// It is the broker's, kept apart from the client's anomalies.
+	BrokerFinding string `json:"broker_finding,omitempty"`
 
 	// Predictions, for a client of Unknown family, are every family's
 	// prediction (family → prediction), Predicted their summary; Like are
@@ -193,15 +199,25 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	}
 	cell.Verdict = string(rep.Verdict)
 	seen := map[string]bool{}
+	flagged := rep.Verdict == verify.Inconclusive // the client's: a broker's nonconformance is not
 	for _, v := range rep.Violations {
 		if k := string(v.Kind); !seen[k] {
 			seen[k] = true
 			cell.Kinds = append(cell.Kinds, k)
 		}
+		if v.Kind == checker.NonConformance && cell.BrokerFinding == "" {
+			// The trace is the proxy's: the client's attempts are taken
+			// as given, so what the spec cannot explain is an answer.
+			cell.BrokerFinding = fmt.Sprintf("%s:%d: %s", trace, firstLine(v.Lines), v.Detail)
+			continue
+		}
+		if v.Kind != checker.NonConformance {
+			flagged = true
+		}
 	}
 	cell.Happened = Happen(sum, rep.Order)
 	cell.What = cell.Happened.String()
-	cell.Agreement = Agree(rep.Verdict != verify.Valid, cell.Happened)
+	cell.Agreement = Agree(flagged, cell.Happened)
 	cell.judge()
 	reach, err := reachOf(trace, c.scenario.Steps)
 	if err != nil {
@@ -210,6 +226,13 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	cell.Reach = reach
 	cell.Seconds = time.Since(start).Seconds()
 	return cell
+}
+
+func firstLine(lines []int) int {
+	if len(lines) == 0 {
+		return 0
+	}
+	return lines[0]
 }
 
 // reachOf runs the reached check over the trace at path.

@@ -149,6 +149,19 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s on %s, %s, %s: %s (family %s predicts pass); trace %s\n", c.Client, BrokerWords(c.Broker), c.Scenario, c.Shape, c.What, c.Family, c.Trace)
 		}
 	}
+	var found []Cell
+	for _, c := range r.Cells {
+		if c.BrokerFinding != "" {
+			found = append(found, c)
+		}
+	}
+	if len(found) > 0 {
+		b.WriteString("\n### Broker findings\n\n" +
+			"Answers of a broker that the spec's broker (Apache Kafka's rules, checked on the wire) cannot explain; the broker's, not the client's, and not counted above.\n\n")
+		for _, c := range found {
+			fmt.Fprintf(&b, "- %s, %s, %s, %s: %s\n", BrokerWords(c.Broker), c.Scenario, c.Client, c.Shape, c.BrokerFinding)
+		}
+	}
 	r.writeUnknown(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
