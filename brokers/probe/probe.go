@@ -71,7 +71,7 @@ var Cases = []Case{
 // when it can: the spec has one producer, the one InitProducerId gave.
 func (c Case) Unverifiable() string {
 	if c.stranger {
-		return "the spec has no producer but the one InitProducerId gave: its answer is compared with Kafka's rules by hand"
+		return "the spec has no producer but the one InitProducerId gave: its answer is compared with Apache Kafka's, measured the same way"
 	}
 	return ""
 }
