@@ -137,6 +137,9 @@ func runCase(ctx context.Context, cfg Config, c Case, path string) ([]Answer, er
 		return nil, fmt.Errorf("probe %s: %w", c.Name, err)
 	}
 	defer topics.Delete(context.WithoutCancel(ctx), conn, topic)
+	if err := awaitLeader(ctx, conn, topic); err != nil {
+		return nil, fmt.Errorf("probe %s: %w", c.Name, err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: %w", c.Name, err)
@@ -215,6 +218,40 @@ func runCase(ctx context.Context, cfg Config, c Case, path string) ([]Answer, er
 		}
 	}
 	return answers, w.Flush()
+}
+
+// awaitLeader waits, at most 30 s, until the broker answers as the leader
+// of topic's partition 0 (ListOffsets, which only a leader answers): a
+// topic's metadata can show its leader a moment before the leader takes
+// produce requests, and a case's first answer must not be that moment's
+// NOT_LEADER_OR_FOLLOWER.
+func awaitLeader(ctx context.Context, conn *wire.Conn, topic string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp = 0, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
+		resp, err := conn.Request(ctx, req)
+		if err == nil {
+			for _, t := range resp.(*kmsg.ListOffsetsResponse).Topics {
+				for _, p := range t.Partitions {
+					if err = kerr.ErrorForCode(p.ErrorCode); err == nil {
+						return nil
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s[0] has no leader that answers (last: %v)", topic, err)
+		case <-time.After(backoff):
+		}
+	}
 }
 
 // initProducerID asks for a producer id (pid -1) or, with the producer's
