@@ -52,7 +52,7 @@ func brokerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "give up starting after `DURATION` (building not counted)"},
 			kafkaCacheFlag(),
 		},
-		Subcommands: []*cli.Command{probeCommand()},
+		Subcommands: []*cli.Command{probeCommand(), tableCommand()},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("broker: unexpected argument %q (see kcheck broker --help)", c.Args().First())

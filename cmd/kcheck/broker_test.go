@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +48,37 @@ func TestBrokerKfake(t *testing.T) {
 	defer cancel()
 	if err := kafka.Probe(ctx, r.Addrs[0], 3); err != nil {
 		t.Fatalf("kfake does not answer as a broker of 3: %v", err)
+	}
+}
+
+func TestBrokerTable(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(good, []byte(`{"broker":{"kind":"tansu","version":"0.6.0","no_state_rule":"v25to44"},"cases":[`+
+		`{"case":"gap","asks":"a gap","answers":["e0 s0: NONE at 0","e0 s2: NONE at 1"],"verdict":"NONCONFORMANCE","trace":"traces/brokers/tansu-0.6.0/gap.jsonl"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"cells":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runKcheck(t, "broker", "table", good)
+	if code != exitOK || !strings.Contains(stdout, "| tansu 0.6.0 | [e0 s2: NONE at 1](traces/brokers/tansu-0.6.0/gap.jsonl) **nonconformance** |") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"broker", "table"}, "give the probes' JSON files"},
+		{[]string{"broker", "table", filepath.Join(dir, "none.json")}, "no such file"},
+		{[]string{"broker", "table", bad}, "bad.json: not a kcheck broker probe --json file"},
+		{[]string{"broker", "probe"}, "--bootstrap HOST:PORT is required"},
+		{[]string{"broker", "probe", "--bootstrap", "127.0.0.1:1", "--broker-kind", "redpanda"}, `--broker-kind "redpanda"`},
+	} {
+		code, _, stderr := runKcheck(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kcheck/kcheck/brokers/probe"
 	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // probeCommand returns "kcheck broker probe".
@@ -59,7 +60,7 @@ func probeCommand() *cli.Command {
 				return usageErrorf("broker probe: --traces: %v", err)
 			}
 			res := probe.Run(c.Context, probe.Config{Bootstrap: addr, Broker: bcfg, Dir: dir, Prefix: fmt.Sprintf("kcheck-probe-%d", time.Now().Unix())})
-			return writeProbe(c.Context, c.App.Writer, res, c.String("json"))
+			return writeProbe(c.Context, c.App.Writer, bcfg, res, c.String("json"))
 		},
 	}
 }
@@ -87,7 +88,13 @@ type probeRow struct {
 	CouldNot   string `json:"could_not_run,omitempty"`
 }
 
-func writeProbe(ctx context.Context, w io.Writer, res []probe.Result, jsonPath string) error {
+// probeFile is what --json writes: the broker and its cases.
+type probeFile struct {
+	Broker tracer.Broker `json:"broker"`
+	Cases  []probeRow    `json:"cases"`
+}
+
+func writeProbe(ctx context.Context, w io.Writer, b tracer.Broker, res []probe.Result, jsonPath string) error {
 	var rows []probeRow
 	failed := 0
 	for _, r := range res {
@@ -155,7 +162,7 @@ func writeProbe(ctx context.Context, w io.Writer, res []probe.Result, jsonPath s
 		err := writeFileAtomic(jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(rows)
+			return enc.Encode(probeFile{Broker: b, Cases: rows})
 		})
 		if err != nil {
 			return usageErrorf("broker probe: --json: %v", err)
@@ -172,4 +179,69 @@ func firstLine(lines []int) int {
 		return 0
 	}
 	return lines[0]
+}
+
+// tableCommand returns "kcheck broker table".
+func tableCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "table",
+		Usage:     "tabulate probes of several brokers (kcheck broker probe --json) as Markdown: brokers by case",
+		UsageText: "kcheck broker table PROBE.json...",
+		Description: "Reads each file kcheck broker probe --json wrote and prints a Markdown table: a row per broker, a\n" +
+			"column per case, each cell the broker's last answer of the case (the one the case turns on), whether\n" +
+			"the spec's broker explains the case's answers, and a link to its trace, relative to the current\n" +
+			"directory. A file that cannot be read or is no probe's: file named, exit 2.",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("broker table: give the probes' JSON files")
+			}
+			var files []probeFile
+			for _, path := range c.Args().Slice() {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return usageErrorf("broker table: %v", err)
+				}
+				var pf probeFile
+				if err := json.Unmarshal(b, &pf); err != nil || pf.Broker.Kind == "" || len(pf.Cases) == 0 {
+					return usageErrorf("broker table: %s: not a kcheck broker probe --json file (%v)", path, err)
+				}
+				files = append(files, pf)
+			}
+			return writeProbeTable(c.App.Writer, files)
+		},
+	}
+}
+
+// writeProbeTable writes the Markdown table of the probes.
+func writeProbeTable(w io.Writer, files []probeFile) error {
+	var b strings.Builder
+	b.WriteString("| broker |")
+	for _, pc := range files[0].Cases {
+		fmt.Fprintf(&b, " %s |", pc.Case)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(files[0].Cases)) + "\n")
+	for _, f := range files {
+		name := f.Broker.Kind + " " + f.Broker.Version
+		if f.Broker.Kind == "kafka" {
+			name = "Apache Kafka " + f.Broker.Version
+		}
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, r := range f.Cases {
+			last := "-"
+			if len(r.Answers) > 0 {
+				last = r.Answers[len(r.Answers)-1]
+			}
+			mark := ""
+			switch {
+			case r.Verdict == "NONCONFORMANCE":
+				mark = " **nonconformance**"
+			case r.CouldNot != "":
+				mark = " could not run"
+			}
+			fmt.Fprintf(&b, " [%s](%s)%s |", last, r.Trace, mark)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
