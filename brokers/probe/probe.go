@@ -43,6 +43,7 @@ type step struct {
 type Case struct {
 	Name  string // a short name, for a trace's file name
 	What  string // what it asks, in words
+	Shown int    // how many of its last answers decide it (a table shows them)
 	steps []step
 	// stranger: the batches carry a producer id the broker never gave
 	// (the one it gave, plus 1,000,000).
@@ -51,19 +52,19 @@ type Case struct {
 
 // Cases are the cases the probe runs, in order.
 var Cases = []Case{
-	{Name: "race", What: "a new producer's first batch is sequence 1 (sequence 0 failed before the append), then sequence 0 is retried",
+	{Name: "race", Shown: 2, What: "a new producer's first batch is sequence 1 (sequence 0 failed before the append), then sequence 0 is retried",
 		steps: []step{{seq: 1}, {seq: 0}}},
-	{Name: "dup-within", What: "sequences 0 to 4, then sequence 2 again (within the last five batches)",
+	{Name: "dup-within", Shown: 1, What: "sequences 0 to 4, then sequence 2 again (within the last five batches)",
 		steps: []step{{seq: 0}, {seq: 1}, {seq: 2}, {seq: 3}, {seq: 4}, {seq: 2, resend: true}}},
-	{Name: "dup-beyond", What: "sequences 0 to 6, then sequence 0 again (beyond the last five batches)",
+	{Name: "dup-beyond", Shown: 1, What: "sequences 0 to 6, then sequence 0 again (beyond the last five batches)",
 		steps: []step{{seq: 0}, {seq: 1}, {seq: 2}, {seq: 3}, {seq: 4}, {seq: 5}, {seq: 6}, {seq: 0, resend: true}}},
-	{Name: "gap", What: "sequence 0, then sequence 2",
+	{Name: "gap", Shown: 1, What: "sequence 0, then sequence 2",
 		steps: []step{{seq: 0}, {seq: 2}}},
-	{Name: "unknown-producer", What: "sequence 0 of a producer id the broker never gave",
+	{Name: "unknown-producer", Shown: 1, What: "sequence 0 of a producer id the broker never gave",
 		steps: []step{{seq: 0}}, stranger: true},
-	{Name: "fenced-epoch", What: "sequence 0, a bump to the next epoch and its sequence 0, then sequence 1 of the old epoch",
+	{Name: "fenced-epoch", Shown: 2, What: "sequence 0, a bump to the next epoch and its sequence 0, then sequence 1 of the old epoch",
 		steps: []step{{seq: 0}, {bump: true}, {epoch: 1, seq: 0}, {epoch: 0, seq: 1}}},
-	{Name: "new-epoch-nonzero", What: "sequence 0, a bump to the next epoch, then that epoch's sequence 3",
+	{Name: "new-epoch-nonzero", Shown: 1, What: "sequence 0, a bump to the next epoch, then that epoch's sequence 3",
 		steps: []step{{seq: 0}, {bump: true}, {epoch: 1, seq: 3}}},
 }
 

@@ -55,7 +55,7 @@ func TestBrokerTable(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	if err := os.WriteFile(good, []byte(`{"broker":{"kind":"tansu","version":"0.6.0","no_state_rule":"v25to44"},"cases":[`+
-		`{"case":"gap","asks":"a gap","answers":["e0 s0: NONE at 0","e0 s2: NONE at 1"],"verdict":"NONCONFORMANCE","trace":"traces/brokers/tansu-0.6.0/gap.jsonl"}]}`), 0o644); err != nil {
+		`{"case":"gap","asks":"a gap","answers":["e0 s0: NONE at 0","e0 s2: NONE at 1"],"deciding":["e0 s2: NONE at 1"],"verdict":"NONCONFORMANCE","trace":"traces/brokers/tansu-0.6.0/gap.jsonl"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "bad.json")

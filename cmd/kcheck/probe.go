@@ -75,12 +75,13 @@ func probeCases() string {
 
 // probeRow is one case's line of the table (and of --json).
 type probeRow struct {
-	Case    string   `json:"case"`
-	Asks    string   `json:"asks"`
-	Answers []string `json:"answers"`
-	Kafka   string   `json:"kafka"`
-	Verdict string   `json:"verdict"`
-	Finding string   `json:"finding,omitempty"` // verify's nonconformance, in words, or why it was not verified
+	Case     string   `json:"case"`
+	Asks     string   `json:"asks"`
+	Answers  []string `json:"answers"`
+	Deciding []string `json:"deciding"` // the last answers, those that decide the case
+	Kafka    string   `json:"kafka"`
+	Verdict  string   `json:"verdict"`
+	Finding  string   `json:"finding,omitempty"` // verify's nonconformance, in words, or why it was not verified
 	// ClientSees are the kinds of anomaly verify finds for a client that
 	// did what the case does (which it does on purpose).
 	ClientSees string `json:"client_sees,omitempty"`
@@ -102,6 +103,7 @@ func writeProbe(ctx context.Context, w io.Writer, b tracer.Broker, res []probe.R
 		for _, a := range r.Answers {
 			row.Answers = append(row.Answers, a.String())
 		}
+		row.Deciding = row.Answers[max(0, len(row.Answers)-r.Case.Shown):]
 		if r.Err != nil {
 			row.CouldNot, row.Verdict = r.Err.Error(), "could not run"
 			failed++
@@ -188,7 +190,7 @@ func tableCommand() *cli.Command {
 		Usage:     "tabulate probes of several brokers (kcheck broker probe --json) as Markdown: brokers by case",
 		UsageText: "kcheck broker table PROBE.json...",
 		Description: "Reads each file kcheck broker probe --json wrote and prints a Markdown table: a row per broker, a\n" +
-			"column per case, each cell the broker's last answer of the case (the one the case turns on), whether\n" +
+			"column per case, each cell the broker's answers that decide the case, whether\n" +
 			"the spec's broker explains the case's answers, and a link to its trace, relative to the current\n" +
 			"directory. A file that cannot be read or is no probe's: file named, exit 2.",
 		Action: func(c *cli.Context) error {
@@ -227,9 +229,9 @@ func writeProbeTable(w io.Writer, files []probeFile) error {
 		}
 		fmt.Fprintf(&b, "| %s |", name)
 		for _, r := range f.Cases {
-			last := "-"
-			if len(r.Answers) > 0 {
-				last = r.Answers[len(r.Answers)-1]
+			last := strings.Join(r.Deciding, "; ")
+			if last == "" {
+				last = "-"
 			}
 			mark := ""
 			switch {
