@@ -35,6 +35,8 @@ for b in $brokers; do
     continue
   fi
   echo "probe.sh: $b at $addr" >&2
+  # How long the fetch or build (or finding it in the cache) and the start took.
+  grep -E 'found in the cache|fetched with mvn|built with cargo|started in' "$log" >"$out/start.txt" || true
   $kcheck broker probe --bootstrap "$addr" --broker-kind "$kind" --broker-version "$version" --traces "$out" --json "$out/probe.json" >"$out/probe.txt" || echo "probe.sh: $b: some case could not run (see $out/probe.txt)" >&2
   kill -TERM "$pid"
   wait "$pid" || true
