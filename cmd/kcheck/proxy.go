@@ -269,6 +269,9 @@ func tell(c *cli.Context, p *proxy.Proxy, path string, given bool, cmdErr error)
 		var st proxy.TellStats
 		if st, err = p.Tell(outs, path); err == nil {
 			fmt.Fprintf(stderr, "kcheck proxy: merged what the client told its application about %d records (%d more never reached the wire)\n", st.Merged, st.Unsent)
+			if st.TxnMerged+st.TxnUnsent > 0 {
+				fmt.Fprintf(stderr, "kcheck proxy: and about %d transactions' ends (%d more of transactions that never reached the wire)\n", st.TxnMerged, st.TxnUnsent)
+			}
 			return nil
 		}
 	}
