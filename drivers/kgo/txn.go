@@ -119,7 +119,7 @@ func produceTxn(ctx context.Context, cl *kgo.Client, cfg *config, out *outcomes.
 			err = cl.EndTransaction(ectx, kgo.TransactionEndTry(commit))
 		}
 		cancel()
-		ended := told(out, res.Result, tx, commit, err)
+		ended := txnmode.End(out, res.Result, tx, commit, err, errorCode(err))
 		if err != nil {
 			note(fmt.Errorf("transaction %d: %s: %w", tx, decision(commit), err))
 		}
@@ -127,7 +127,7 @@ func produceTxn(ctx context.Context, cl *kgo.Client, cfg *config, out *outcomes.
 			ectx, cancel := context.WithTimeout(ctx, cfg.deliveryTimeout+grace)
 			err = cl.EndTransaction(ectx, kgo.TryAbort)
 			cancel()
-			told(out, nil, tx, false, err)
+			txnmode.End(out, nil, tx, false, err, errorCode(err))
 			if err != nil {
 				note(fmt.Errorf("transaction %d: abort after a failed commit: %w", tx, err))
 			} else {
@@ -142,30 +142,6 @@ func produceTxn(ctx context.Context, cl *kgo.Client, cfg *config, out *outcomes.
 		}
 	}
 	return nil
-}
-
-// told writes transaction tx's end to out and counts it in r (nil: not
-// counted, an abort after a failed commit), and reports whether it ended.
-func told(out *outcomes.Writer, r *txnmode.Result, tx int, commit bool, err error) bool {
-	switch {
-	case err != nil:
-		out.TxnFailed(tx, commit, err.Error(), errorCode(err))
-		if r != nil {
-			r.TxnFailed++
-		}
-		return false
-	case commit:
-		out.Committed(tx)
-		if r != nil {
-			r.TxnCommitted++
-		}
-	default:
-		out.Aborted(tx)
-		if r != nil {
-			r.TxnAborted++
-		}
-	}
-	return true
 }
 
 func decision(commit bool) string {

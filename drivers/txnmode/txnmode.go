@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
 // Usage lists the mode's flags.
@@ -127,3 +128,29 @@ var cannotRun = map[int16]bool{31: true, 35: true, 43: true, 50: true, 53: true}
 // transactions with this client: the driver could not run (exit 2, the
 // client's words), no verdict.
 func CannotRun(code int16) bool { return cannotRun[code] }
+
+// End writes transaction tx's end to out (drivers/OUTCOMES.md): committed
+// or aborted as asked (commit), or failed with err and its Kafka code. It
+// counts it in r (nil: not counted, as the abort after a failed commit,
+// whose transaction is counted failed) and reports whether it ended.
+func End(out *outcomes.Writer, r *Result, tx int, commit bool, err error, code int16) bool {
+	switch {
+	case err != nil:
+		out.TxnFailed(tx, commit, err.Error(), code)
+		if r != nil {
+			r.TxnFailed++
+		}
+		return false
+	case commit:
+		out.Committed(tx)
+		if r != nil {
+			r.TxnCommitted++
+		}
+	default:
+		out.Aborted(tx)
+		if r != nil {
+			r.TxnAborted++
+		}
+	}
+	return true
+}
