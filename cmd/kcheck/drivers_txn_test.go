@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// buildDriver builds the Go driver in drivers/name into a temporary
+// directory and returns its path.
+func buildDriver(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name+"-driver")
+	build := exec.Command("go", "build", "-o", bin, "./drivers/"+name)
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./drivers/%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// TestDriversTransactionalProxy runs the kgo and sarama drivers with
+// --transactional through kcheck proxy on kfake (Kafka 4.1): 200 records in
+// transactions of 20, every third aborted. kcheck verify judges each trace
+// VALID, and the trace holds what the drivers told (txnTrace).
+func TestDriversTransactionalProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the drivers")
+	}
+	up := kfakeUpstream(t)
+	for _, tc := range []struct {
+		driver string
+		tv     int // the transaction version the client speaks to kfake 4.1
+	}{{"kgo", 2}, {"sarama", 1}} {
+		t.Run(tc.driver, func(t *testing.T) {
+			bin := buildDriver(t, tc.driver)
+			tv := driverTxnThroughProxy(t, bin, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.driver)
+			if tv != tc.tv {
+				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.driver, tv, tc.tv)
+			}
+		})
+	}
+}
+
+// driverTxnThroughProxy runs the driver bin transactionally through kcheck
+// proxy in front of upstream, on a new topic, checks its trace (kcheck
+// verify VALID, txnTrace) and returns the transaction version the wire
+// showed.
+func driverTxnThroughProxy(t *testing.T, bin, upstream string, broker []string, topic string) int {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), topic+".jsonl")
+	args := append([]string{"proxy", "--upstream", upstream}, broker...)
+	args = append(args, "--topic", topic, "--trace", trace, "--",
+		bin, "--bootstrap", "{bootstrap}", "--topic", topic, "--partitions", "4", "--records", "200", "--value-bytes", "50",
+		"--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000",
+		"--transactional", "--txn-records", "20", "--txn-abort-every", "3")
+	code, stdout, stderr := runKcheck(t, args...)
+	t.Logf("%s", stdout)
+	if code != exitOK || !strings.Contains(stdout, `"txn_committed":7,"txn_aborted":3,"txn_failed":0`) ||
+		!strings.Contains(stderr, "about 200 records (0 more never reached the wire)") ||
+		!strings.Contains(stderr, "and about 10 transactions' ends (0 more of transactions that never reached the wire)") {
+		t.Fatalf("proxy: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", trace)
+	if code != exitOK || !strings.Contains(stdout, ": VALID") {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	return txnTrace(t, trace, 20, 3, 10)
+}
+
+// txnTrace checks a proxy trace of a driver's transactional run (records
+// 0, 1, ... in transactions of per, every abortEvery-th aborted, ends of
+// them): a TxnTold per transaction, in order, told as asked, agreeing with
+// the EndTxn the wire answered NONE for it and with the markers that close
+// its records in the read-back; and the header's txn_version agreeing with
+// the wire (TV2: every EndTxn answered NONE bumped the epoch and no
+// AddPartitionsToTxn; TV1: AddPartitionsToTxn and no bump). It returns the
+// transaction version.
+func txnTrace(t *testing.T, path string, per, abortEvery, ends int) int {
+	t.Helper()
+	f, err := tracer.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ended := map[int64]bool{} // the wire's transactions answered NONE: commit?
+	var told []tracer.Event
+	fate := map[int64]string{} // record id -> the marker that closes it
+	adds, bumps, answered := 0, 0, 0
+	err = f.Each(func(line int, e *tracer.Event) error {
+		switch e.Kind {
+		case tracer.AddPartitionsToTxn:
+			adds++
+		case tracer.EndTxnReceive:
+			if e.Err == "NONE" {
+				answered++
+				ended[e.Tx] = e.Commit
+				if e.NewEpoch > e.Epoch {
+					bumps++
+				}
+			}
+		case tracer.TxnTold:
+			told = append(told, *e)
+		case tracer.ReadBack:
+			closers := tracer.Closers(e.Log, e.Ctl)
+			for i, r := range e.Log {
+				switch {
+				case closers[i] < 0:
+					fate[r.ID] = "open"
+				case e.Ctl[closers[i]].Commit:
+					fate[r.ID] = tracer.Committed
+				default:
+					fate[r.ID] = tracer.Aborted
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != ends {
+		t.Fatalf("%d TxnTold events, want %d", len(told), ends)
+	}
+	for i, e := range told {
+		driverTx := i + 1
+		want := tracer.Committed
+		if driverTx%abortEvery == 0 {
+			want = tracer.Aborted
+		}
+		if commit, ok := ended[e.Tx]; e.Result != want || !ok || commit != (want == tracer.Committed) {
+			t.Errorf("the driver's transaction %d: TxnTold %+v; the wire's transaction %d answered NONE %v, commit %v", driverTx, e, e.Tx, ok, commit)
+		}
+		for id := int64(i * per); id < int64((i+1)*per); id++ {
+			if fate[id] != want {
+				t.Errorf("record %d of the driver's transaction %d (told %s): %q in the read-back", id, driverTx, want, fate[id])
+			}
+		}
+	}
+	tv := f.Header().TxnVersion
+	switch {
+	case tv == 2 && bumps == answered && adds == 0:
+	case tv == 1 && bumps == 0 && adds > 0:
+	default:
+		t.Errorf("header txn_version %d; on the wire %d AddPartitionsToTxn, %d of %d EndTxn answers bumped the epoch", tv, adds, bumps, answered)
+	}
+	t.Logf("TV%d: %d AddPartitionsToTxn, %d of %d EndTxn answers bumped the epoch", tv, adds, bumps, answered)
+	return tv
+}
+
+// TestDriversTransactionalOnKafka is TestDriversTransactionalProxy on real
+// Kafka 4.4.0 (one node, started by kcheck kafka). It runs only with
+// KCHECK_KAFKA=1 (make kafka-test).
+func TestDriversTransactionalOnKafka(t *testing.T) {
+	if os.Getenv("KCHECK_KAFKA") != "1" {
+		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka (make kafka-test)")
+	}
+	addr := startKafka(t, "4.4.0")
+	for _, tc := range []struct {
+		driver string
+		tv     int
+	}{{"kgo", 2}, {"sarama", 1}} {
+		t.Run(tc.driver, func(t *testing.T) {
+			bin := buildDriver(t, tc.driver)
+			tv := driverTxnThroughProxy(t, bin, addr, []string{"--broker-kind", "kafka", "--broker-version", "4.4.0"}, fmt.Sprintf("txn-%s-kafka", tc.driver))
+			if tv != tc.tv {
+				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.driver, tv, tc.tv)
+			}
+		})
+	}
+}
