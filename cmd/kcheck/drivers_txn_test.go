@@ -174,3 +174,32 @@ func TestDriversTransactionalOnKafka(t *testing.T) {
 		})
 	}
 }
+
+// A driver's transactional report that cannot be true of the wire is
+// refused with its file and line, exit 2: a transaction's end never begun,
+// a commit of a transaction none of whose records reached the wire.
+func TestProxyRefusesBadTxnReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the kgo driver")
+	}
+	up := kfakeUpstream(t)
+	bin := buildDriver(t, "kgo")
+	for i, tc := range []struct{ name, extra, want string }{
+		{"never begun", `{"tx":12,"commit":true,"res":"committed"}`,
+			":33: transaction 12 was never begun: the last transaction reported is 2"},
+		{"never on the wire", `{"id":999,"p":-1,"err":"x"}` + "\n" + `{"tx":3,"commit":true,"res":"committed"}`,
+			":34: transaction 3 is reported committed, but none of its records reached the wire through the proxy: a commit of a transaction the wire never saw begin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := fmt.Sprintf("bad-txn-%d", i)
+			trace := filepath.Join(t.TempDir(), topic+".jsonl")
+			script := fmt.Sprintf(`"$0" --bootstrap "$1" --topic %s --partitions 2 --records 30 --value-bytes 20 --transactional --txn-records 15 && printf '%%s\n' '%s' >>"$KCHECK_OUTCOMES"`,
+				topic, strings.ReplaceAll(tc.extra, "\n", "' '"))
+			code, _, stderr := runKcheck(t, "proxy", "--upstream", up, "--broker-kind", "kfake", "--topic", topic, "--trace", trace, "--",
+				"sh", "-c", script, bin, "{bootstrap}")
+			if code != exitUsage || !strings.Contains(stderr, "outcomes.jsonl"+tc.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
