@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -199,6 +204,38 @@ func TestProxyRefusesBadTxnReport(t *testing.T) {
 				"sh", "-c", script, bin, "{bootstrap}")
 			if code != exitUsage || !strings.Contains(stderr, "outcomes.jsonl"+tc.want) {
 				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// A broker that cannot run transactions (kfake emulating Kafka 4.1 without
+// EndTxn): each driver with --transactional could not run, exit 2 with its
+// client's words, and prints no JSON line (no verdict).
+func TestDriversTransactionalCannotRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the drivers")
+	}
+	vs := kversion.V4_1_0()                      // a copy of workload.Emulations' would share its map
+	vs.SetMaxKeyVersion(kmsg.EndTxn.Int16(), -1) // -1: the key removed
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(vs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for _, tc := range []struct{ driver, words string }{
+		{"kgo", "kgo driver: could not run transactions: transaction 1: commit: broker is too old"},
+		{"sarama", "sarama driver: could not run transactions: transaction 1: commit: kafka server: The version of API is not supported"},
+	} {
+		t.Run(tc.driver, func(t *testing.T) {
+			cmd := exec.Command(buildDriver(t, tc.driver), "--bootstrap", c.ListenAddrs()[0], "--topic", "no-txn-"+tc.driver, "--partitions", "2",
+				"--records", "20", "--value-bytes", "10", "--transactional", "--txn-records", "5", "--delivery-timeout-ms", "5000")
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.HasPrefix(stderr.String(), tc.words) || stdout.Len() > 0 {
+				t.Errorf("%v\nstdout %q\nstderr %q\nwant exit 2 and %q", err, stdout.String(), stderr.String(), tc.words)
 			}
 		})
 	}

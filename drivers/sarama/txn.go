@@ -24,8 +24,9 @@ import (
 // (ProducerTxnFlagAbortableError) is aborted; any other failure ends the
 // produce phase. Each record's report and each end go to out
 // (drivers/OUTCOMES.md); a record without a report within the delivery
-// timeout + grace gets its none line, and the phase ends with its
-// transaction left open (sarama's end calls wait for records in flight). A
+// timeout + grace gets its none line, and the phase ends with an abort of
+// its transaction (which waits for the records in flight, bounded: if it
+// does not return, the transaction is left open with no line). A
 // report or end whose Kafka error says the broker cannot run transactions
 // (txnmode.CannotRun) is a setup error: could not run.
 func produceTxn(producer sarama.AsyncProducer, cfg *config, out *outcomes.Writer, rep *reports, send func(n int), res *result) error {
@@ -57,6 +58,14 @@ func produceTxn(producer sarama.AsyncProducer, cfg *config, out *outcomes.Writer
 			return setupf("could not run transactions: %v", err)
 		}
 		if none > 0 {
+			// Records still in sarama's hands: an abort, which waits
+			// for them, says why if it returns.
+			if err, ok := callWithin(endBound, producer.AbortTxn); ok {
+				if txnmode.CannotRun(errorCode(err)) {
+					return setupf("could not run transactions: transaction %d: abort: %v", tx, err)
+				}
+				txnmode.End(out, res.Result, tx, false, err, errorCode(err))
+			}
 			break
 		}
 		commit := !cfg.txn.Abort(tx)
@@ -70,7 +79,7 @@ func produceTxn(producer sarama.AsyncProducer, cfg *config, out *outcomes.Writer
 			break
 		}
 		if txnmode.CannotRun(errorCode(err)) {
-			return setupf("could not run transactions: %v", err)
+			return setupf("could not run transactions: transaction %d: %s: %v", tx, decision(commit), err)
 		}
 		ended := txnmode.End(out, res.Result, tx, commit, err, errorCode(err))
 		if err != nil {
