@@ -240,3 +240,27 @@ func TestDriversTransactionalCannotRun(t *testing.T) {
 		})
 	}
 }
+
+// What a driver reports of a transaction's end is what verify holds the log
+// to: the kgo driver's report with transaction 3, aborted, rewritten as
+// told committed, is a lost-commit (its records are aborted in the log).
+func TestProxyTxnToldJudged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the kgo driver")
+	}
+	up := kfakeUpstream(t)
+	bin := buildDriver(t, "kgo")
+	trace := filepath.Join(t.TempDir(), "told.jsonl")
+	script := `"$0" --bootstrap "$1" --topic told --partitions 2 --records 60 --value-bytes 20 --transactional --txn-records 10 --txn-abort-every 3 &&
+		sed -i 's/{"tx":3,"commit":false,"res":"aborted"}/{"tx":3,"commit":true,"res":"committed"}/' "$KCHECK_OUTCOMES"`
+	code, _, stderr := runKcheck(t, "proxy", "--upstream", up, "--broker-kind", "kfake", "--topic", "told", "--trace", trace, "--",
+		"sh", "-c", script, bin, "{bootstrap}")
+	if code != exitOK {
+		t.Fatalf("proxy: exit %d\n%s", code, stderr)
+	}
+	code, stdout, _ := runKcheck(t, "verify", trace)
+	t.Logf("%s", stdout)
+	if code != exitMismatch || !strings.Contains(stdout, "lost-commit") || strings.Count(stdout, "lost-commit") != 1 {
+		t.Fatalf("verify: exit %d\n%s", code, stdout)
+	}
+}
