@@ -33,6 +33,7 @@ type Checker struct {
 	tv2    bool           // the header claims transaction version 2
 	pids   map[int64]bool // the producer ids of this trace (InitProducerId, sends)
 	cur    int64          // the transaction a new batch is sent in
+	open   bool           // it has sent a batch or added a partition
 	txs    map[int64]*txState
 	batch  map[int64]int64 // batch id -> its transaction
 	recs   map[int64]sent  // record id -> where and when it was sent
@@ -108,8 +109,18 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 	switch e.Kind {
 	case tracer.InitProducerID:
 		c.pids[e.PID] = true
+		if c.open {
+			// The coordinator aborts a transaction still open when its
+			// producer asks again (KIP-360's bump; kgo aborts so an EndTxn
+			// whose outcome it does not know): it ended, aborted.
+			t := c.tx(c.cur)
+			t.endOK, t.commit, t.pending = line, false, false
+			c.cur++
+			c.open = false
+		}
 	case tracer.SendNew:
 		c.pids[e.PID] = true
+		c.open = true
 		c.batch[e.Batch] = c.cur
 		for _, id := range e.Records {
 			if _, ok := c.recs[id]; !ok {
@@ -117,6 +128,9 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 			}
 		}
 	case tracer.AddPartitionsToTxn:
+		if e.Err == "NONE" {
+			c.open = true
+		}
 		return c.inCurrent(line, e, "AddPartitionsToTxn")
 	case tracer.EndTxn:
 		if err := c.inCurrent(line, e, "EndTxn"); err != nil {
@@ -141,6 +155,7 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 		}
 		t.endOK = line
 		c.cur = e.Tx + 1
+		c.open = false
 	case tracer.TxnTold:
 		if e.Tx > c.cur {
 			return bad(line, "TxnTold for transaction %d, never begun: the trace is in transaction %d", e.Tx, c.cur)
@@ -149,6 +164,7 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 		t.told, t.toldLine = e.Result, line
 		if t.endLine == 0 && e.Tx == c.cur {
 			c.cur++ // a transaction with nothing sent ends with no EndTxn
+			c.open = false
 		}
 	case tracer.ReadBack:
 		return c.readBack(line, e)

@@ -76,7 +76,10 @@ type Proxy struct {
 	wg   sync.WaitGroup
 
 	mu sync.Mutex
-	tx int64 // transactions whose EndTxn succeeded (txn.go); guarded by mu
+	tx int64 // transactions ended: EndTxn succeeded, or InitProducerId answered while one was open (txn.go); guarded by mu
+	// txOpen: the transaction after tx has sent a batch or added a
+	// partition; guarded by mu.
+	txOpen bool
 	// txnID and txnVersion: the traced client is transactional, as its
 	// first produce to the topic showed (the header's transactional_id and
 	// txn_version); guarded by mu.
@@ -510,6 +513,9 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 		p.acked = readback.NewAcked()
 	}
 	p.acked.Observe(&e)
+	if e.Kind == tracer.SendNew || e.Kind == tracer.AddPartitionsToTxn && e.Err == "NONE" {
+		p.txOpen = true
+	}
 	if e.Kind == tracer.SendNew {
 		if p.sentIDs == nil {
 			p.sentIDs = map[int64]int64{}

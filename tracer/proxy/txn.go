@@ -49,6 +49,16 @@ func (p *Proxy) txnResponse(c *conn, ex *exchange, resp kmsg.Response) []tracer.
 		e := tracer.Event{Kind: tracer.InitProducerID, PID: r.ProducerID, Epoch: r.ProducerEpoch, Node: c.id}
 		if req, ok := ex.txn.(*kmsg.InitProducerIDRequest); ok && req.TransactionalID != nil {
 			e.TxnID = *req.TransactionalID
+			// The coordinator aborts a transaction still open when its
+			// producer asks again (a KIP-360 bump, kgo's abort of an
+			// EndTxn whose outcome it does not know): that ends it
+			// (tracer.FORMAT.md, "Transactions").
+			p.mu.Lock()
+			if p.txOpen {
+				p.tx++
+				p.txOpen = false
+			}
+			p.mu.Unlock()
 		}
 		return []tracer.Event{e}
 	case *kmsg.AddPartitionsToTxnResponse:
@@ -84,6 +94,7 @@ func (p *Proxy) txnResponse(c *conn, ex *exchange, resp kmsg.Response) []tracer.
 		e.Tx = p.tx + 1
 		if r.ErrorCode == 0 {
 			p.tx++
+			p.txOpen = false
 		}
 		p.mu.Unlock()
 		return []tracer.Event{e}
