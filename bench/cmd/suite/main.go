@@ -87,7 +87,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 20000, 1_000: 2000, 10_000: 200, 100_000: 20},
 		TLCRepeats:  2, TVRepeats: 2, TVRecords: []int{3300},
 		TurnsRuns: 10, TurnsRecords: 40000,
-		TxnRepeats: 3, TxnSmall: 3000, TxnLarge: 40000, TxnIdem: 40000, TxnSmallWarm: 2000, TxnLargeWarm: 4000, TxnIdemWarm: 10000,
+		TxnRepeats: 3, TxnSmall: 1000, TxnLarge: 40000, TxnIdem: 40000, TxnSmallWarm: 1024, TxnLargeWarm: 4000, TxnIdemWarm: 10000,
 	},
 	// smoke is a functional check of the whole suite in a few minutes (one
 	// repeat, tiny sizes; suite --smoke), not a measurement.
@@ -113,7 +113,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 50000, 1_000: 5000, 10_000: 500, 100_000: 50},
 		TLCRepeats:  3, TVRepeats: 3, TVRecords: []int{3300, 34000},
 		TurnsRuns: 40, TurnsRecords: 40000,
-		TxnRepeats: 8, TxnSmall: 10000, TxnLarge: 200000, TxnIdem: 100000, TxnSmallWarm: 5000, TxnLargeWarm: 10000, TxnIdemWarm: 20000,
+		TxnRepeats: 8, TxnSmall: 2000, TxnLarge: 200000, TxnIdem: 100000, TxnSmallWarm: 1024, TxnLargeWarm: 10000, TxnIdemWarm: 20000,
 	},
 }
 

@@ -206,7 +206,8 @@ func (s *suite) report() (string, error) {
 	}
 	w("Every number is the median of the repeats with the minimum and maximum in parentheses, `median (min–max)`; ")
 	w("a ratio to a peer is taken per repeat (the two clients measured in the same repeat, on the same broker) and then summarised the same way. ")
-	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`.\n\n")
+	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`. ")
+	w("The seed's transactional table (ours with the rule on and off, the Java client 4.4.0 and the ceiling, on Kafka 4.4.0) is in [RESULTS-txn.md](RESULTS-txn.md) (`make bench-txn`).\n\n")
 
 	s.machineSection(&b)
 
