@@ -47,7 +47,7 @@ usage() {
   echo "  --pin        the broker on a CPU of its own, the throughput clients on the others"
   echo "  --turns-runs N  the turns phase's runs per partition count (full 40, quick 10)"
   echo "  --txn        the seed's transactional table alone, into bench/RESULTS-txn.md (make bench-txn)"
-  echo "  --txn-repeats N  the --txn table's repeats (full 8, quick 3)"
+  echo "  --txn-repeats N  the --txn table's repeats (full 10, quick 3)"
   echo "  --note TEXT  a note on the machine for RESULTS.md"
 }
 die() { echo "bench: $*" >&2; exit 2; }

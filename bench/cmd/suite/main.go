@@ -113,7 +113,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 50000, 1_000: 5000, 10_000: 500, 100_000: 50},
 		TLCRepeats:  3, TVRepeats: 3, TVRecords: []int{3300, 34000},
 		TurnsRuns: 40, TurnsRecords: 40000,
-		TxnRepeats: 8, TxnSmall: 2000, TxnLarge: 200000, TxnIdem: 100000, TxnSmallWarm: 1024, TxnLargeWarm: 10000, TxnIdemWarm: 20000,
+		TxnRepeats: 10, TxnSmall: 2000, TxnLarge: 200000, TxnIdem: 100000, TxnSmallWarm: 1024, TxnLargeWarm: 10000, TxnIdemWarm: 20000,
 	},
 }
 
