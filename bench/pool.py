@@ -5,6 +5,11 @@ bootstrap interval of that median, over every run in the files given.
     go test ./producer -run '^$' -bench 'BenchmarkProduce$' -benchtime 100000x -count 200 > runs.txt
     bench/pool.py runs.txt [more.txt ...]
     bench/pool.py --json runs.txt ...   (the same as one JSON object)
+    bench/pool.py --values FILE         (any paired ratios: FILE is a JSON object
+                                         {"name": [one ratio per run, ...], ...};
+                                         out: {"name": {"n", "median", "lo", "hi",
+                                         "min", "max"}, ...}; null values are
+                                         skipped, a name with none has n 0)
 
 Each run (a line of `go test -bench` output) pairs every client inside one
 process on the same machine state, so the ratios of one run are the unit;
@@ -82,8 +87,38 @@ def pool(ms):
     return out, medians
 
 
+def pool_values(path):
+    """--values: the median, interval, min and max of each named list of
+    ratios (one per run), the same bootstrap as the runs' ratios."""
+    try:
+        with open(path) as f:
+            named = json.load(f)
+    except OSError as e:
+        fail(f"reading {e.filename}: {e.strerror}")
+    except ValueError as e:
+        fail(f"{path}: not JSON: {e}")
+    if not isinstance(named, dict):
+        fail(f"{path}: want a JSON object of name: [values]")
+    rng = random.Random(SEED)
+    out = {}
+    for name in sorted(named):
+        vs = named[name]
+        if not isinstance(vs, list) or any(v is not None and not isinstance(v, (int, float)) for v in vs):
+            fail(f"{path}: {name}: want a list of numbers (or null)")
+        v = [float(x) for x in vs if x is not None]
+        if not v:
+            out[name] = {"n": 0}
+            continue
+        lo, hi = interval(v, rng)
+        out[name] = {"n": len(v), "median": statistics.median(v), "lo": lo, "hi": hi, "min": min(v), "max": max(v)}
+    return out
+
+
 def main(argv):
     args = argv[1:]
+    if len(args) == 2 and args[0] == "--values":
+        print(json.dumps(pool_values(args[1])))
+        return 0
     as_json = bool(args) and args[0] == "--json"
     if as_json:
         args = args[1:]

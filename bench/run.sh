@@ -11,6 +11,10 @@
 #   3. Produce() call latency with 1, 5 and 8 goroutines on kfake, ours against kgo;
 #   4. kcheck verify at 10k/100k/1M events, producer-state expiry at 100-100k ids;
 #   5. TLC: every make tlc configuration, and trace validation at ~1k/~10k events.
+# With --txn (make bench-txn) it runs instead the seed's transactional table
+# alone: ours (rule on and off), the Java client 4.4.0 and the ceiling
+# (bench/cmd/ceiling) on one Kafka 4.4.0 broker, into bench/RESULTS-txn.md and
+# bench/results-txn.json (bench/cmd/suite/txn.go).
 # Writes bench/RESULTS.md (the machine, tables: median (min–max) of the
 # repeats, ratios to the peers measured in the same run), bench/*.svg plots
 # and bench/results.json. Builds into bin/ (and the Java driver into the cache,
@@ -18,6 +22,7 @@
 # and stops its own broker; never part of make test.
 #
 #   bench/run.sh [--quick] [--only PHASE,...] [--clients LIST] [--pin] [--profile DIR] [--turns-runs N] [--note TEXT]
+#   bench/run.sh --txn [--quick] [--txn-repeats N] [--note TEXT]
 #
 # PHASE: steady, throughput, turns, delay, enqueue, checker, tlc (default: all).
 # --clients limits steady and throughput to some of ours-on, ours-off, java,
@@ -41,14 +46,24 @@ usage() {
   echo "  --profile DIR  a CPU profile of each of our producer's throughput runs, into DIR"
   echo "  --pin        the broker on a CPU of its own, the throughput clients on the others"
   echo "  --turns-runs N  the turns phase's runs per partition count (full 40, quick 10)"
+  echo "  --txn        the seed's transactional table alone, into bench/RESULTS-txn.md (make bench-txn)"
+  echo "  --txn-repeats N  the --txn table's repeats (full 10, quick 3)"
   echo "  --note TEXT  a note on the machine for RESULTS.md"
 }
 die() { echo "bench: $*" >&2; exit 2; }
 
 args=()
+txn=
 while [ $# -gt 0 ]; do
   case $1 in
   --quick) args+=(--quick) ;;
+  --txn) txn=1 ;;
+  --txn-repeats)
+    [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
+    args+=("$1" "$2")
+    shift
+    ;;
+  --txn-repeats=*) args+=("${1%%=*}" "${1#*=}") ;;
   --pin) args+=(--pin) ;;
   --only | --note | --clients | --profile | --turns-runs)
     [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; usage >&2; exit 2; }
@@ -69,6 +84,22 @@ jv=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)
 [ -n "$jv" ] && [ "$jv" -ge 17 ] || die "java $jv found: Java 17 or later is needed (Kafka 4.x and kafka-clients 4.3.1)"
 command -v mvn >/dev/null || die "mvn not found: install Maven (Debian: apt-get install maven); it fetches Kafka, the Java client and TLC"
 command -v python3 >/dev/null || die "python3 not found: install Python 3 with venv (Debian: apt-get install python3-venv) for the librdkafka driver"
+
+if [ -n "$txn" ]; then
+  for a in "${args[@]}"; do
+    case $a in --only | --clients | --pin | --profile | --turns-runs) die "--txn runs the transactional table alone: no $a with it" ;; esac
+  done
+  echo "bench: building (bin/, drivers/java/build.sh 4.4.0)" >&2
+  mkdir -p bin
+  go build -o bin/kcheck ./cmd/kcheck || die "building bin/kcheck failed"
+  go build -o bin/kcheck-bench-produce ./bench/cmd/produce || die "building bench/cmd/produce failed"
+  go build -o bin/kcheck-bench-ceiling ./bench/cmd/ceiling || die "building bench/cmd/ceiling failed"
+  go build -o bin/kcheck-bench-suite ./bench/cmd/suite || die "building bench/cmd/suite failed"
+  jar=$(drivers/java/build.sh 4.4.0) || die "building the Java driver against kafka-clients 4.4.0 (drivers/java/build.sh) failed"
+  bin/kcheck kafka fetch --version 4.4.0 >&2 || die "fetching Kafka 4.4.0 failed"
+  exec bin/kcheck-bench-suite --txn "${args[@]}" --root . --out bench --python python3 --java-jar "$jar" --java-version 4.4.0 \
+    --ceiling bin/kcheck-bench-ceiling --kafka-version 4.4.0
+fi
 python3 -c 'import venv' 2>/dev/null || die "python3 has no venv module: install it (Debian: apt-get install python3-venv) for the librdkafka driver"
 
 echo "bench: building (bin/, drivers/java/build.sh 4.3.1)" >&2

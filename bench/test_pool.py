@@ -82,5 +82,31 @@ class PoolTest(unittest.TestCase):
                     self.assertIn(want, p.stderr)
                     self.assertEqual(p.stdout, "")
 
+class ValuesTest(unittest.TestCase):
+    def test_values(self):
+        # --values: each list's median and an interval around it; nulls
+        # skipped; an empty list has n 0; not a list of numbers: exit 2.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "v.json")
+            with open(path, "w") as f:
+                f.write('{"a": [1.2, 0.9, 1.0, null], "b": [], "c": [2, 2, 2]}')
+            p = run([sys.executable, POOL, "--values", path])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            import json
+            out = json.loads(p.stdout)
+            self.assertEqual(out["a"]["n"], 3)
+            self.assertAlmostEqual(out["a"]["median"], 1.0)
+            self.assertLessEqual(out["a"]["lo"], 1.0)
+            self.assertGreaterEqual(out["a"]["hi"], 1.0)
+            self.assertEqual((out["a"]["min"], out["a"]["max"]), (0.9, 1.2))
+            self.assertEqual(out["b"], {"n": 0})
+            self.assertEqual((out["c"]["lo"], out["c"]["hi"]), (2, 2))
+            with open(path, "w") as f:
+                f.write('{"a": ["x"]}')
+            p = run([sys.executable, POOL, "--values", path])
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("want a list of numbers", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -54,6 +54,14 @@ type Config struct {
 	WindowMs                      int // >0: count acknowledgements per window of this many ms (Result.Windows)
 	DeliveryTimeoutMs, RequestTMs int
 
+	// Transactional (the bare switch --transactional; HasTxnFlag) groups
+	// the records into transactions of TxnRecords, the warm-up's too;
+	// every TxnAbortEvery-th is aborted (0: none), with TransactionalID
+	// (default kcheck-bench-TOPIC).
+	Transactional             bool
+	TxnRecords, TxnAbortEvery int
+	TransactionalID           string
+
 	// Extra holds the client's own flags (without "--"), e.g. first-ack.
 	Extra map[string]string
 }
@@ -64,13 +72,18 @@ var Defaults = map[string]string{
 	"linger-ms": "5", "batch-bytes": "16384", "max-in-flight": "5", "max-buffered": "10000",
 	"rate": "0", "warmup": "1000", "warmup-topic": "", "warmup-keys": "random", "window-ms": "0",
 	"delivery-timeout-ms": "120000", "request-timeout-ms": "30000",
+	"txn-records": "100", "txn-abort-every": "0", "transactional-id": "",
 }
+
+// TxnFlag is the bare switch of the transactional mode.
+const TxnFlag = "--transactional"
 
 // Usage lists the mode's flags.
 const Usage = "usage: --bench --bootstrap HOST:PORT --topic T [--records N] [--value-bytes N] [--keys N] " +
 	"[--compression C] [--linger-ms N] [--batch-bytes N] [--max-in-flight N] [--max-buffered N] " +
 	"[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] [--warmup-keys random|cycle] " +
-	"[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N]"
+	"[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N] " +
+	"[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]"
 
 // UsageError is bad input: exit 2 with its message.
 type UsageError struct{ Msg string }
@@ -79,15 +92,19 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // HasFlag reports whether argv selects the throughput mode, and returns argv
 // without the switch.
-func HasFlag(argv []string) (bool, []string) {
-	i := slices.Index(argv, Flag)
+func HasFlag(argv []string) (bool, []string) { return hasSwitch(argv, Flag) }
+
+// hasSwitch reports whether argv holds the bare switch sw, and returns argv
+// without it.
+func hasSwitch(argv []string, sw string) (bool, []string) {
+	i := slices.Index(argv, sw)
 	if i < 0 {
 		return false, argv
 	}
 	return true, slices.Delete(slices.Clone(argv), i, i+1)
 }
 
-// Parse reads "--flag value" pairs. extra maps the client's own flags
+// Parse reads "--flag value" pairs, and the bare switch --transactional. extra maps the client's own flags
 // (without "--") to their defaults; prefix starts every error message.
 func Parse(argv []string, extra map[string]string, prefix string) (*Config, error) {
 	a := map[string]string{"bootstrap": "", "topic": ""}
@@ -97,6 +114,7 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 	for k, v := range extra {
 		a[k] = v
 	}
+	txn, argv := hasSwitch(argv, TxnFlag)
 	usage := Usage
 	for k := range extra {
 		usage += " [--" + k + " " + extra[k] + "]"
@@ -137,8 +155,21 @@ func Parse(argv []string, extra map[string]string, prefix string) (*Config, erro
 	c.WindowMs = num("window-ms", 0)
 	c.DeliveryTimeoutMs = num("delivery-timeout-ms", 1)
 	c.RequestTMs = num("request-timeout-ms", 1)
+	c.TxnRecords = num("txn-records", 1)
+	c.TxnAbortEvery = num("txn-abort-every", 0)
 	if err != nil {
 		return nil, err
+	}
+	c.Transactional, c.TransactionalID = txn, a["transactional-id"]
+	if !txn {
+		for _, k := range []string{"txn-records", "txn-abort-every", "transactional-id"} {
+			if a[k] != Defaults[k] {
+				return nil, &UsageError{prefix + "--" + k + " needs --transactional\n" + usage}
+			}
+		}
+	}
+	if c.TransactionalID == "" {
+		c.TransactionalID = "kcheck-bench-" + c.Topic
 	}
 	if c.MaxInFlight > 5 {
 		return nil, &UsageError{fmt.Sprintf("%s--max-in-flight %d: idempotence allows at most 5", prefix, c.MaxInFlight)}
@@ -162,6 +193,34 @@ type Callback func(start time.Time, err error)
 type Sender interface {
 	Send(ctx context.Context, topic string, key, value []byte, start time.Time)
 	Close()
+}
+
+// TxnSender is a Sender that can group its records into transactions: the
+// transactional mode (--transactional) needs one. Commit returns once the
+// transaction is committed (every record answered first, as the Java
+// client's commitTransaction flushes), Abort once it is aborted.
+type TxnSender interface {
+	Sender
+	Begin() error
+	Commit(ctx context.Context) error
+	Abort(ctx context.Context) error
+}
+
+// Txns is the transactional mode's part of the JSON line: the timed part's
+// transactions, and the time from before the begin call to the return of
+// the commit call of those committed, nearest-rank, in milliseconds.
+type Txns struct {
+	Committed     int        `json:"committed"`
+	Aborted       int        `json:"aborted"`
+	Records       int        `json:"records_per_txn"`
+	BeginToCommit TxnLatency `json:"begin_to_commit_ms"`
+}
+
+// TxnLatency is percentiles of begin-to-commit time, in milliseconds.
+type TxnLatency struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
 }
 
 // Latency is the percentiles of produce-to-ack latency, in milliseconds.
@@ -199,6 +258,8 @@ type Result struct {
 	// WindowMs from the first timed produce call (the last window partial).
 	WindowMs int     `json:"window_ms,omitempty"`
 	Windows  []int64 `json:"windows,omitempty"`
+	// With --transactional: the timed part's transactions.
+	Txns *Txns `json:"transactions,omitempty"`
 	// What the client counted of itself over the whole run, warm-up
 	// included, where it can say (ours: producer.Stats).
 	ClientStats any `json:"client_stats,omitempty"`
@@ -399,13 +460,26 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 	w := NewWorkload(cfg.ValueBytes, cfg.Keys)
 	grace := time.Duration(cfg.DeliveryTimeoutMs)*time.Millisecond + 30*time.Second
 
+	ts, _ := s.(TxnSender)
+	if cfg.Transactional && ts == nil {
+		return nil, &UsageError{"--transactional: this client has no transactional mode"}
+	}
 	rec.expect(cfg.Warmup, false)
-	for i := 0; i < cfg.Warmup; i++ {
+	sendWarm := func(i int) {
 		key := w.NextKeyCycle(i) // every key in turn: every partition a key maps to gets a record
 		if cfg.WarmupKeys == "random" {
 			key = w.NextKey()
 		}
 		s.Send(ctx, cfg.WarmupTopic, key, w.Value, time.Now())
+	}
+	if cfg.Transactional {
+		if _, _, err := txnLoop(ctx, cfg, ts, cfg.Warmup, sendWarm); err != nil {
+			return nil, fmt.Errorf("the warm-up: %w", err)
+		}
+	} else {
+		for i := 0; i < cfg.Warmup; i++ {
+			sendWarm(i)
+		}
 	}
 	if !rec.wait(grace) {
 		return nil, &UsageError{fmt.Sprintf("the warm-up's %d records were not all done within the delivery timeout + 30 s", cfg.Warmup)}
@@ -428,7 +502,7 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 		rec.wins = make([]atomic.Int64, maxWindows)
 		res.WindowMs = cfg.WindowMs
 	}
-	for i := 0; i < cfg.Records; i++ {
+	send := func(i int) {
 		if cfg.Rate > 0 {
 			due := start.Add(time.Duration(float64(i) / float64(cfg.Rate) * float64(time.Second)))
 			if d := time.Until(due); d > 0 {
@@ -436,6 +510,18 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 			}
 		}
 		s.Send(ctx, cfg.Topic, w.NextKey(), w.Value, time.Now())
+	}
+	var txnLat []time.Duration
+	var aborted int
+	if cfg.Transactional {
+		var err error
+		if txnLat, aborted, err = txnLoop(ctx, cfg, ts, cfg.Records, send); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := 0; i < cfg.Records; i++ {
+			send(i)
+		}
 	}
 	done := rec.wait(grace)
 	elapsed := time.Since(start)
@@ -458,6 +544,11 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 	res.LatencyMs = Latency{P50: ms(Percentile(lat, 0.50)), P95: ms(Percentile(lat, 0.95)),
 		P99: ms(Percentile(lat, 0.99)), P999: ms(Percentile(lat, 0.999)), Max: ms(Percentile(lat, 1))}
 	res.Ms = time.Since(t0).Milliseconds()
+	if cfg.Transactional {
+		slices.Sort(txnLat)
+		res.Txns = &Txns{Committed: len(txnLat), Aborted: aborted, Records: cfg.TxnRecords,
+			BeginToCommit: TxnLatency{P50: ms(Percentile(txnLat, 0.50)), P99: ms(Percentile(txnLat, 0.99)), Max: ms(Percentile(txnLat, 1))}}
+	}
 	if rec.win > 0 {
 		n := min(int(elapsed/rec.win)+1, len(rec.wins))
 		for i := range n {
@@ -466,3 +557,40 @@ func Run(ctx context.Context, cfg *Config, s Sender, rec *Recorder, t0 time.Time
 	}
 	return res, nil
 }
+
+// txnLoop sends records 0..n-1 (send(i) sends record i) in transactions of
+// cfg.TxnRecords (the last may be smaller), aborting every
+// cfg.TxnAbortEvery-th, and returns each committed transaction's time from
+// before Begin to the return of Commit, and how many were aborted. A
+// transaction that does not end as asked ends the run: the bench measures
+// clean runs.
+func txnLoop(ctx context.Context, cfg *Config, ts TxnSender, n int, send func(i int)) ([]time.Duration, int, error) {
+	var lat []time.Duration
+	aborted := 0
+	for i, tx := 0, 1; i < n; tx++ {
+		t := time.Now()
+		if err := ts.Begin(); err != nil {
+			return nil, 0, fmt.Errorf("transaction %d: begin: %w", tx, err)
+		}
+		for end := min(i+cfg.TxnRecords, n); i < end; i++ {
+			send(i)
+		}
+		if cfg.TxnAbortEvery > 0 && tx%cfg.TxnAbortEvery == 0 {
+			if err := ts.Abort(ctx); err != nil {
+				return nil, 0, fmt.Errorf("transaction %d: abort: %w", tx, err)
+			}
+			aborted++
+			continue
+		}
+		if err := ts.Commit(ctx); err != nil {
+			return nil, 0, fmt.Errorf("transaction %d: commit: %w", tx, err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return lat, aborted, nil
+}
+
+// ProcessCPU is the CPU time the process has used so far (every thread; 0
+// where unknown), for a client that writes the mode's JSON line without
+// Run (bench/cmd/ceiling).
+func ProcessCPU() time.Duration { return processCPU() }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -170,5 +171,66 @@ func TestRunWindows(t *testing.T) {
 	// 100 records at 1000/s take about 0.1 s: about 5 windows of 20 ms.
 	if res.WindowMs != 20 || sum != int64(res.Acked) || len(res.Windows) < 5 {
 		t.Errorf("windows %v (window %d ms) for %d acked", res.Windows, res.WindowMs, res.Acked)
+	}
+}
+
+// fakeTxn is a transactional client that acknowledges every record at once
+// and logs the transactional calls with the records between them.
+type fakeTxn struct {
+	cb  Callback
+	log []string
+	n   int // records since the last call
+}
+
+func (f *fakeTxn) Send(_ context.Context, _ string, _, _ []byte, start time.Time) {
+	f.n++
+	f.cb(start, nil)
+}
+func (f *fakeTxn) Close() {}
+func (f *fakeTxn) call(what string) error {
+	if f.n > 0 {
+		f.log = append(f.log, strconv.Itoa(f.n))
+		f.n = 0
+	}
+	f.log = append(f.log, what)
+	return nil
+}
+func (f *fakeTxn) Begin() error                 { return f.call("begin") }
+func (f *fakeTxn) Commit(context.Context) error { return f.call("commit") }
+func (f *fakeTxn) Abort(context.Context) error  { return f.call("abort") }
+
+// TestRunTxn: --transactional groups the warm-up's and the timed records
+// into transactions of --txn-records (the last smaller), aborts every
+// --txn-abort-every-th, and reports the timed part's transactions.
+func TestRunTxn(t *testing.T) {
+	cfg, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--transactional", "--records", "25",
+		"--warmup", "4", "--txn-records", "10", "--txn-abort-every", "2"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Transactional || cfg.TxnRecords != 10 || cfg.TxnAbortEvery != 2 || cfg.TransactionalID != "kcheck-bench-t" {
+		t.Fatalf("config %+v", cfg)
+	}
+	rec := NewRecorder(nil)
+	f := &fakeTxn{cb: rec.Callback}
+	res, err := Run(context.Background(), cfg, f, rec, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"begin", "4", "commit", "begin", "10", "commit", "begin", "10", "abort", "begin", "5", "commit"}
+	if !slices.Equal(f.log, want) {
+		t.Errorf("calls %q, want %q", f.log, want)
+	}
+	if res.Txns == nil || res.Txns.Committed != 2 || res.Txns.Aborted != 1 || res.Acked != 25 || res.Txns.BeginToCommit.P99 < res.Txns.BeginToCommit.P50 {
+		t.Errorf("result %+v, transactions %+v", res, res.Txns)
+	}
+	// The transactional flags need the switch, and a client without a
+	// transactional mode refuses it.
+	var ue *UsageError
+	if _, err := Parse([]string{"--bootstrap", "h:1", "--topic", "t", "--txn-records", "5"}, nil, ""); !errors.As(err, &ue) {
+		t.Errorf("--txn-records without --transactional: %v, want a usage error", err)
+	}
+	if _, err := Run(context.Background(), cfg, &fake{cb: rec.Callback}, rec, time.Now()); !errors.As(err, &ue) {
+		t.Errorf("a client without transactions: %v, want a usage error", err)
 	}
 }

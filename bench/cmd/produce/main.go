@@ -5,6 +5,12 @@
 //
 //	go build -o bin/kcheck-bench-produce ./bench/cmd/produce
 //	bin/kcheck-bench-produce --bench --bootstrap HOST:PORT --topic T [--first-ack on|off] [--hold-while-retrying on|off] [--cpuprofile FILE] ...
+//	bin/kcheck-bench-produce --bench --transactional --txn-records N [--txn-abort-every K] [--transactional-id ID] ...
+//
+// With --transactional the producer is transactional (producer.TransactionalID;
+// TV2 when the cluster's transaction.version is 2, else TV1), and the JSON's
+// "version" names the transaction version spoken and the cluster's
+// transaction.version level.
 //
 // --cpuprofile writes a pprof CPU profile of the warm-up and the timed part
 // (go tool pprof -top FILE).
@@ -72,6 +78,10 @@ func (s *sender) Send(ctx context.Context, topic string, key, value []byte, star
 	s.p.Produce(ctx, &producer.Message{Topic: topic, Key: key, Value: value, Timestamp: start}, s.done)
 }
 
+func (s *sender) Begin() error                     { return s.p.BeginTransaction() }
+func (s *sender) Commit(ctx context.Context) error { return s.p.CommitTransaction(ctx) }
+func (s *sender) Abort(ctx context.Context) error  { return s.p.AbortTransaction(ctx) }
+
 func (s *sender) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -93,7 +103,11 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	}
 	ctx := context.Background()
 	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	p, err := producer.New(nctx,
+	var txn []producer.Opt
+	if cfg.Transactional {
+		txn = append(txn, producer.TransactionalID(cfg.TransactionalID))
+	}
+	p, err := producer.New(nctx, append(txn,
 		producer.Brokers(strings.Split(cfg.Bootstrap, ",")...),
 		producer.ClientID("kcheck-bench"),
 		producer.Linger(time.Duration(cfg.LingerMs)*time.Millisecond),
@@ -105,7 +119,7 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 		producer.HoldWhileRetrying(hold),
 		producer.DeliveryTimeout(time.Duration(cfg.DeliveryTimeoutMs)*time.Millisecond),
 		producer.RequestTimeout(time.Duration(cfg.RequestTMs)*time.Millisecond),
-	)
+	)...)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("starting the producer at %s: %w", cfg.Bootstrap, err)
@@ -131,6 +145,9 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	res.Client = "kcheck"
 	res.ClientStats = p.Stats()
 	res.Version = fmt.Sprintf("first-ack %s, hold-while-retrying %s", cfg.Extra["first-ack"], cfg.Extra["hold-while-retrying"])
+	if cfg.Transactional {
+		res.Version += fmt.Sprintf(", TV%d (transaction.version %d)", p.TxnVersion(), p.TxnFeature())
+	}
 	return res, nil
 }
 

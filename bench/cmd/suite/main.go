@@ -15,6 +15,11 @@
 //
 // then writes RESULTS.md (machine, spreads over repeats, ratios to peers
 // measured in the same run), SVG plots and results.json into --out.
+//
+// With --txn (bench/run.sh --txn, make bench-txn) it runs the txn phase
+// alone instead (txn.go): the seed's transactional table on one Kafka 4.4.0
+// broker, ours with the rule on and off beside the Java client and the
+// ceiling (bench/cmd/ceiling), into RESULTS-txn.md and results-txn.json.
 // run.sh builds everything and passes the paths; --quick uses fewer repeats
 // and smaller sizes with the same code. Exit 0 when every phase ran, 1 when
 // some measurement failed (RESULTS.md says which), 2 on bad usage.
@@ -63,6 +68,12 @@ type params struct {
 	// TPPartitions), each giving a client 2 × TurnsRecords × (1 +
 	// partitions/16) records in turns.
 	TurnsRuns, TurnsRecords int
+
+	// The txn phase (--txn): repeats, and each workload's timed and
+	// warm-up records (transactions of 10 records, of 2,000, idempotent).
+	TxnRepeats                              int
+	TxnSmall, TxnLarge, TxnIdem             int
+	TxnSmallWarm, TxnLargeWarm, TxnIdemWarm int
 }
 
 var modes = map[string]params{
@@ -76,6 +87,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 20000, 1_000: 2000, 10_000: 200, 100_000: 20},
 		TLCRepeats:  2, TVRepeats: 2, TVRecords: []int{3300},
 		TurnsRuns: 10, TurnsRecords: 40000,
+		TxnRepeats: 3, TxnSmall: 1000, TxnLarge: 40000, TxnIdem: 40000, TxnSmallWarm: 1024, TxnLargeWarm: 4000, TxnIdemWarm: 10000,
 	},
 	// smoke is a functional check of the whole suite in a few minutes (one
 	// repeat, tiny sizes; suite --smoke), not a measurement.
@@ -89,6 +101,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 2000, 1_000: 200, 10_000: 20, 100_000: 2},
 		TLCRepeats:  1, TVRepeats: 1, TVRecords: []int{3300},
 		TurnsRuns: 2, TurnsRecords: 2000,
+		TxnRepeats: 1, TxnSmall: 200, TxnLarge: 4000, TxnIdem: 2000, TxnSmallWarm: 1024, TxnLargeWarm: 2000, TxnIdemWarm: 1024,
 	},
 	"full": {
 		Mode:      "full",
@@ -100,6 +113,7 @@ var modes = map[string]params{
 		ExpiryIters: map[int]int{100: 50000, 1_000: 5000, 10_000: 500, 100_000: 50},
 		TLCRepeats:  3, TVRepeats: 3, TVRecords: []int{3300, 34000},
 		TurnsRuns: 40, TurnsRecords: 40000,
+		TxnRepeats: 10, TxnSmall: 2000, TxnLarge: 200000, TxnIdem: 100000, TxnSmallWarm: 1024, TxnLargeWarm: 10000, TxnIdemWarm: 20000,
 	},
 }
 
@@ -109,6 +123,8 @@ type paths struct {
 	Kcheck, Produce, KgoDriver, JavaJar, Python string
 	Enqueue, VerifyTest, ReplayTest, TLCJar     string
 	ProducerTest                                string // go test -c ./producer: the turns phase's BenchmarkProduce
+	Ceiling                                     string // bench/cmd/ceiling: the txn phase's ceiling
+	JavaVersion                                 string // the kafka-clients version of JavaJar
 	KafkaVersion                                string
 	ProfileDir                                  string // --profile: where ours' throughput runs write CPU profiles ("": none)
 }
@@ -134,6 +150,8 @@ func main() {
 	clientsFlag := fs.String("clients", strings.Join(allClients, ","), "the real-broker phases' clients (steady, throughput), comma-separated, of: "+strings.Join(allClients, ","))
 	turnsRuns := fs.Int("turns-runs", 0, fmt.Sprintf("the turns phase's runs per partition count (0: the mode's, %d in full)", modes["full"].TurnsRuns))
 	tpRepeats := fs.Int("tp-repeats", 0, fmt.Sprintf("the throughput phase's repeats, for a finer median of its ratios (0: the mode's, %d in full)", modes["full"].TPRepeats))
+	txn := fs.Bool("txn", false, "run the txn phase alone: the seed's transactional table, into RESULTS-txn.md (give --kafka-version 4.4.0 and the 4.4.0 Java driver)")
+	txnRepeats := fs.Int("txn-repeats", 0, fmt.Sprintf("the txn phase's repeats (0: the mode's, %d in full)", modes["full"].TxnRepeats))
 	pin := fs.Bool("pin", false, "pin the broker to the last CPU and the throughput phase's clients to the others (taskset), so they do not take turns on one core")
 	var pa paths
 	fs.StringVar(&pa.ProfileDir, "profile", "", "write a CPU profile of each of our producer's throughput runs (rule on and off) into this directory (bench/cmd/produce --cpuprofile)")
@@ -149,6 +167,8 @@ func main() {
 	fs.StringVar(&pa.ReplayTest, "replay-test", "bin/bench/replay.test", "go test -c ./checker/replay")
 	fs.StringVar(&pa.ProducerTest, "producer-test", "bin/bench/producer.test", "go test -c ./producer (the turns phase)")
 	fs.StringVar(&pa.TLCJar, "tlc-jar", "", "tla2tools.jar (spec/tlatools.sh)")
+	fs.StringVar(&pa.Ceiling, "ceiling", "bin/kcheck-bench-ceiling", "bench/cmd/ceiling (the txn phase)")
+	fs.StringVar(&pa.JavaVersion, "java-version", "4.3.1", "the kafka-clients version --java-jar was built against (drivers/java/build.sh VERSION)")
 	fs.StringVar(&pa.KafkaVersion, "kafka-version", "4.1.0", "the broker's Kafka version")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -159,8 +179,13 @@ func main() {
 	}
 	phases := map[string]bool{}
 	for _, ph := range phaseNames {
-		phases[ph] = *only == ""
+		phases[ph] = *only == "" && !*txn
 	}
+	if *txn && *only != "" {
+		fmt.Fprintln(os.Stderr, "suite: --txn runs the txn phase alone: no --only with it")
+		os.Exit(2)
+	}
+	phases["txn"] = *txn
 	for _, ph := range strings.Split(*only, ",") {
 		if ph == "" {
 			continue
@@ -209,11 +234,19 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if *txnRepeats < 0 || *txnRepeats > 1000 {
+		fmt.Fprintf(os.Stderr, "suite: --txn-repeats %d: want 0 (the mode's) to 1000\n", *txnRepeats)
+		os.Exit(2)
+	}
+	if pa.JavaJar == "" && *txn && *from == "" {
+		fmt.Fprintln(os.Stderr, "suite: --txn needs --java-jar: the jar drivers/java/build.sh 4.4.0 prints")
+		os.Exit(2)
+	}
 	if pa.JavaJar == "" && slices.Contains(cs, "java") && (phases["steady"] || phases["throughput"]) && *from == "" {
 		fmt.Fprintln(os.Stderr, "suite: --java-jar is required when the steady or throughput phase runs the java client: the jar drivers/java/build.sh 4.3.1 prints")
 		os.Exit(2)
 	}
-	for _, p := range []*string{&pa.Out, &pa.Kcheck, &pa.Produce, &pa.KgoDriver, &pa.JavaJar, &pa.Enqueue, &pa.VerifyTest, &pa.ReplayTest} {
+	for _, p := range []*string{&pa.Out, &pa.Kcheck, &pa.Produce, &pa.KgoDriver, &pa.JavaJar, &pa.Enqueue, &pa.VerifyTest, &pa.ReplayTest, &pa.Ceiling} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(root, *p)
 		}
@@ -236,6 +269,9 @@ func main() {
 	if *tpRepeats > 0 {
 		p.TPRepeats = *tpRepeats
 	}
+	if *txnRepeats > 0 {
+		p.TxnRepeats = *txnRepeats
+	}
 	s := &suite{p: p, path: pa, res: &results{Mode: mode, Started: time.Now(), Note: *note, Errors: map[string][]string{}}}
 	if *pin {
 		cpus, err := pinning()
@@ -248,7 +284,7 @@ func main() {
 	s.res.Params = s.p
 	s.res.Clients = cs
 	s.res.Machine = machineInfo(pa)
-	for _, ph := range phaseNames {
+	for _, ph := range append(slices.Clone(phaseNames), "txn") {
 		if phases[ph] {
 			s.res.Phases = append(s.res.Phases, ph)
 		}
@@ -281,6 +317,18 @@ func main() {
 			s.b.stop()
 		}
 	}
+	if phases["txn"] {
+		s.mark("start Kafka " + pa.KafkaVersion)
+		b, err := startBroker(ctx, pa.Kcheck, pa.KafkaVersion, time.Duration(s.p.DelayMs)*time.Millisecond, s.res.brokerCPUs())
+		if err != nil {
+			s.fail("txn", err)
+		} else {
+			s.b = b
+			s.phase(ctx, "txn", func() { s.txn(ctx) })
+			s.logf("stopping Kafka")
+			s.b.stop()
+		}
+	}
 	if phases["enqueue"] {
 		s.phase(ctx, "enqueue", func() { s.enqueue(ctx) })
 	}
@@ -299,7 +347,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "suite: writing the results:", err)
 		os.Exit(2)
 	}
-	fmt.Fprintf(os.Stderr, "suite: wrote %s\n", filepath.Join(pa.Out, "RESULTS.md"))
+	fmt.Fprintf(os.Stderr, "suite: wrote %s\n", filepath.Join(pa.Out, s.res.files().md))
 	if len(s.res.Errors) > 0 || ctx.Err() != nil {
 		os.Exit(1)
 	}
@@ -355,6 +403,9 @@ type results struct {
 	Steady     []tpRun // one run per client and partition count, from a fresh topic
 	Throughput []tpRun
 	Turns      []turnsRun
+	Txn        []txnRun // the txn phase's measurements
+	TxnFeature string   // the broker's finalized transaction.version, as its ApiVersions answer lists it
+	TxnWarmup  []string // the txn phase's untimed round
 	Delay      []delayRun
 	Enqueue    []enqRun
 	Verify     []verifyRun
@@ -380,7 +431,7 @@ type machine struct {
 }
 
 func machineInfo(pa paths) machine {
-	m := machine{Nproc: runtime.NumCPU(), Go: runtime.Version(), Kafka: pa.KafkaVersion, JavaClient: "4.3.1"}
+	m := machine{Nproc: runtime.NumCPU(), Go: runtime.Version(), Kafka: pa.KafkaVersion, JavaClient: pa.JavaVersion}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -446,7 +497,7 @@ func rewrite(from string, pa paths) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(pa.Out, "RESULTS.md"), []byte(md), 0o644)
+	return os.WriteFile(filepath.Join(pa.Out, res.files().md), []byte(md), 0o644)
 }
 
 // write writes results.json, the plots and RESULTS.md.
@@ -458,14 +509,24 @@ func (s *suite) write() error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(s.path.Out, "results.json"), append(b, '\n'), 0o644); err != nil {
+	f := s.res.files()
+	if err := os.WriteFile(filepath.Join(s.path.Out, f.json), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	md, err := s.report()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(s.path.Out, "RESULTS.md"), []byte(md), 0o644)
+	return os.WriteFile(filepath.Join(s.path.Out, f.md), []byte(md), 0o644)
+}
+
+// files are the names a run writes: RESULTS.md and results.json, or for
+// the txn phase alone (--txn) RESULTS-txn.md and results-txn.json.
+func (r *results) files() struct{ md, json string } {
+	if slices.Equal(r.Phases, []string{"txn"}) {
+		return struct{ md, json string }{"RESULTS-txn.md", "results-txn.json"}
+	}
+	return struct{ md, json string }{"RESULTS.md", "results.json"}
 }
 
 // rotate orders xs for repeat i: repeats come in pairs, the second of a pair

@@ -48,6 +48,8 @@ func (s *suite) clientArgv(client, bootstrap string) []string {
 		return []string{s.path.KgoDriver, "--bench", "--bootstrap", bootstrap}
 	case "librdkafka":
 		return []string{s.path.Python, filepath.Join(s.path.Root, "drivers/python/driver.py"), "--bench", "--bootstrap", bootstrap}
+	case "ceiling":
+		return []string{s.path.Ceiling, "--bench", "--bootstrap", bootstrap}
 	}
 	panic("unknown client " + client)
 }

@@ -29,6 +29,8 @@ func (s *suite) clientName(c string) string {
 		return "kcheck, rule on"
 	case "ours-off":
 		return "kcheck, rule off"
+	case "ceiling":
+		return "ceiling"
 	case "java":
 		return "Java " + m.JavaClient
 	case "kgo":
@@ -181,6 +183,9 @@ func verdict(ok bool, have bool) string {
 }
 
 func (s *suite) report() (string, error) {
+	if slices.Equal(s.res.Phases, []string{"txn"}) {
+		return s.reportTxnFile()
+	}
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	res := s.res
@@ -201,36 +206,10 @@ func (s *suite) report() (string, error) {
 	}
 	w("Every number is the median of the repeats with the minimum and maximum in parentheses, `median (min–max)`; ")
 	w("a ratio to a peer is taken per repeat (the two clients measured in the same repeat, on the same broker) and then summarised the same way. ")
-	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`.\n\n")
+	w("Raw numbers: [results.json](results.json). Regenerate with `bench/run.sh` (full) or `bench/run.sh --quick`. ")
+	w("The seed's transactional table (ours with the rule on and off, the Java client 4.4.0 and the ceiling, on Kafka 4.4.0) is in [RESULTS-txn.md](RESULTS-txn.md) (`make bench-txn`).\n\n")
 
-	m := res.Machine
-	w("## Machine\n\n")
-	w("| | |\n|---|---|\n")
-	w("| cores (nproc) | %d |\n| CPU | %s |\n| memory | %s |\n| kernel | %s |\n", m.Nproc, m.CPU, m.Memory, m.Kernel)
-	w("| Go | %s |\n| Java | %s |\n| Python, librdkafka | %s, librdkafka %s |\n", m.Go, m.Java, orNA(m.Python), orNA(m.Librdkafka))
-	w("| kgo (franz-go) | %s |\n| Java client | kafka-clients %s |\n| broker | Apache Kafka %s, one node on 127.0.0.1 (`kcheck kafka`, 1 GiB heap, `broker.session.timeout.ms=60000` so that a node starved by other work is not fenced, `file.delete.delay.ms=0`) |\n", m.Kgo, m.JavaClient, m.Kafka)
-	w("| date | %s |\n\n", res.Started.UTC().Format("2006-01-02"))
-	if res.Note != "" {
-		w("**Note:** %s\n\n", res.Note)
-	}
-	w("Load average (1, 5, 15 min) at each phase boundary; on %d cores a load above %d means other work was competing for the CPU, and absolute numbers are then lower and noisier than on an idle machine (the ratios, measured back to back, much less so):\n\n", m.Nproc, m.Nproc)
-	w("| when | time | load average |\n|---|---|---|\n")
-	for _, l := range res.Loads {
-		w("| %s | %s | %s |\n", l.What, l.At, l.Load)
-	}
-	w("\n")
-	if len(res.Restarts) > 0 {
-		w("The broker was restarted %d time(s) during the run, each time after it stopped creating topics (fenced by its controller while other work starved it of CPU): %s.\n\n",
-			len(res.Restarts), strings.Join(res.Restarts, "; "))
-	}
-	if len(res.PhaseSeconds) > 0 {
-		w("Phase wall times: ")
-		var ps []string
-		for _, p := range res.PhaseSeconds {
-			ps = append(ps, fmt.Sprintf("%s %s", p.Phase, time.Duration(p.Seconds*float64(time.Second)).Round(time.Second)))
-		}
-		w("%s.\n\n", strings.Join(ps, ", "))
-	}
+	s.machineSection(&b)
 
 	var errs []error
 	var sec strings.Builder
@@ -278,6 +257,41 @@ func (s *suite) report() (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// machineSection writes the machine, the load average at each phase
+// boundary, the broker's restarts and the phases' wall times.
+func (s *suite) machineSection(b *strings.Builder) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	res := s.res
+	m := res.Machine
+	w("## Machine\n\n")
+	w("| | |\n|---|---|\n")
+	w("| cores (nproc) | %d |\n| CPU | %s |\n| memory | %s |\n| kernel | %s |\n", m.Nproc, m.CPU, m.Memory, m.Kernel)
+	w("| Go | %s |\n| Java | %s |\n| Python, librdkafka | %s, librdkafka %s |\n", m.Go, m.Java, orNA(m.Python), orNA(m.Librdkafka))
+	w("| kgo (franz-go) | %s |\n| Java client | kafka-clients %s |\n| broker | Apache Kafka %s, one node on 127.0.0.1 (`kcheck kafka`, 1 GiB heap, `broker.session.timeout.ms=60000` so that a node starved by other work is not fenced, `file.delete.delay.ms=0`) |\n", m.Kgo, m.JavaClient, m.Kafka)
+	w("| date | %s |\n\n", res.Started.UTC().Format("2006-01-02"))
+	if res.Note != "" {
+		w("**Note:** %s\n\n", res.Note)
+	}
+	w("Load average (1, 5, 15 min) at each phase boundary; on %d cores a load above %d means other work was competing for the CPU, and absolute numbers are then lower and noisier than on an idle machine (the ratios, measured back to back, much less so):\n\n", m.Nproc, m.Nproc)
+	w("| when | time | load average |\n|---|---|---|\n")
+	for _, l := range res.Loads {
+		w("| %s | %s | %s |\n", l.What, l.At, l.Load)
+	}
+	w("\n")
+	if len(res.Restarts) > 0 {
+		w("The broker was restarted %d time(s) during the run, each time after it stopped creating topics (fenced by its controller while other work starved it of CPU): %s.\n\n",
+			len(res.Restarts), strings.Join(res.Restarts, "; "))
+	}
+	if len(res.PhaseSeconds) > 0 {
+		w("Phase wall times: ")
+		var ps []string
+		for _, p := range res.PhaseSeconds {
+			ps = append(ps, fmt.Sprintf("%s %s", p.Phase, time.Duration(p.Seconds*float64(time.Second)).Round(time.Second)))
+		}
+		w("%s.\n\n", strings.Join(ps, ", "))
+	}
 }
 
 func orNA(s string) string {

@@ -7,7 +7,10 @@
 // java.util.Random(1) after the value's letters, murmur2-partitioned; no
 // headers. Latency runs from just before send() (time blocked on a full
 // buffer counts) to the callback; percentiles are nearest-rank; cpu_seconds
-// is the JVM's CPU time over the timed part. Exit 0 every
+// is the JVM's CPU time over the timed part. With --transactional the
+// records, the warm-up's too, go in transactions of --txn-records (Txn.java),
+// and the line adds "transactions": the timed part's committed and aborted,
+// and begin-to-commit p50, p99 and max in ms. Exit 0 every
 // record acknowledged, 1 some failed, 2 bad usage or setup errors.
 package kcheck;
 
@@ -36,7 +39,8 @@ final class Bench {
     static final String USAGE = "usage: --bench --bootstrap HOST:PORT --topic T [--records N] [--value-bytes N] [--keys N] "
         + "[--compression C] [--linger-ms N] [--batch-bytes N] [--max-in-flight N] [--max-buffered N] "
         + "[--rate N (records/s, 0: as fast as possible)] [--warmup N] [--warmup-topic T] [--warmup-keys random|cycle] "
-        + "[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N]";
+        + "[--window-ms N] [--delivery-timeout-ms N] [--request-timeout-ms N] "
+        + "[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]";
 
     /** The most windows --window-ms counts (as bench/loadgen). */
     static final int MAX_WINDOWS = 3600;
@@ -94,6 +98,10 @@ final class Bench {
             Map.entry("--warmup-topic", ""), Map.entry("--warmup-keys", "random"), Map.entry("--window-ms", "0"),
             Map.entry("--delivery-timeout-ms", "120000"),
             Map.entry("--request-timeout-ms", "30000")));
+        a.putAll(Txn.FLAGS);
+        List<String> args = new java.util.ArrayList<>(Arrays.asList(argv));
+        boolean transactional = args.remove(Txn.SWITCH);
+        argv = args.toArray(new String[0]);
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
             if (!k.startsWith("--") || i + 1 == argv.length) Main.die(PREFIX + "bad arguments near \"" + k + "\"\n" + USAGE);
@@ -118,6 +126,7 @@ final class Bench {
             if (!List.of("none", "gzip", "snappy", "lz4", "zstd").contains(compression)) {
                 throw new Main.SetupError(PREFIX + "--compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
             }
+            Txn txn = Txn.parse(a, transactional, topic, "kcheck-bench-", PREFIX);
 
             Properties pp = new Properties();
             pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -136,6 +145,7 @@ final class Bench {
             long perRecord = valueBytes + 16 + 70;
             long buffer = Math.max(2L * batchBytes, (long) maxBuffered * perRecord);
             pp.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(buffer));
+            if (txn != null) pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txn.id);
 
             Random rng = new Random(1);
             byte[] value = new byte[valueBytes];
@@ -149,22 +159,35 @@ final class Bench {
             } catch (Exception e) {
                 throw new Main.SetupError(PREFIX + "starting the producer: " + e);
             }
+            if (txn != null) {
+                try {
+                    producer.initTransactions();
+                } catch (Exception e) {
+                    producer.close(Duration.ofSeconds(5));
+                    throw new Main.SetupError(PREFIX + "initTransactions: " + e);
+                }
+            }
             long graceMs = deliveryTimeoutMs + Main.GRACE_MS;
             String line;
             int exit;
             try {
                 Phase w = new Phase(warmup, false);
+                Txn wt = txn;
                 for (int i = 0; i < warmup; i++) {
                     // cycle: every key in turn, drawing nothing, so every partition a key maps to gets a record
                     byte[] key = keys == 0 ? null : warmupKeys.equals("cycle") ? keyBytes[i % keys] : keyBytes[rng.nextInt(keys)];
+                    if (wt != null) wt.before(producer);
                     producer.send(new ProducerRecord<>(warmupTopic, key, value), w.callback(System.nanoTime()));
+                    if (wt != null) wt.after(producer, i == warmup - 1);
                 }
+                if (wt != null && wt.failed > 0) throw new Main.SetupError(PREFIX + "a warm-up transaction failed: " + wt.firstError);
                 if (!w.done.await(graceMs, TimeUnit.MILLISECONDS)) {
                     throw new Main.SetupError(PREFIX + "the warm-up's " + warmup + " records were not all done within the delivery timeout + 30 s");
                 }
                 if (w.failed.get() > 0) throw new Main.SetupError(PREFIX + w.failed.get() + " warm-up records failed: " + w.first.get());
 
                 Phase p = new Phase(records, true);
+                Txn tt = txn == null ? null : txn.fresh();
                 long cpu0 = processCpuNanos();
                 long start = System.nanoTime();
                 if (windowMs > 0) p.windows(start, windowMs);
@@ -174,13 +197,16 @@ final class Bench {
                         for (long d; (d = due - System.nanoTime()) > 0; ) LockSupport.parkNanos(d);
                     }
                     byte[] key = keys > 0 ? keyBytes[rng.nextInt(keys)] : null;
+                    if (tt != null) tt.before(producer);
                     long t = System.nanoTime();
                     try {
                         producer.send(new ProducerRecord<>(topic, key, value), p.callback(t));
                     } catch (Exception e) {
                         p.callback(t).onCompletion(null, e);
                     }
+                    if (tt != null) tt.after(producer, i == records - 1);
                 }
+                if (tt != null && tt.failed > 0) throw new Main.SetupError(PREFIX + tt.failed + " transactions failed: " + tt.firstError);
                 boolean all = p.done.await(graceMs, TimeUnit.MILLISECONDS);
                 long elapsed = System.nanoTime() - start;
                 long cpu = processCpuNanos() - cpu0;
@@ -231,6 +257,7 @@ final class Bench {
                     for (int i = 0; i < nw; i++) j.append(i > 0 ? "," : "").append(p.wins.get(i));
                     j.append(']');
                 }
+                if (tt != null) j.append(",\"transactions\":").append(tt.json());
                 j.append('}');
                 line = j.toString();
                 exit = failed == 0 && acked == records ? 0 : 1;

@@ -11,7 +11,11 @@
 // drivers/java/build.sh builds it against kafka-clients 4.3.1 or 4.4.0 (or
 // any version on Maven Central, or a local jar: build.sh --jar); the
 // JSON's "version" is the one it runs with. With --bench it runs the
-// throughput mode instead (Bench.java).
+// throughput mode instead (Bench.java). With --transactional the records go
+// in transactions of --txn-records with the client's own transactional API
+// (Txn.java; transactional.id --transactional-id, default kcheck-TOPIC),
+// every --txn-abort-every-th aborted, and the JSON adds "transactions":
+// committed, aborted, failed, and begin-to-commit p50, p99 and max in ms.
 package kcheck;
 
 import java.io.BufferedWriter;
@@ -61,7 +65,8 @@ public final class Main {
     static final String ID_HEADER = "kcheck-id"; // header: n in decimal ASCII
     static final String USAGE = "usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] "
         + "[--records N] [--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
-        + "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]";
+        + "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE] "
+        + "[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]";
     static final long GRACE_MS = 30_000; // past the delivery timeout
     // What --batch-records many sets, as every driver (drivers/WORKLOADS.md).
     static final int MANY_LINGER_MS = 20;
@@ -91,6 +96,10 @@ public final class Main {
         a.put("--replication-factor", "1"); // Map.of takes at most 10 pairs
         String env = System.getenv("KCHECK_OUTCOMES");
         a.put("--outcomes", env == null ? "" : env); // "": none
+        a.putAll(Txn.FLAGS);
+        List<String> args = new ArrayList<>(java.util.Arrays.asList(argv));
+        boolean transactional = args.remove(Txn.SWITCH);
+        argv = args.toArray(new String[0]);
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
             if (!k.startsWith("--") || i + 1 == argv.length) die(USAGE);
@@ -114,9 +123,10 @@ public final class Main {
                 throw new SetupError("java driver: --compression wants none, gzip, snappy, lz4 or zstd, not " + compression);
             }
             Shape shape = shape(a, records);
+            Txn txn = Txn.parse(a, transactional, topic, "kcheck-", "java driver: ");
             Outcomes outcomes = Outcomes.open(a.get("--outcomes"));
             int exit = run(bootstrap, topic, partitions, (short) replicationFactor, records, valueBytes, keys, compression,
-                deliveryTimeoutMs, requestTimeoutMs, shape, t0, outcomes);
+                deliveryTimeoutMs, requestTimeoutMs, shape, t0, outcomes, txn);
             System.exit(exit);
         } catch (SetupError e) {
             die(e.getMessage());
@@ -157,7 +167,7 @@ public final class Main {
 
     static int run(String bootstrap, String topic, int partitions, short replicationFactor, int records, int valueBytes,
                    int keys, String compression, int deliveryTimeoutMs, int requestTimeoutMs, Shape shape, long t0,
-                   Outcomes outcomes) throws Exception {
+                   Outcomes outcomes, Txn txn) throws Exception {
         createTopic(bootstrap, topic, partitions, replicationFactor);
 
         // Produce.
@@ -189,6 +199,7 @@ public final class Main {
         pp.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(requestTimeoutMs));
         pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
         pp.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(Math.max(32L << 20, 2L * records * (valueBytes + 64))));
+        if (txn != null) pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txn.id);
 
         Random rng = new Random(1);
         byte[] letters = new byte[valueBytes];
@@ -208,6 +219,14 @@ public final class Main {
         } catch (Exception e) {
             throw new SetupError("java driver: starting the producer: " + e);
         }
+        if (txn != null) {
+            try {
+                producer.initTransactions();
+            } catch (Exception e) {
+                producer.close(Duration.ofSeconds(5));
+                throw new SetupError("java driver: initTransactions: " + e);
+            }
+        }
         for (int n = 0; n < records; n++) {
             long[] i = idle(n, shape, firstDone, deliveryTimeoutMs);
             if (i != null) idled = i;
@@ -217,6 +236,14 @@ public final class Main {
             byte[] value = letters.clone();
             byte[] tag = (PREFIX + n + ";").getBytes(StandardCharsets.US_ASCII);
             System.arraycopy(tag, 0, value, 0, Math.min(tag.length, value.length));
+            if (txn != null) {
+                try {
+                    txn.before(producer);
+                } catch (Exception e) { // fenced or fatal: nothing more can be sent
+                    if (txn.firstError == null) txn.firstError = e.toString();
+                    break;
+                }
+            }
             try {
                 ProducerRecord<byte[], byte[]> pr = new ProducerRecord<>(topic, key, value);
                 pr.headers().add(new RecordHeader(ID_HEADER, Integer.toString(n).getBytes(StandardCharsets.US_ASCII)));
@@ -241,7 +268,16 @@ public final class Main {
                 done.countDown();
             }
             sent++;
+            if (txn != null) {
+                try {
+                    txn.after(producer, n == records - 1);
+                } catch (Exception e) { // fenced or fatal: nothing more can be sent
+                    break;
+                }
+            }
         }
+        // Records never sent (a fatal transactional error) are never answered.
+        for (int n = sent; n < records; n++) done.countDown();
         long[] atEnd = idle(records, shape, firstDone, deliveryTimeoutMs); // an idle phase after the last record
         if (atEnd != null) idled = atEnd;
         // linger.ms=0 sends at once; a bounded wait instead of flush(), so a
@@ -324,6 +360,10 @@ public final class Main {
         j.append('}');
         if (firstError.get() != null) j.append(",\"first_error\":\"").append(jsonEscape(firstError.get())).append('"');
         j.append(",\"ms\":").append(ms);
+        if (txn != null) {
+            j.append(",\"transactions\":").append(txn.json());
+            if (txn.firstError != null) j.append(",\"first_txn_error\":\"").append(jsonEscape(txn.firstError)).append('"');
+        }
         if (!shape.batchRecords().equals("default")) j.append(",\"batch_records\":\"").append(shape.batchRecords()).append('"');
         if (idled != null) {
             j.append(",\"idle_after\":").append(shape.idleAfter()).append(",\"idle_ms\":").append(shape.idleMs())
@@ -332,7 +372,8 @@ public final class Main {
         }
         j.append('}');
         System.out.println(j);
-        boolean clean = failedN.get() == 0 && lost == 0 && duplicated == 0 && outOfOrder == 0 && foreign == 0;
+        boolean clean = failedN.get() == 0 && lost == 0 && duplicated == 0 && outOfOrder == 0 && foreign == 0
+            && (txn == null || (txn.failed == 0 && sent == records));
         return clean ? 0 : 1;
     }
 
