@@ -10,7 +10,6 @@ kcheck=bin/kcheck
 brokers=${BROKERS:-"kafka-4.4.0 kafka-4.1.0 kafka-3.9.1 kafka-3.5.2 kafka-2.8.2 kfake-4.1 kfake-4.4 tansu-0.6.0"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-done_files=()
 for b in $brokers; do
   kind=${b%%-*} version=${b#*-}
   out=traces/brokers/$b
@@ -40,7 +39,7 @@ for b in $brokers; do
   $kcheck broker probe --bootstrap "$addr" --broker-kind "$kind" --broker-version "$version" --traces "$out" --json "$out/probe.json" >"$out/probe.txt" || echo "probe.sh: $b: some case could not run (see $out/probe.txt)" >&2
   kill -TERM "$pid"
   wait "$pid" || true
-  done_files+=("$out/probe.json")
 done
-$kcheck broker table "${done_files[@]}" >traces/brokers/TABLE.md
+# The table holds every broker probed so far (BROKERS may name a few).
+$kcheck broker table traces/brokers/*/probe.json >traces/brokers/TABLE.md
 cat traces/brokers/TABLE.md
