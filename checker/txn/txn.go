@@ -162,8 +162,12 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 		}
 		t := c.tx(e.Tx)
 		t.told, t.toldLine = e.Result, line
-		if t.endLine == 0 && e.Tx == c.cur {
-			c.cur++ // a transaction with nothing sent ends with no EndTxn
+		// A transaction with nothing sent ends with no EndTxn, and one
+		// whose batch failed before its EndTxn ends with its abort's
+		// TxnTold: both end here. A failed commit is not an end: its
+		// abort follows (FORMAT.md).
+		if t.endLine == 0 && e.Tx == c.cur && !(e.Result == tracer.Failed && e.Commit) {
+			c.cur++
 			c.open = false
 		}
 	case tracer.ReadBack:

@@ -35,10 +35,6 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 	if err != nil {
 		return fmt.Errorf("readback: %s[%d]: read_committed: leader %d: %w", r.cfg.Topic, p, pr.l.node, err)
 	}
-	type rec struct {
-		tracer.LogRecord
-		txn bool
-	}
 	var recs []rec
 	var abortMarks []tracer.Marker
 	aborted := map[[2]int64]bool{} // (producer id, first offset) of each aborted transaction
@@ -78,29 +74,16 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 			break
 		}
 	}
-	// What a read_committed consumer keeps: a transactional record is
-	// dropped from its producer's aborted transaction's first offset to
-	// that producer's next abort marker (Kafka's consumer Fetcher).
 	var starts []tracer.Marker // aborted transactions' first offsets, as markers
 	for k := range aborted {
 		starts = append(starts, tracer.Marker{Offset: k[1], PID: k[0]})
 	}
 	slices.SortFunc(starts, func(a, b tracer.Marker) int { return int(a.Offset - b.Offset) })
 	visible := map[int64]bool{}
-	inAbort := map[int64]bool{}
-	si, ai := 0, 0
-	for _, rc := range recs {
-		for ; si < len(starts) && starts[si].Offset <= rc.Offset; si++ {
-			inAbort[starts[si].PID] = true
-		}
-		for ; ai < len(abortMarks) && abortMarks[ai].Offset < rc.Offset; ai++ {
-			delete(inAbort, abortMarks[ai].PID)
-		}
-		if !rc.txn || !inAbort[rc.PID] {
-			visible[rc.Offset] = true
-			cm.Visible++
-			cm.Log = append(cm.Log, rc.LogRecord)
-		}
+	for _, rc := range kept(recs, starts, abortMarks) {
+		visible[rc.Offset] = true
+		cm.Visible++
+		cm.Log = append(cm.Log, rc.LogRecord)
 	}
 	fates := tracer.Fates(pr.part.Log, pr.part.Ctl)
 	for i, lr := range pr.part.Log {
@@ -116,4 +99,44 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 	}
 	pr.part.Committed = cm
 	return nil
+}
+
+// rec is a data record a read_committed fetch returned, and whether its
+// batch is transactional.
+type rec struct {
+	tracer.LogRecord
+	txn bool
+}
+
+// kept returns the records a read_committed consumer keeps of recs (in
+// offset order): a transactional record is dropped from its producer's
+// aborted transaction's first offset (starts, from the fetch's
+// AbortedTransactions, in offset order) to that producer's next abort
+// marker (aborts, in offset order), as Kafka's consumer does
+// (CompletedFetch): the starts and markers below a record are taken in
+// offset order, so a marker ends the aborted transaction before it and a
+// start just after it begins the next.
+func kept(recs []rec, starts, aborts []tracer.Marker) []rec {
+	var out []rec
+	inAbort := map[int64]bool{}
+	si, ai := 0, 0
+	for _, r := range recs {
+		for {
+			start := si < len(starts) && starts[si].Offset <= r.Offset
+			mark := ai < len(aborts) && aborts[ai].Offset < r.Offset
+			if mark && (!start || aborts[ai].Offset < starts[si].Offset) {
+				delete(inAbort, aborts[ai].PID)
+				ai++
+			} else if start {
+				inAbort[starts[si].PID] = true
+				si++
+			} else {
+				break
+			}
+		}
+		if !r.txn || !inAbort[r.PID] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
