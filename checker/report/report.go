@@ -63,8 +63,11 @@ func Text(w io.Writer, r *verify.Report) error {
 		default:
 			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v%s)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
 		}
-		if r.TLC.Skipped == "" && r.TLC.Spec == tv.WireSpec {
+		if r.TLC.Skipped == "" && (r.TLC.Spec == tv.WireSpec || r.TLC.Spec == tv.TxnSpec) && r.TLC.Established != "" {
 			fmt.Fprintf(bw, "    TLC (%s): %s\n", r.TLC.Spec, r.TLC.Established)
+		}
+		if len(r.TLC.Violated) > 0 {
+			fmt.Fprintf(bw, "    TLC: the final state violates %s\n", strings.Join(r.TLC.Violated, ", "))
 		}
 	}
 	if r.ReadBack.Read == 0 {
