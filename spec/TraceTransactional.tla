@@ -62,13 +62,18 @@ EXTENDS TransactionalProducer, TraceData, TLC
 VARIABLES
     l,      \* the next line of TraceLog to explain
     mk,     \* mk[p]: the index in TMarkers[p] of the next marker not yet written
-    ended   \* the transactions whose EndTxn the coordinator answered NONE
+    ended,  \* the transactions whose EndTxn the coordinator answered NONE
+    \* --- the read-back, window by window (SegmentLine) ---
+    viol,   \* the properties a window violated
+    fates,  \* fates[t]: the fates ("COMMIT", "ABORT", "OPEN") t's records met
+    cids,   \* the ids of the records read back committed
+    judge   \* a window is loaded in log, to be judged (Judge)
 
-tvars == <<l, mk, ended>>
+tvars == <<l, mk, ended, viol, fates, cids, judge>>
 
 Ev == TraceLog[l]
 
-\* The fields of a record of the read-back and of a coordinator request.
+\* The marker a decision being written writes.
 CtlOf(st) == IF st \in {"PrepareCommit", "CompleteCommit"} THEN "COMMIT" ELSE "ABORT"
 
 \* The marker read back next on p is the one the coordinator's decision writes
@@ -99,7 +104,7 @@ MarkersWritten ==
                 THEN [st |-> IF coord.st = "PrepareCommit" THEN "CompleteCommit" ELSE "CompleteAbort",
                       ep |-> coord.ep, parts |-> {}]
                 ELSE coord
-    /\ UNCHANGED <<vars, txn, creqs, cresps, lateP, lateC, ongoing, decided, told, l, ended>>
+    /\ UNCHANGED <<vars, txn, creqs, cresps, lateP, lateC, ongoing, decided, told, l, ended, viol, fates, cids, judge>>
 
 \* TransactionalProducer's CoordTimeout (transaction.timeout.ms: abort with the
 \* epoch + 1), where the read-back holds that abort's markers on every partition
@@ -110,6 +115,37 @@ Timeout ==
           NextMarkerIs(p, "ABORT", IF TV = "TV2" THEN {coord.ep + 1, coord.ep} ELSE {coord.ep + 1})
     /\ CoordTimeout
     /\ UNCHANGED tvars
+
+-----------------------------------------------------------------------------
+(* The properties, read on the log the run left: TransactionalProducer's,    *)
+(* and the end of a run's reading of the two that are not invariants of the *)
+(* log alone.                                                                *)
+
+\* AckedCommitInLog for real batches: every record sent in a transaction the
+\* application was told committed is in the log, committed, once no marker is
+\* due.  (The spec's own form quantifies over every partition and its model
+\* batches; a real transaction writes to the partitions it chose.)
+TraceAckedCommitInLog ==
+    \A t \in Txns : told[t] = "committed" /\ markersDue = {} => TSent[t] \subseteq cids
+
+\* LSOAdvances, as the end of a run can show it: no record is still open whose
+\* transaction the coordinator ended (EndTxn answered NONE) or that a later
+\* transaction followed; such a transaction never closes (KAFKA-14402).
+TraceLSOAdvances ==
+    \A p \in Partitions : \A i \in Data(p) :
+        Fate(p, i) = "OPEN" => log[p][i].b \notin ended /\ log[p][i].b >= TBegun
+
+\* The properties read in one window of the read-back (SegmentLine).
+WindowHolds(n) ==
+    CASE n = "NoAbortedRead"     -> NoAbortedRead
+      [] n = "NoWriteInOtherTxn" -> NoWriteInOtherTxn
+      [] n = "LSOAdvances"       -> TraceLSOAdvances
+
+\* Every property violated, once the read-back is in: the windows', and the
+\* two read at the end (EndLine's log of fates).
+Violated ==
+    viol \cup (IF CommittedAtomically THEN {} ELSE {"CommittedAtomically"})
+         \cup (IF TraceAckedCommitInLog THEN {} ELSE {"AckedCommitInLog"})
 
 -----------------------------------------------------------------------------
 (* The lines. *)
@@ -129,7 +165,7 @@ InitLine ==
             /\ CoordAnswer(r).ep = Ev.ep
             /\ CoordHandles(r)
     /\ epoch' = Ev.ep
-    /\ UNCHANGED <<log, ongoing, decided, told, ended, mk>>
+    /\ UNCHANGED <<log, ongoing, decided, told, ended, mk, viol, fates, cids>>
 
 \* TV1: the coordinator's answer to AddPartitionsToTxn for p
 \* (TransactionCoordinator.handleAddPartitionsToTransaction).
@@ -138,7 +174,7 @@ AddPartitionsLine ==
     /\ Ev.ev = "AddPartitions"
     /\ CoordAnswer(r).err = Ev.err
     /\ CoordHandles(r)
-    /\ UNCHANGED <<log, ongoing, epoch, decided, told, ended, mk>>
+    /\ UNCHANGED <<log, ongoing, epoch, decided, told, ended, mk, viol, fates, cids>>
 
 \* TV2: a produce to p answered as written.  Its leader added p to the
 \* transaction first (ReplicaManager.appendRecords with transaction
@@ -153,7 +189,7 @@ AppendedLine ==
        \/ /\ CoordCheck(Ev.p, r) = "OK"
           /\ coord' = [coord EXCEPT !.st = "Ongoing", !.parts = @ \cup {Ev.p}]
           /\ UNCHANGED markersDue
-    /\ UNCHANGED <<log, ongoing, epoch, decided, told, ended, mk>>
+    /\ UNCHANGED <<log, ongoing, epoch, decided, told, ended, mk, viol, fates, cids>>
 
 \* The coordinator's answer to EndTxn (TransactionCoordinator.endTransaction):
 \* CoordAnswer's error, and under TV2 its epoch; a decision (Decide, through
@@ -171,7 +207,7 @@ EndTxnLine ==
             /\ ended' = ended \cup {Ev.tx}
             /\ epoch' = IF TV = "TV2" THEN Ev.nep ELSE epoch
        ELSE UNCHANGED <<decided, ended, epoch>>
-    /\ UNCHANGED <<log, ongoing, told, mk>>
+    /\ UNCHANGED <<log, ongoing, told, mk, viol, fates, cids>>
 
 \* What the application was told of transaction tx (TxnTold): committed or
 \* aborted is also what it decided.
@@ -184,39 +220,101 @@ ToldLine ==
     /\ decided' = [decided EXCEPT ![Ev.tx] = CASE Ev.res = "committed" -> "commit"
                                              [] Ev.res = "aborted"   -> "abort"
                                              [] OTHER                -> @]
-    /\ UNCHANGED <<log, ongoing, coord, markersDue, epoch, ended, mk>>
+    /\ UNCHANGED <<log, ongoing, coord, markersDue, epoch, ended, mk, viol, fates, cids>>
 
-\* Partition p's log read back: our producer's data records (b: the
-\* transaction each was sent in) and markers, in offset order.  Every marker
-\* read back must have been written by a decision (mk past the last), and the
-\* leader's open transaction is the first record no marker closes
-\* (currentTxnFirstOffset, for LSO).
-ReadBackLine ==
-    LET p == Ev.p
-        open == {i \in 1..Len(Ev.log) : Ev.log[i].ctl = "DATA" /\
-                   ~\E j \in (i + 1)..Len(Ev.log) : Ev.log[j].ctl # "DATA"}
-    IN /\ Ev.ev = "ReadBack"
-       /\ mk[p] = Len(TMarkers[p]) + 1
-       /\ log' = [log EXCEPT ![p] = Ev.log]
-       /\ ongoing' = [ongoing EXCEPT ![p] = IF open = {} THEN 0 ELSE Min(open)]
-       /\ UNCHANGED <<coord, markersDue, epoch, decided, told, ended, mk>>
+\* The read-back comes one window at a time.  With one producer, our records
+\* between two of its markers on p are closed by the later one (EndOf), and
+\* those after its last marker are open: every property but
+\* CommittedAtomically and AckedCommitInLog reads a record's window only
+\* (NoWriteInOtherTxn compares records with the same EndOf, NoAbortedRead and
+\* LSOAdvances one record, its Fate and its place against the LSO, which is
+\* where the open window starts).  So each Segment line is one window of p,
+\* its records reduced to one per transaction (b, with the ids of the records
+\* it stands for) followed by its marker (none for the open one); log holds
+\* that window alone, and the window's violations are kept (viol).  This
+\* keeps a state as small as a window, and the evaluation linear in the log
+\* rather than cubic in it (TransactionalProducer's EndOf scans the log).
+\* For CommittedAtomically the fates each transaction's records met are
+\* kept (fates); for AckedCommitInLog the ids found committed (cids).  The
+\* last window of p also checks that every marker read back from p was
+\* written by a decision (mk past the last).
+Window(p, w, open) ==
+    /\ log' = [q \in Partitions |-> IF q = p THEN w ELSE <<>>]
+    \* The leader's open transaction starts the open window (currentTxnFirstOffset).
+    /\ ongoing' = [q \in Partitions |-> IF q = p /\ open /\ w # <<>> THEN 1 ELSE 0]
 
-\* A read_committed consumer's records of p (format 6), as indices of the log
-\* read back (0: a record the read-back does not hold): each must be Visible
-\* (below the last stable offset, closed by a commit marker; the fetch stops at
-\* the LSO and the consumer drops the aborted transactions' records).
-ReadCommittedLine ==
+\* A window comes in two steps on its line: Load puts it in log, Judge reads
+\* it there (the properties are TransactionalProducer's operators on log) and
+\* moves l on.
+Load ==
+    /\ ~judge
+    /\ l <= Len(TraceLog)
+    /\ Ev.ev \in {"Segment", "ReadCommitted"}
+    /\ Ev.ev = "Segment" /\ Ev.last => mk[Ev.p] = Len(TMarkers[Ev.p]) + 1
+    /\ Window(Ev.p, Ev.log, Ev.open)
+    /\ judge' = TRUE
+    /\ UNCHANGED <<coord, markersDue, epoch, decided, told, ended, mk, viol, fates, cids, l>>
+    /\ UNCHANGED <<pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, batch,
+                   reqs, resps, pstate, pold, faults, expiries, event,
+                   txn, creqs, cresps, lateP, lateC>>
+
+\* A window of the read-back (Segment): its violations, its records' fates,
+\* its committed ids.
+JudgeSegment ==
+    LET p == Ev.p IN
+    /\ Ev.ev = "Segment"
+    /\ viol' = viol \cup {n \in {"NoAbortedRead", "NoWriteInOtherTxn", "LSOAdvances"} : ~WindowHolds(n)}
+    /\ fates' = [t \in Txns |-> fates[t] \cup {Fate(p, i) : i \in {j \in Data(p) : log[p][j].b = t}}]
+    /\ cids' = cids \cup UNION {log[p][i].ids : i \in {j \in Data(p) : Fate(p, j) = "COMMIT"}}
+
+\* A read_committed consumer's records of p (format 6), each given as the
+\* index, in its window, of the record standing for it (0: a record the
+\* read-back does not hold): each must be Visible (below the last stable
+\* offset, closed by a commit marker: the fetch stops at the LSO and the
+\* consumer drops the aborted transactions' records).  One line of the
+\* trace is one such line per window it returned records from.
+JudgeReadCommitted ==
     /\ Ev.ev = "ReadCommitted"
     /\ \A k \in 1..Len(Ev.idx) : Ev.idx[k] # 0 /\ Visible(Ev.p, Ev.idx[k])
-    /\ UNCHANGED <<coord, markersDue, epoch, log, ongoing, decided, told, ended, mk>>
+    /\ UNCHANGED <<viol, fates, cids>>
+
+Judge ==
+    /\ judge
+    /\ l' = l + 1
+    /\ judge' = FALSE
+    /\ JudgeSegment \/ JudgeReadCommitted
+    /\ UNCHANGED <<coord, markersDue, epoch, decided, told, ended, mk, log, ongoing>>
+    /\ UNCHANGED <<pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, batch,
+                   reqs, resps, pstate, pold, faults, expiries, event,
+                   txn, creqs, cresps, lateP, lateC>>
+
+\* The end of the read-back: for CommittedAtomically, log becomes the fates
+\* each transaction met, one record for each (a transaction and a fate), in
+\* one log: its committed records, a commit marker, its aborted ones, an abort
+\* marker, its open ones.
+Reduced(f) ==
+    LET has(t) == f \in fates[t]
+        ts == SelectSeq([t \in Txns |-> t], has)
+    IN [i \in 1..Len(ts) |-> [b |-> ts[i], ep |-> 0, seq |-> 0, ctl |-> "DATA", ids |-> {}]]
+MarkerOf(ctl) == <<[b |-> Marker, ep |-> 0, seq |-> -1, ctl |-> ctl, ids |-> {}]>>
+
+EndLine ==
+    /\ Ev.ev = "End"
+    /\ log' = [q \in Partitions |-> IF q = AnyPartition
+                                   THEN Reduced("COMMIT") \o MarkerOf("COMMIT") \o Reduced("ABORT") \o MarkerOf("ABORT")
+                                        \o Reduced("OPEN")
+                                   ELSE <<>>]
+    /\ ongoing' = [q \in Partitions |-> 0]
+    /\ UNCHANGED <<coord, markersDue, epoch, decided, told, ended, mk, viol, fates, cids>>
 
 \* Every line moves l on by one; IdempotentProducer's and TransactionalProducer's
 \* variables no line names stay as TraceInit set them.
 Logged ==
+    /\ ~judge
     /\ l <= Len(TraceLog)
     /\ l' = l + 1
-    /\ InitLine \/ AddPartitionsLine \/ AppendedLine \/ EndTxnLine \/ ToldLine
-       \/ ReadBackLine \/ ReadCommittedLine
+    /\ judge' = FALSE
+    /\ InitLine \/ AddPartitionsLine \/ AppendedLine \/ EndTxnLine \/ ToldLine \/ EndLine
     /\ UNCHANGED <<pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, batch,
                    reqs, resps, pstate, pold, faults, expiries, event,
                    txn, creqs, cresps, lateP, lateC>>
@@ -225,6 +323,10 @@ TraceInit ==
     /\ l = 1
     /\ mk = [p \in Partitions |-> 1]
     /\ ended = {}
+    /\ viol = {}
+    /\ fates = [t \in Txns |-> {}]
+    /\ cids = {}
+    /\ judge = FALSE
     \* TransactionalProducer's state: the coordinator before the first
     \* InitProducerId, empty logs until the read-back, nothing decided or told.
     /\ coord = [st |-> "Empty", ep |-> -1, parts |-> {}]
@@ -241,38 +343,9 @@ TraceInit ==
     /\ pstate = <<>> /\ pold = <<>> /\ faults = 0 /\ expiries = 0 /\ event = <<>>
     /\ txn = <<>> /\ creqs = <<>> /\ cresps = <<>> /\ lateP = {} /\ lateC = {}
 
-TraceNext == Logged \/ MarkersWritten \/ Timeout
+TraceNext == Logged \/ Load \/ Judge \/ MarkersWritten \/ Timeout
 
------------------------------------------------------------------------------
-(* The properties, in the final state: TransactionalProducer's, and the final  *)
-(* state's reading of the two that are not invariants of the log alone.       *)
-
-\* AckedCommitInLog for real batches: every record sent in a transaction the
-\* application was told committed is in the log, committed, once no marker is
-\* due.  (The spec's own form quantifies over every partition and its model
-\* batches; a real transaction writes to the partitions it chose.)
-TraceAckedCommitInLog ==
-    LET committed == UNION {{log[p][i].id : i \in {j \in Data(p) : Fate(p, j) = "COMMIT"}} : p \in Partitions} IN
-    \A t \in Txns : told[t] = "committed" /\ markersDue = {} => TSent[t] \subseteq committed
-
-\* LSOAdvances, as the end of a run can show it: no record is still open whose
-\* transaction the coordinator ended (EndTxn answered NONE) or that a later
-\* transaction followed; such a transaction never closes (KAFKA-14402).
-TraceLSOAdvances ==
-    \A p \in Partitions : \A i \in Data(p) :
-        Fate(p, i) = "OPEN" => log[p][i].b \notin ended /\ log[p][i].b >= TBegun
-
-Holds(n) ==
-    CASE n = "NoAbortedRead"       -> NoAbortedRead
-      [] n = "CommittedAtomically" -> CommittedAtomically
-      [] n = "NoWriteInOtherTxn"   -> NoWriteInOtherTxn
-      [] n = "AckedCommitInLog"    -> TraceAckedCommitInLog
-      [] n = "LSOAdvances"         -> TraceLSOAdvances
-
-Violated ==
-    {n \in {"NoAbortedRead", "CommittedAtomically", "NoWriteInOtherTxn", "AckedCommitInLog", "LSOAdvances"} : ~Holds(n)}
-
-TraceFinished == l > Len(TraceLog)
+TraceFinished == l > Len(TraceLog) /\ ~judge
 
 \* As in TraceIdempotentProducer: report each new furthest line; once every
 \* line is explained, the properties violated, then acceptance.  The

@@ -95,7 +95,7 @@ func (t *Translator) txnModule() (*Module, error) {
 	var tail []entry // ReadBack lines, then ReadCommitted lines: after every other line
 	var rcs []int    // indices into evs of the ReadCommitted lines
 	read := map[int32]bool{}
-	index := map[int32]map[int64]int{} // partition -> offset -> index in its log line (1-based)
+	windows := map[int32][]txnWindow{}
 	markers := map[int32][]string{}
 	add := func(i int, p int32, f ...string) {
 		log = append(log, entry{line: lines[i], p: p, fields: f})
@@ -153,25 +153,50 @@ func (t *Translator) txnModule() (*Module, error) {
 				continue // a partition read back again: the first is the run's
 			}
 			read[p], parts[p] = true, true
-			recs, mks, idx := txnLog(e, pid, attempts, idBatch, batches)
-			index[p] = idx
-			markers[p] = mks
-			tail = append(tail, entry{line: lines[i], p: p, fields: []string{`ev |-> "ReadBack"`, "p |-> " + num(int64(p)),
-				"log |-> <<" + strings.Join(recs, ", ") + ">>"}})
+			ws, mks := txnWindows(e, pid, attempts, idBatch, batches)
+			windows[p], markers[p] = ws, mks
+			for k, w := range ws {
+				tail = append(tail, entry{line: lines[i], p: p, fields: []string{`ev |-> "Segment"`, "p |-> " + num(int64(p)),
+					"log |-> " + w.text, "open |-> " + tf(w.open), "last |-> " + tf(k == len(ws)-1)}})
+			}
 		default: // ReadCommitted
 			rcs = append(rcs, i)
 		}
 	}
 	for _, i := range rcs {
+		// One line for each window the consumer's records come from, in
+		// the order of their first record; a record the read-back does not
+		// hold on a line of its own, with no window.
 		e := &evs[i]
-		p, recs := readCommitted(e)
+		p, offs := readCommitted(e)
 		parts[p] = true
-		var idx []string
-		for _, off := range recs {
-			idx = append(idx, num(int64(index[p][off]))) // 0: not in the read-back
+		var order []int
+		idx := map[int][]string{}
+		for _, off := range offs {
+			k := -1
+			at := 0
+			for wi, w := range windows[p] {
+				if j, ok := w.index[off]; ok {
+					k, at = wi, j
+					break
+				}
+			}
+			if _, ok := idx[k]; !ok {
+				order = append(order, k)
+			}
+			idx[k] = append(idx[k], num(int64(at)))
 		}
-		tail = append(tail, entry{line: lines[i], p: p, fields: []string{`ev |-> "ReadCommitted"`, "p |-> " + num(int64(p)),
-			"idx |-> <<" + strings.Join(idx, ", ") + ">>"}})
+		for _, k := range order {
+			w := txnWindow{text: "<<>>"}
+			if k >= 0 {
+				w = windows[p][k]
+			}
+			tail = append(tail, entry{line: lines[i], p: p, fields: []string{`ev |-> "ReadCommitted"`, "p |-> " + num(int64(p)),
+				"log |-> " + w.text, "open |-> " + tf(w.open), "idx |-> <<" + strings.Join(idx[k], ", ") + ">>"}})
+		}
+	}
+	if len(tail) > 0 {
+		tail = append(tail, entry{line: tail[len(tail)-1].line, p: -1, fields: []string{`ev |-> "End"`}})
 	}
 	log = append(log, tail...)
 	if !havePid {
@@ -253,14 +278,23 @@ CONSTRAINT TraceFurthest
 	return m, nil
 }
 
-// txnLog renders partition e.Partition's read-back for TraceTransactional:
-// producer pid's data records and markers merged in offset order, each data
-// record with the transaction its batch was sent in (a record no batch of
-// the trace sent is left out: the Go checks name it), and the markers alone
-// for TMarkers; and each data record's index in the rendered log by offset.
-func txnLog(e *tracer.Event, pid int64, attempts map[txnKey][]txnAttempt, idBatch map[int64]int64,
-	batches map[int64]*txnBatch) (recs, mks []string, index map[int64]int) {
-	index = map[int64]int{}
+// txnWindow is one window of a partition's read-back, as a Segment line of
+// TraceTransactional gives it: our producer's data records closed by one of
+// its markers, or those after its last (open), reduced to one record per
+// transaction (with the ids of the records it stands for), then the marker.
+type txnWindow struct {
+	text  string
+	open  bool
+	index map[int64]int // a data record's offset -> the index of the record standing for it (from 1)
+}
+
+// txnWindows cuts partition e.Partition's read-back into windows for
+// TraceTransactional, and lists producer pid's markers in offset order
+// (TMarkers). Each data record counts for the transaction its batch was
+// sent in; a record no batch of the trace sent is left out (the Go checks
+// name it), as are other producers' records and markers.
+func txnWindows(e *tracer.Event, pid int64, attempts map[txnKey][]txnAttempt, idBatch map[int64]int64,
+	batches map[int64]*txnBatch) (ws []txnWindow, mks []string) {
 	txOf := func(r tracer.LogRecord) int64 {
 		for _, a := range attempts[txnKey{e.Partition, r.Epoch}] {
 			if r.Seq >= a.seq && int64(r.Seq) < int64(a.seq)+int64(a.n) {
@@ -272,14 +306,34 @@ func txnLog(e *tracer.Event, pid int64, attempts map[txnKey][]txnAttempt, idBatc
 		}
 		return 0
 	}
+	type rep struct {
+		tx  int64
+		ep  int16
+		seq int32
+		ids []string
+	}
+	var reps []*rep
+	cur := txnWindow{index: map[int64]int{}}
+	flush := func(marker string) {
+		var rs []string
+		for _, r := range reps {
+			rs = append(rs, fmt.Sprintf(`[b |-> %d, ep |-> %d, seq |-> %d, ctl |-> "DATA", ids |-> {%s}]`, r.tx, r.ep, r.seq, strings.Join(r.ids, ", ")))
+		}
+		if marker != "" {
+			rs = append(rs, marker)
+		}
+		cur.text = "<<" + strings.Join(rs, ", ") + ">>"
+		ws = append(ws, cur)
+		reps, cur = nil, txnWindow{index: map[int64]int{}}
+	}
 	j := 0
 	ctl := func(m tracer.Marker) {
 		c := "ABORT"
 		if m.Commit {
 			c = "COMMIT"
 		}
-		recs = append(recs, fmt.Sprintf(`[b |-> -1, ep |-> %d, seq |-> -1, ctl |-> %q, id |-> -1]`, m.Epoch, c))
 		mks = append(mks, fmt.Sprintf(`[ctl |-> %q, ep |-> %d]`, c, m.Epoch))
+		flush(fmt.Sprintf(`[b |-> -1, ep |-> %d, seq |-> -1, ctl |-> %q, ids |-> {}]`, m.Epoch, c))
 	}
 	for _, r := range e.Log {
 		for ; j < len(e.Ctl) && e.Ctl[j].Offset < r.Offset; j++ {
@@ -294,13 +348,24 @@ func txnLog(e *tracer.Event, pid int64, attempts map[txnKey][]txnAttempt, idBatc
 		if tx == 0 {
 			continue
 		}
-		recs = append(recs, fmt.Sprintf(`[b |-> %d, ep |-> %d, seq |-> %d, ctl |-> "DATA", id |-> %d]`, tx, r.Epoch, r.Seq, r.ID))
-		index[r.Offset] = len(recs)
+		k := slices.IndexFunc(reps, func(x *rep) bool { return x.tx == tx })
+		if k < 0 {
+			reps = append(reps, &rep{tx: tx, ep: r.Epoch, seq: r.Seq})
+			k = len(reps) - 1
+		}
+		if r.ID >= 0 {
+			reps[k].ids = append(reps[k].ids, strconv.FormatInt(r.ID, 10))
+		}
+		cur.index[r.Offset] = k + 1
 	}
 	for ; j < len(e.Ctl); j++ {
 		if e.Ctl[j].PID == pid {
 			ctl(e.Ctl[j])
 		}
 	}
-	return recs, mks, index
+	if len(reps) > 0 || len(ws) == 0 {
+		cur.open = len(reps) > 0
+		flush("")
+	}
+	return ws, mks
 }
