@@ -39,6 +39,38 @@ const (
 	NotLinearizable Kind = "not-linearizable"
 )
 
+// Transactional kinds (checker/txn), each the trace's side of a property of
+// spec/TransactionalProducer.tla.
+const (
+	// AbortedRead: a read_committed read returned a record the markers
+	// abort or leave open (Jepsen: aborted-read; the spec's NoAbortedRead,
+	// the reader's side).
+	AbortedRead Kind = "aborted-read"
+	// CommittedUnread: a read_committed read skipped a record the markers
+	// commit, below the first record they leave open (the spec's Visible:
+	// every committed record below the last stable offset is returned).
+	CommittedUnread Kind = "committed-unread"
+	// AbortCommitted: a record of a transaction the application aborted is
+	// committed by its marker (the spec's NoAbortedRead, the markers' side).
+	AbortCommitted Kind = "abort-committed"
+	// TornTxn: a transaction's records in the log are committed in part and
+	// aborted in part (the spec's CommittedAtomically).
+	TornTxn Kind = "torn-transaction"
+	// WriteInOtherTxn: a record of one transaction closed by the same
+	// marker as records of a later one, or both still open: a delayed
+	// batch landed in the later transaction (KAFKA-17754; the spec's
+	// NoWriteInOtherTxn).
+	WriteInOtherTxn Kind = "write-in-other-transaction"
+	// LostCommit: the application was told its transaction committed, and a
+	// record of it is absent from the log or aborted (the spec's
+	// AckedCommitInLog).
+	LostCommit Kind = "lost-commit"
+	// HangingTxn: a record no marker closes although its transaction ended
+	// (EndTxn answered) or a later one began: the last stable offset stays
+	// behind it (KAFKA-14402; the spec's LSOAdvances).
+	HangingTxn Kind = "hanging-transaction"
+)
+
 // Violation is one thing wrong with a trace.
 type Violation struct {
 	Kind       Kind
@@ -54,4 +86,13 @@ type Violation struct {
 
 func (v *Violation) Error() string {
 	return fmt.Sprintf("%s: partition %d: %s", v.Kind, v.Partition, v.Detail)
+}
+
+// Transactional reports whether k is one of checker/txn's kinds.
+func (k Kind) Transactional() bool {
+	switch k {
+	case AbortedRead, CommittedUnread, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn:
+		return true
+	}
+	return false
 }

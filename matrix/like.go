@@ -28,6 +28,11 @@ const notModelled = "not modelled"
 //	NoFalseOutOfOrder  verify's failed-but-present (a record the application
 //	                   was told definitely failed is in the log)
 //	liveness           a stalled batch (verify's stall)
+//
+// and spec/TransactionalProducer.tla's, each from checker/txn's kinds:
+// NoAbortedRead (aborted-read, abort-committed), CommittedAtomically
+// (torn-transaction), NoWriteInOtherTxn, AckedCommitInLog (lost-commit),
+// LSOAdvances (hanging-transaction).
 func Shown(h Happened, kinds []string) []string {
 	has := func(k checker.Kind) bool { return slices.Contains(kinds, string(k)) }
 	var out []string
@@ -42,6 +47,12 @@ func Shown(h Happened, kinds []string) []string {
 	add(has(checker.FailedPresent), "NoFalseOutOfOrder")
 	add(h.Reordered > 0 || has(checker.Reorder), "NoReorder")
 	add(h.Stalls > 0 || has(checker.Stall), "liveness")
+	// spec/TransactionalProducer.tla's (checker/txn's kinds).
+	add(has(checker.AbortedRead) || has(checker.AbortCommitted), "NoAbortedRead")
+	add(has(checker.TornTxn), "CommittedAtomically")
+	add(has(checker.WriteInOtherTxn), "NoWriteInOtherTxn")
+	add(has(checker.LostCommit), "AckedCommitInLog")
+	add(has(checker.HangingTxn), "LSOAdvances")
 	return out
 }
 

@@ -5,9 +5,10 @@ package tracer
 // ToldRun, the Told events of a batch's records in one line; version 4
 // ToldBatch, the same naming the batch instead of listing its records;
 // version 5 transactions (AddPartitionsToTxn, EndTxn, EndTxnReceive,
-// TxnTold, InitProducerId's txn and ReadBack's ctl). A reader reads every
-// version from MinVersion to Version.
-const Version = 5
+// TxnTold, InitProducerId's txn and ReadBack's ctl); version 6
+// ReadCommitted, a partition as a read_committed consumer sees it. A reader
+// reads every version from MinVersion to Version.
+const Version = 6
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -34,6 +35,7 @@ const (
 	Fail           Kind = "Fail"           // a batch failed to the application for a reason the spec has no action for
 	ReadBack       Kind = "ReadBack"       // one partition's log as read back at the end of the run
 	ReadBackShort  Kind = "ReadBackShort"  // a partition's high watermark never passed the offset the run acknowledged
+	ReadCommitted  Kind = "ReadCommitted"  // one partition's records as a read_committed consumer returned them after the run (format version 6)
 	Told           Kind = "Told"           // what the client told its application about one record (format version 2)
 	// ToldRun is the Told events of records told the same thing at once (a
 	// batch's, at consecutive offsets) in one line (format version 3). The
@@ -86,7 +88,7 @@ type Event struct {
 	Bumped    bool        // ResolveSequences: an epoch bump was requested
 	Fault     string      // Fault: RejectBeforeAppend, AppendThenFail, ExpireProducerState, DropConnection, DropResponse, TimeoutBeforeAppend, Delay
 	Reason    string      // Fail: why
-	Log       []LogRecord // ReadBack: the partition's records in offset order
+	Log       []LogRecord // ReadBack: the partition's records in offset order; ReadCommitted: those a read_committed consumer returned
 	HWM       int64       // ReadBackShort: the high watermark the leader reported last
 	WaitedMs  int64       // ReadBackShort: how long the read-back waited, in milliseconds
 	RecordID  int64       // Told: the record's kcheck id

@@ -60,6 +60,7 @@ var kindFields = map[Kind]field{
 	Fault:            fFault | fPartition | fEpoch | fSeq | fNode | fErr,
 	Fail:             batchFields | fReason,
 	ReadBack:         fPartition | fLog,
+	ReadCommitted:    fPartition | fLog, // format version 6
 	ReadBackShort:    fPartition | fNode | fOffset | fHWM | fWaited,
 	Told:             fPartition | fErr | fOffset | fReason | fRecordID | fResult,
 	ToldRun:          fPartition | fErr | fOffset | fReason | fRecords | fResult,
@@ -95,5 +96,5 @@ func optionalSet(e *Event, f field) bool {
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
 		InitProducerID, Fault, Fail, Told, ToldRun, ToldBatch, AddPartitionsToTxn, EndTxn, EndTxnReceive, TxnTold,
-		ReadBackShort, ReadBack}
+		ReadBackShort, ReadBack, ReadCommitted}
 }

@@ -285,6 +285,10 @@ func (r *Reader) checkTxn(e *Event) error {
 		if e.Tx < 1 {
 			return r.errorf("tx", "%d: transactions are numbered from 1", e.Tx)
 		}
+	case ReadCommitted:
+		if r.header.Version < 6 {
+			return r.errorf("ev", "ReadCommitted is an event of format version 6; this trace's header says version %d", r.header.Version)
+		}
 	case Told:
 		if e.Result == Committed || e.Result == Aborted {
 			return r.errorf("res", "%q is a transaction's result (TxnTold), not a record's: %s, %s or %s", e.Result, Delivered, Failed, NoAnswer)

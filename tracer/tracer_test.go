@@ -38,6 +38,8 @@ func sample() []*Event {
 		{Kind: EndTxn, PID: 1000, Epoch: 1, Node: 2, Commit: true, Tx: 1},
 		{Kind: EndTxnReceive, PID: 1000, Epoch: 1, Node: 2, Err: "NONE", Commit: true, NewEpoch: 2, Tx: 1},
 		{Kind: TxnTold, Err: "", Reason: "", Result: Committed, Commit: true, Tx: 1},
+		// Format version 6.
+		{Kind: ReadCommitted, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}}},
 	}
 }
 

@@ -359,7 +359,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 // becomes its position among the records: the offset less the markers
 // before it. An aborted transaction's records stay in the log, as a
 // read_uncommitted read sees them; their fate is verify's transactional
-// checks' to judge (issue 29 part 4), not the log's model's.
+// check's to judge (checker/txn), not the log's model's.
 func (p *partition) skipMarkers() {
 	if len(p.ctl) == 0 {
 		return

@@ -46,11 +46,13 @@ func Text(w io.Writer, r *verify.Report) error {
 		conf = "DOES NOT follow the spec"
 	}
 	fmt.Fprintf(bw, "  spec replay: %s\n", conf)
-	if h.TransactionalID != "" {
-		// Issue 29 part 3: a transactional trace is checked as an
-		// idempotent one, per epoch; part 4 brings the transactional checks.
-		fmt.Fprintf(bw, "  transactions: TV%d, transactional id %q: checked per epoch (duplicates, reorders, gaps, lost acknowledged records; markers are not records); NOT judged yet: aborted reads, torn transactions, writes in another transaction, lost commits, hanging transactions (issue 29 part 4)\n",
-			h.TxnVersion, h.TransactionalID)
+	if t := r.Txn; t != nil {
+		rc := "no read_committed read in the trace"
+		if t.ReadCommitted > 0 {
+			rc = fmt.Sprintf("read_committed read of %s held to the markers", partitions(int32(t.ReadCommitted)))
+		}
+		fmt.Fprintf(bw, "  transactions: TV%d, transactional id %q: %d (%d committed, %d aborted); records read back %d committed, %d aborted, %d open; %s; checked: aborted reads, commits of aborted transactions, torn transactions, writes in another transaction, lost commits, hanging transactions, and per epoch duplicates, reorders, gaps, lost acknowledged records\n",
+			h.TxnVersion, h.TransactionalID, t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, rc)
 	}
 	if r.TLC != nil {
 		switch {
@@ -116,6 +118,7 @@ type jsonReport struct {
 	Order       any               `json:"order"`
 	TLC         *verify.TLCResult `json:"tlc,omitempty"`
 	ReadBack    jsonReadBack      `json:"read_back"`
+	Txn         *jsonTxn          `json:"transactions,omitempty"`
 	Violations  []jsonViolation   `json:"violations"`
 	DurationMs  int64             `json:"duration_ms,omitempty"`
 }
@@ -127,6 +130,17 @@ type jsonReadBack struct {
 	Unread   [][2]int32 `json:"unread,omitempty"` // spans of partitions, [first, last]
 	Summary  string     `json:"summary,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
+}
+
+// jsonTxn is what the transactional check saw (txn.Stats).
+type jsonTxn struct {
+	Transactions  int `json:"transactions"`
+	Committed     int `json:"committed"`
+	Aborted       int `json:"aborted"`
+	RecCommitted  int `json:"records_committed"`
+	RecAborted    int `json:"records_aborted"`
+	RecOpen       int `json:"records_open"`
+	ReadCommitted int `json:"partitions_read_committed"`
 }
 
 type jsonViolation struct {
@@ -153,6 +167,9 @@ func JSON(w io.Writer, r *verify.Report, timing bool) error {
 		t := *r.TLC
 		t.Duration = 0
 		jr.TLC = &t
+	}
+	if t := r.Txn; t != nil {
+		jr.Txn = &jsonTxn{t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, t.ReadCommitted}
 	}
 	jr.ReadBack = jsonReadBack{Complete: r.ReadBack.Complete(), Read: r.ReadBack.Read}
 	jr.ReadBack.Summary, jr.ReadBack.Notes = r.Incomplete()
@@ -200,10 +217,16 @@ func JUnit(w io.Writer, r *verify.Report) error {
 		case checker.NotLinearizable:
 			check = "linearizability"
 		}
+		if v.Kind.Transactional() {
+			check = "transactions"
+		}
 		byCheck[check] = append(byCheck[check], v)
 	}
 	s := suite{Name: "kcheck verify " + r.File}
 	checks := []string{"spec-replay", "order", "linearizability"}
+	if r.Txn != nil {
+		checks = append(checks, "transactions")
+	}
 	if r.TLC != nil {
 		checks = append(checks, "tlc")
 	}

@@ -24,6 +24,17 @@ var (
 	linearizable    = Property{"(linearizability, checked by Porcupine)", "each partition's history of produces and their answers has a linearization", "a partition's history that is not linearizable"}
 )
 
+// The transactional properties, as spec/TransactionalProducer.tla defines them.
+var (
+	noAbortedRead       = Property{"NoAbortedRead", "a read_committed consumer never returns a record of an aborted transaction", "a read_committed read of an aborted record"}
+	committedVisible    = Property{"Visible", "a read_committed consumer returns every committed record below the last stable offset", "a committed record a read_committed read skipped"}
+	abortNotCommitted   = Property{"NoAbortedRead", noAbortedRead.Meaning, "an aborted transaction's record committed"}
+	committedAtomically = Property{"CommittedAtomically", "a transaction's records are all committed, on every partition, or none is", "a transaction committed in part"}
+	noWriteInOtherTxn   = Property{"NoWriteInOtherTxn", "records one marker closes belong to one transaction of the application", "a delayed batch written into a later transaction"}
+	ackedCommitInLog    = Property{"AckedCommitInLog", "every record of a transaction the application was told committed is in the log, committed", "a transaction told committed whose records are lost or aborted"}
+	lsoAdvances         = Property{"LSOAdvances", "a transaction open on a partition is eventually closed by a marker (liveness)", "a hanging transaction"}
+)
+
 // PropertyOf returns the property a violation of kind k breaks: the one
 // place kcheck maps verify's finding kinds (checker.Kind) to the spec's
 // properties. acknowledged tells, for a lost-write, whether its records
@@ -53,6 +64,20 @@ func PropertyOf(k checker.Kind, acknowledged bool) Property {
 		return followsSpec
 	case checker.NotLinearizable:
 		return linearizable
+	case checker.AbortedRead:
+		return noAbortedRead
+	case checker.CommittedUnread:
+		return committedVisible
+	case checker.AbortCommitted:
+		return abortNotCommitted
+	case checker.TornTxn:
+		return committedAtomically
+	case checker.WriteInOtherTxn:
+		return noWriteInOtherTxn
+	case checker.LostCommit:
+		return ackedCommitInLog
+	case checker.HangingTxn:
+		return lsoAdvances
 	}
 	return Property{Name: string(k), Meaning: "a finding kcheck verify has no property for", Summary: string(k)}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/kcheck/kcheck/checker/order"
 	"github.com/kcheck/kcheck/checker/replay"
 	"github.com/kcheck/kcheck/checker/tv"
+	"github.com/kcheck/kcheck/checker/txn"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -92,7 +93,8 @@ type Report struct {
 	Order       order.Stats
 	TLC         *TLCResult
 	Violations  []checker.Violation
-	ReadBack    Coverage // which partitions the trace read back; see Incomplete
+	ReadBack    Coverage   // which partitions the trace read back; see Incomplete
+	Txn         *txn.Stats `json:",omitempty"` // a transactional trace: what checker/txn saw
 	// Slices holds the text of every trace line a violation names.
 	Slices   map[int]string
 	Duration time.Duration
@@ -162,6 +164,8 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	}
 	oc := order.New(h)
 	lc := linz.New(h)
+	tc := txn.New(h)
+	var txnErr error // bad input the transactional check found
 	var translator *tv.Translator
 	observers := slices.Clone(opts.Observers)
 	if opts.TLC {
@@ -209,7 +213,12 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		for b := range toOrder {
 			for i := range b.n {
 				e := &b.events[i]
-				if conformance == nil && replayErr == nil {
+				if txnErr == nil {
+					if err := tc.Add(b.lines[i], e); err != nil {
+						txnErr = err
+					}
+				}
+				if conformance == nil && replayErr == nil && txnErr == nil {
 					if err := m.Step(b.lines[i], e); err != nil && !errors.As(err, &conformance) {
 						replayErr = err
 					}
@@ -264,7 +273,7 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 			} else {
 				b.offset[b.n] = r.Offset()
 			}
-			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort {
+			if e := &b.events[b.n]; e.Kind == tracer.ReadBack || e.Kind == tracer.ReadBackShort || e.Kind == tracer.ReadCommitted {
 				if e.Kind == tracer.ReadBack {
 					read = append(read, e.Partition)
 				}
@@ -300,6 +309,9 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
+	if bad := (*txn.BadInput)(nil); err == nil && errors.As(txnErr, &bad) {
+		err = fmt.Errorf("%s:%d: %s", path, bad.Line, bad.Msg)
+	}
 	if err == nil {
 		err = replayErr
 	}
@@ -330,6 +342,11 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	wg.Wait()
 	rep.Order = ores.Stats
 	rep.Violations = append(rep.Violations, ores.Violations...)
+	txv, tst := tc.Finish()
+	rep.Violations = append(rep.Violations, txv...)
+	if h.TransactionalID != "" {
+		rep.Txn = &tst
+	}
 	rep.linz = &lres
 	rep.Linz = lres.Verdict
 	// A partition the ordering check already faulted is not reported twice:

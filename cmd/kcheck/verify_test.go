@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -401,5 +402,57 @@ func TestVerifyStdinHTML(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil || !strings.Contains(string(b), `name="kcheck verify &lt;stdin&gt;"`) {
 		t.Errorf("junit.xml: %v\n%s", err, b)
+	}
+}
+
+// A transactional trace whose events cannot all be true is bad input: the
+// file and line that show it, exit 2, no report.
+func TestVerifyTransactionalBadInput(t *testing.T) {
+	good, err := os.ReadFile("../../traces/fixtures/txn/ok-tv2.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idem, err := os.ReadFile("../../traces/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idem = []byte(strings.Replace(string(idem), `{"kcheck_trace":2,`, `{"kcheck_trace":6,`, 1)) // markers are a key of version 5 on
+	dir := t.TempDir()
+	// mutate writes good with old replaced by new on line n (1-based).
+	mutate := func(name string, src []byte, n int, old, new string) string {
+		lines := strings.SplitAfter(string(src), "\n")
+		if !strings.Contains(lines[n-1], old) {
+			t.Fatalf("%s: line %d lacks %q: %s", name, n, old, lines[n-1])
+		}
+		lines[n-1] = strings.Replace(lines[n-1], old, new, 1)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	idemRB := 0 // the idempotent trace's first ReadBack line
+	for i, l := range strings.SplitAfter(string(idem), "\n") {
+		if strings.Contains(l, `"ev":"ReadBack"`) {
+			idemRB = i + 1
+			break
+		}
+	}
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{mutate("never.jsonl", good, 7, `"tx":1`, `"tx":2`), "never.jsonl:7: EndTxn for transaction 2, never begun: the trace is in transaction 1"},
+		{mutate("again.jsonl", good, 14, `"tx":2`, `"tx":1`), "again.jsonl:14: EndTxn for transaction 1, which ended at line 8"},
+		{mutate("unasked.jsonl", good, 8, `"commit":true`, `"commit":false`), "unasked.jsonl:8: EndTxnReceive for transaction 1 (an abort), which no unanswered EndTxn asked for"},
+		{mutate("told.jsonl", good, 9, `"tx":1`, `"tx":5`), "told.jsonl:9: TxnTold for transaction 5, never begun"},
+		{mutate("nobump.jsonl", good, 8, `"nep":1`, `"nep":0`), "nobump.jsonl:8: the header claims transaction version 2, but EndTxn of epoch 0 was answered epoch 0"},
+		{mutate("stranger.jsonl", good, 24, `"ctl":[[2,1000,`, `"ctl":[[2,999,`), "stranger.jsonl:24: partition 0: a control record at offset 2 for producer 999, which no InitProducerId or batch of this trace has"},
+		{mutate("collide.jsonl", good, 24, `"ctl":[[2,1000,`, `"ctl":[[1,1000,`), "collide.jsonl:24: partition 0: a control record and a data record at offset 1"},
+		{mutate("idem.jsonl", idem, idemRB, `"log":`, `"ctl":[[0,1,0,1]],"log":`), fmt.Sprintf("idem.jsonl:%d: partition 0: control records (ctl), but the header names no transactional_id", idemRB)},
+	} {
+		code, stdout, stderr := runKcheck(t, "verify", tc.path)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", filepath.Base(tc.path), code, stdout, stderr, tc.want)
+		}
 	}
 }

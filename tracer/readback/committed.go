@@ -17,6 +17,9 @@ type Committed struct {
 	HWM      int64  // and the high watermark
 	Visible  int    // records a read_committed consumer sees
 	Disagree string // the first disagreement with the markers, "" when none
+	// Log is the records a read_committed consumer returns, in offset
+	// order: the trace's ReadCommitted event.
+	Log []tracer.LogRecord
 }
 
 // readCommitted reads pr's partition again with isolation read_committed,
@@ -33,9 +36,8 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 		return fmt.Errorf("readback: %s[%d]: read_committed: leader %d: %w", r.cfg.Topic, p, pr.l.node, err)
 	}
 	type rec struct {
-		offset int64
-		pid    int64
-		txn    bool
+		tracer.LogRecord
+		txn bool
 	}
 	var recs []rec
 	var abortMarks []tracer.Marker
@@ -65,7 +67,8 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 						abortMarks = append(abortMarks, tracer.Marker{Offset: d.Offset, PID: d.ProducerID})
 					}
 				} else {
-					recs = append(recs, rec{d.Offset, d.ProducerID, b.Transactional()})
+					recs = append(recs, rec{tracer.LogRecord{Offset: d.Offset, PID: d.ProducerID, Epoch: d.ProducerEpoch,
+						Seq: d.Sequence, ID: recordbatch.RecordID(d.Headers)}, b.Transactional()})
 				}
 				offset = d.Offset + 1
 			}
@@ -87,15 +90,16 @@ func (r *reader) readCommitted(ctx context.Context, pr *pread) error {
 	inAbort := map[int64]bool{}
 	si, ai := 0, 0
 	for _, rc := range recs {
-		for ; si < len(starts) && starts[si].Offset <= rc.offset; si++ {
+		for ; si < len(starts) && starts[si].Offset <= rc.Offset; si++ {
 			inAbort[starts[si].PID] = true
 		}
-		for ; ai < len(abortMarks) && abortMarks[ai].Offset < rc.offset; ai++ {
+		for ; ai < len(abortMarks) && abortMarks[ai].Offset < rc.Offset; ai++ {
 			delete(inAbort, abortMarks[ai].PID)
 		}
-		if !rc.txn || !inAbort[rc.pid] {
-			visible[rc.offset] = true
+		if !rc.txn || !inAbort[rc.PID] {
+			visible[rc.Offset] = true
 			cm.Visible++
+			cm.Log = append(cm.Log, rc.LogRecord)
 		}
 	}
 	fates := tracer.Fates(pr.part.Log, pr.part.Ctl)

@@ -76,14 +76,19 @@ type Shortfall struct {
 }
 
 // Events returns the trace events for p: its ReadBackShort, if it has one,
-// then its ReadBack.
+// then its ReadBack, then, for a partition read again as read_committed,
+// its ReadCommitted.
 func (p *Partition) Events() []tracer.Event {
 	var out []tracer.Event
 	if s := p.Short; s != nil {
 		out = append(out, tracer.Event{Kind: tracer.ReadBackShort, Partition: p.ID, Offset: s.Acked,
 			HWM: s.HWM, WaitedMs: s.Waited.Milliseconds(), Node: s.Leader})
 	}
-	return append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log, Ctl: p.Ctl})
+	out = append(out, tracer.Event{Kind: tracer.ReadBack, Partition: p.ID, Log: p.Log, Ctl: p.Ctl})
+	if c := p.Committed; c != nil {
+		out = append(out, tracer.Event{Kind: tracer.ReadCommitted, Partition: p.ID, Log: c.Log})
+	}
+	return out
 }
 
 // Topic reads every partition of cfg.Topic. An error names the partition and
