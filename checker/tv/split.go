@@ -257,7 +257,7 @@ feed:
 			all.Accepted = false
 		case !v.Accepted:
 			if all.Rejected == nil || v.Furthest < all.Furthest {
-				all.Furthest, all.At, all.Rejected = v.Furthest, v.At, mods[i].Partitions
+				all.Furthest, all.At, all.AtEvent, all.Rejected = v.Furthest, v.At, v.AtEvent, mods[i].Partitions
 			}
 			all.Accepted = false
 		}

@@ -64,6 +64,8 @@ type Module struct {
 	// before TraceLog[i+1] (0: none), so that a part's furthest line is
 	// the one the whole-trace check would give.
 	before []int
+	// evs[i] is TraceLog[i+1]'s ev, for Verdict.AtEvent.
+	evs []string
 }
 
 type key struct {
@@ -636,6 +638,8 @@ func (m *Module) writeLog(data *strings.Builder, log []entry, format func(e entr
 		fmt.Fprintf(data, "  %s%s\n", format(e), sep)
 		m.Lines = append(m.Lines, e.line)
 		m.before = append(m.before, e.before)
+		_, ev, _ := strings.Cut(e.fields[0], " |-> ")
+		m.evs = append(m.evs, strings.Trim(ev, `"`))
 	}
 	data.WriteString(">>\n====\n")
 }
@@ -656,8 +660,14 @@ type Verdict struct {
 	// every line of which was explained (TxnSpec only; sorted).
 	Violated []string
 	// At is the trace line TLC could not explain (when rejected): the line
-	// after Furthest in TraceLog's order.
-	At int
+	// after Furthest in TraceLog's order; AtEvent the ev of the TraceLog
+	// line it could not explain (TxnSpec: "Segment" for a partition's
+	// read-back, whose markers no decision explains; "ReadCommitted" for a
+	// record read_committed returned that is not Visible,
+	// "ReadCommittedSkipped" for one it skipped that is; or the line's own
+	// kind: "Init", "AddPartitions", "Appended", "EndTxnReceive").
+	At      int
+	AtEvent string
 }
 
 var (
@@ -715,7 +725,7 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 	// is explained up to the line before the first that was not.
 	if k := furthest - 1; !v.Accepted && k >= 0 && k < len(m.before) {
 		v.Furthest = m.before[k]
-		v.At = m.Lines[k]
+		v.At, v.AtEvent = m.Lines[k], m.evs[k]
 	}
 	if v.Accepted {
 		for _, mm := range violatedRE.FindAllStringSubmatch(res.Output, -1) {

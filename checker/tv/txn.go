@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -164,35 +165,38 @@ func (t *Translator) txnModule() (*Module, error) {
 		}
 	}
 	for _, i := range rcs {
-		// One line for each window the consumer's records come from, in
-		// the order of their first record; a record the read-back does not
-		// hold on a line of its own, with no window.
+		// One line for each window of p with a record the consumer
+		// returned or skipped: the records it returned must be Visible,
+		// those it skipped not (read_committed returns exactly what the
+		// markers and the last stable offset allow). A record it returned
+		// that the read-back does not hold gets a line of its own, with no
+		// window.
 		e := &evs[i]
-		p, offs := readCommitted(e)
+		p, offs := readCommitted(e, pid)
 		parts[p] = true
-		var order []int
-		idx := map[int][]string{}
-		for _, off := range offs {
-			k := -1
-			at := 0
-			for wi, w := range windows[p] {
-				if j, ok := w.index[off]; ok {
-					k, at = wi, j
-					break
+		held := map[int64]bool{}
+		for _, w := range windows[p] {
+			var ret, skip []string
+			for _, off := range slices.Sorted(maps.Keys(w.index)) {
+				held[off] = true
+				if offs[off] {
+					ret = append(ret, num(int64(w.index[off])))
+				} else {
+					skip = append(skip, num(int64(w.index[off])))
 				}
 			}
-			if _, ok := idx[k]; !ok {
-				order = append(order, k)
+			if len(ret) > 0 {
+				tail = append(tail, rcLine(lines[i], "ReadCommitted", p, w, ret))
 			}
-			idx[k] = append(idx[k], num(int64(at)))
+			if len(skip) > 0 {
+				tail = append(tail, rcLine(lines[i], "ReadCommittedSkipped", p, w, skip))
+			}
 		}
-		for _, k := range order {
-			w := txnWindow{text: "<<>>"}
-			if k >= 0 {
-				w = windows[p][k]
+		for off := range offs {
+			if !held[off] {
+				tail = append(tail, rcLine(lines[i], "ReadCommitted", p, txnWindow{text: "<<>>"}, []string{"0"}))
+				break
 			}
-			tail = append(tail, entry{line: lines[i], p: p, fields: []string{`ev |-> "ReadCommitted"`, "p |-> " + num(int64(p)),
-				"log |-> " + w.text, "open |-> " + tf(w.open), "idx |-> <<" + strings.Join(idx[k], ", ") + ">>"}})
 		}
 	}
 	if len(tail) > 0 {
@@ -276,6 +280,15 @@ CONSTANTS
 CONSTRAINT TraceFurthest
 `, maxTx, maxTx, tv)
 	return m, nil
+}
+
+// rcLine is a ReadCommitted (or ReadCommittedSkipped) line of
+// TraceTransactional: the window w of p, and the indices in it of the
+// records a read_committed consumer returned (or skipped).
+func rcLine(line int, ev string, p int32, w txnWindow, idx []string) entry {
+	return entry{line: line, p: p, fields: []string{"ev |-> " + strconv.Quote(ev), "p |-> " + strconv.Itoa(int(p)),
+		"log |-> " + w.text, "open |-> " + strings.ToUpper(strconv.FormatBool(w.open)),
+		"idx |-> <<" + strings.Join(idx, ", ") + ">>"}}
 }
 
 // txnWindow is one window of a partition's read-back, as a Segment line of
@@ -368,4 +381,48 @@ func txnWindows(e *tracer.Event, pid int64, attempts map[txnKey][]txnAttempt, id
 		flush("")
 	}
 	return ws, mks
+}
+
+// txnProperties are TraceTransactional's properties, each with the kind
+// checker/txn names it by, in the order a finding is named when the final
+// state violates several: one anomaly can break more than one property (a
+// batch delayed into the next transaction, KAFKA-17754, also commits part of
+// an aborted one), and the Go check names it once, by its cause (a write in
+// another transaction before an aborted transaction committed, that before
+// the torn transaction either leaves).
+var txnProperties = []struct {
+	name string
+	kind checker.Kind
+}{
+	{"NoWriteInOtherTxn", checker.WriteInOtherTxn},
+	{"NoAbortedRead", checker.AbortCommitted},
+	{"CommittedAtomically", checker.TornTxn},
+	{"AckedCommitInLog", checker.LostCommit},
+	{"LSOAdvances", checker.HangingTxn},
+}
+
+// TxnKind names TLC's finding on a transactional trace (TxnSpec) by the
+// kind checker/txn gives the same anomaly: for a trace every line of which
+// was explained, the first violated property's (txnProperties), "" for none;
+// for one rejected, a ReadCommitted line's (aborted-read: a record returned
+// that is not Visible; committed-unread: one skipped that is), else
+// nonconformance (an answer of the coordinator or the leaders no rule
+// explains). ok is false when TLC did not conclude.
+func TxnKind(v *Verdict) (kind checker.Kind, ok bool) {
+	switch {
+	case v.Inconclusive != "":
+		return "", false
+	case !v.Accepted && v.AtEvent == "ReadCommitted":
+		return checker.AbortedRead, true
+	case !v.Accepted && v.AtEvent == "ReadCommittedSkipped":
+		return checker.CommittedUnread, true
+	case !v.Accepted:
+		return checker.NonConformance, true
+	}
+	for _, p := range txnProperties {
+		if slices.Contains(v.Violated, p.name) {
+			return p.kind, true
+		}
+	}
+	return "", true
 }
