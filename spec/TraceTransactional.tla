@@ -2,60 +2,57 @@
 (***************************************************************************)
 (* TLC trace validation of a transactional trace: the coordinator and the  *)
 (* leaders of TransactionalProducer held to every transactional answer a   *)
-(* real broker gave, then TransactionalProducer's properties evaluated on  *)
-(* the log the run left.                                                   *)
+(* real broker gave, then TransactionalProducer's properties read on the   *)
+(* log the run left.                                                       *)
 (*                                                                         *)
 (* Like TraceWire, it is the broker's side: the client's requests are      *)
-(* taken as given (what it sent, with which epoch, is on the lines), so    *)
-(* it serves our producer's traces and kcheck proxy's alike.  What it      *)
-(* explains:                                                               *)
+(* taken as given (what it sent, with which epoch, is on the lines), so it *)
+(* serves our producer's traces and kcheck proxy's alike.  It explains:    *)
 (*  - the coordinator's answers (TransactionalProducer's CoordAnswer and   *)
-(*    CoordHandles, through its own coord and markersDue): InitProducerId  *)
-(*    (the first gives the epoch; TV1's KIP-360 bump after an abort), each *)
+(*    CoordHandles, on its own coord and markersDue): InitProducerId (the  *)
+(*    first gives the epoch; TV1's KIP-360 bump after an abort), each      *)
 (*    AddPartitionsToTxn answer (TV1), each EndTxn answer and, under TV2,  *)
 (*    the epoch it returned;                                               *)
 (*  - under TV2, a produce answered as written (NONE or                    *)
 (*    DUPLICATE_SEQUENCE_NUMBER): its leader added the partition to the    *)
-(*    transaction (CoordCheck: the coordinator's epoch, no decision being  *)
-(*    written), or it was in it already;                                   *)
-(*  - the markers in the read-back: on each partition, in offset order,    *)
-(*    one for each decision of the coordinator that included it, in the    *)
-(*    order decided, with the decision's type and epoch (WriteMarker), and *)
-(*    none other; a decision may still have markers due when the run ends  *)
-(*    (a hanging transaction), and then every later one on that partition  *)
-(*    too;                                                                 *)
-(*  - each ReadCommitted line (format 6): every record a read_committed    *)
-(*    consumer returned is Visible in the log read back.                   *)
+(*    transaction (CoordCheck), or it was in it already;                   *)
+(*  - the markers read back: on each partition, in offset order, one for   *)
+(*    each decision that included it, in the order decided, with the       *)
+(*    decision's epoch, and none other (MarkersWritten says why a marker's *)
+(*    type is taken as read); a decision may still have markers due when   *)
+(*    the run ends (a hanging transaction);                                *)
+(*  - each ReadCommitted line (format 6): read_committed returned exactly  *)
+(*    the Visible records.                                                 *)
 (* A line nothing explains stops TLC there (rejected at that line).        *)
 (*                                                                         *)
 (* The idempotent side of each produce answer (de-duplication, sequences,  *)
-(* offsets) is not judged here: that is IdempotentProducer's, which the Go *)
-(* mirror holds the trace to (checker/replay).  Which transaction a record *)
-(* belongs to is the translation's (checker/tv, txn.go): the one its batch *)
-(* was sent in, the batches sent after the previous transaction's end and  *)
-(* before its own EndTxn (tracer/FORMAT.md); a record's b is that number,  *)
-(* so that TransactionalProducer's TxnOf(b) is it (NumBatches = NumTxns).  *)
+(* offsets) is not judged here: the Go mirror holds the trace to it        *)
+(* (checker/replay).  Which transaction a record belongs to is the         *)
+(* translation's (checker/tv, txn.go): the one its batch was sent in       *)
+(* (tracer/FORMAT.md); a record's b is that number, so that                *)
+(* TransactionalProducer's TxnOf(b) is it (NumBatches = NumTxns).          *)
 (*                                                                         *)
-(* What the trace does not show is the broker's choice, taken where an     *)
-(* answer needs it, as silent steps (l unchanged):                         *)
-(*  - the coordinator's marker sender writing the markers due (the ones    *)
-(*    the read-back holds): MarkersWritten, which completes the            *)
-(*    transaction once none is due;                                        *)
-(*  - transaction.timeout.ms aborting an ongoing transaction               *)
-(*    (TransactionalProducer's CoordTimeout), only where the read-back     *)
-(*    holds that abort's markers.                                          *)
+(* What the trace does not show is the broker's choice, taken as silent    *)
+(* steps (l unchanged): the marker sender writing the markers due          *)
+(* (MarkersWritten), and transaction.timeout.ms aborting an ongoing        *)
+(* transaction (TransactionalProducer's CoordTimeout), only where the      *)
+(* read-back holds that abort's markers.                                   *)
 (*                                                                         *)
-(* Once every line is explained the properties are evaluated in the final  *)
-(* state and each one violated is printed (<<"kcheck-violated", name>>)    *)
-(* before "kcheck-accepted": a trace can be accepted by the rules and      *)
-(* violate NoWriteInOtherTxn, as KAFKA-17754 is under TV1.                 *)
+(* Once every line is explained, each property violated is printed         *)
+(* (<<"kcheck-violated", name>>) before "kcheck-accepted": a trace can be  *)
+(* accepted by the rules and violate NoWriteInOtherTxn, as KAFKA-17754 is  *)
+(* under TV1.  The read-back is judged one window at a time (SegmentLine)  *)
+(* so that the evaluation stays linear in the log.                         *)
 (*                                                                         *)
-(* `kcheck verify --tlc` writes TraceData.tla next to this module          *)
-(* (checker/tv/txn.go): TraceLog; TParts, the partitions; TTxns, the       *)
-(* transactions (1..TTxns); TBegun, the highest transaction begun;         *)
-(* TMarkers[p], our producer's markers read back from p, in offset order   *)
-(* ([ctl, ep]); TSent[t], the record ids sent in transaction t.  The      *)
-(* configuration sets TV from the header, and NumBatches = NumTxns = TTxns.*)
+(* `kcheck verify --tlc` writes TraceData.tla next to this module: TraceLog *)
+(* (each line a record, written as an operator's application, as TraceWire *)
+(* does); TParts, the partitions; TTxns, the transactions (1..TTxns);      *)
+(* TBegun, the highest transaction begun; TRead, the partitions read back; *)
+(* TMarkers[p], our producer's markers read back from p in offset order    *)
+(* ([ctl, ep]); TSent[t], the ids of the records sent in transaction t to  *)
+(* a partition read back.  The configuration sets TV from the header,      *)
+(* NumBatches = NumTxns = TTxns, and the other constants as the Java       *)
+(* client's (TransactionalProducer's ASSUMEs).                              *)
 (***************************************************************************)
 EXTENDS TransactionalProducer, TraceData, TLC
 
@@ -81,10 +78,13 @@ CtlOf(st) == IF st \in {"PrepareCommit", "CompleteCommit"} THEN "COMMIT" ELSE "A
 \* writes the transaction's epoch rather than the bumped one (its EndTxn bumps
 \* after the markers); both are taken.
 MarkerEps == IF TV = "TV2" THEN {coord.ep, coord.ep - 1} ELSE {coord.ep}
+\* A partition the trace did not read back (a run cut off before its
+\* read-back) shows no marker: any may have been written.
 NextMarkerIs(p, ctls, eps) ==
-    /\ mk[p] <= Len(TMarkers[p])
-    /\ TMarkers[p][mk[p]].ctl \in ctls
-    /\ TMarkers[p][mk[p]].ep \in eps
+    \/ p \notin TRead
+    \/ /\ mk[p] <= Len(TMarkers[p])
+       /\ TMarkers[p][mk[p]].ctl \in ctls
+       /\ TMarkers[p][mk[p]].ep \in eps
 
 -----------------------------------------------------------------------------
 (* Silent steps: the broker's choices the trace does not show. *)
@@ -126,9 +126,9 @@ Timeout ==
     /\ UNCHANGED tvars
 
 -----------------------------------------------------------------------------
-(* The properties, read on the log the run left: TransactionalProducer's,    *)
-(* and the end of a run's reading of the two that are not invariants of the *)
-(* log alone.                                                                *)
+(* The properties, read on the log the run left: TransactionalProducer's,  *)
+(* and the end of a run's reading of the two that are not invariants of    *)
+(* the log alone.                                                          *)
 
 \* AckedCommitInLog for real batches: every record sent in a transaction the
 \* application was told committed is in the log, committed, once no marker is
@@ -355,6 +355,11 @@ TraceInit ==
     /\ txn = <<>> /\ creqs = <<>> /\ cresps = <<>> /\ lateP = {} /\ lateC = {}
 
 TraceNext == Logged \/ Load \/ Judge \/ MarkersWritten \/ Timeout
+
+\* What tells two states apart (the configuration's VIEW): all but event, which
+\* CoordTimeout sets and no line reads, so that a transaction explained with
+\* a timeout and without one, leaving the same coordinator, is one state.
+TraceView == <<l, mk, ended, viol, fates, cids, judge, coord, markersDue, epoch, log, ongoing, decided, told>>
 
 TraceFinished == l > Len(TraceLog) /\ ~judge
 
