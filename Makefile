@@ -74,6 +74,12 @@ scenarios-quick: build
 # schedule and each client family's prediction per counterexample).
 # scenarios-check writes nothing and fails when a file is stale, missing or
 # extra; part of make test.
+# Every broker kcheck can run, probed on the producer-state cases (kcheck
+# broker probe): traces/brokers/NAME/ and the table traces/brokers/TABLE.md.
+.PHONY: brokers-probe
+brokers-probe: build
+	traces/brokers/probe.sh
+
 .PHONY: scenarios scenarios-quick scenarios-derive scenarios-check
 scenarios-derive: build
 	@jar=$(TLC_JAR) && KCHECK_TLA2TOOLS=$$jar $(KCHECK) scenarios derive --spec-dir spec --out spec/scenarios

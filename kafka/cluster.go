@@ -609,7 +609,7 @@ func runLogged(ctx context.Context, log, name string, args ...string) error {
 		if cause := context.Cause(ctx); cause != nil {
 			return cause
 		}
-		return fmt.Errorf("%w; the end of %s:\n%s", err, log, indent(tail(log)))
+		return fmt.Errorf("%w; the end of %s:\n%s", err, log, indent(Tail(log)))
 	}
 	return nil
 }
@@ -649,7 +649,7 @@ func (c *Cluster) startProcess(n *node, what, java string, args []string) error 
 func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 	for _, n := range c.nodes {
 		for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
-			err := probe(ctx, n.Addr, len(c.nodes))
+			err := Probe(ctx, n.Addr, len(c.nodes))
 			if err == nil {
 				break
 			}
@@ -662,7 +662,7 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 				t.Stop()
 				if errors.Is(context.Cause(ctx), errStartTimeout) {
 					return fmt.Errorf("kafka: node %d at %s did not answer within %v: %v; the end of %s:\n%s",
-						n.ID, n.Addr, timeout, err, n.Log(), indent(tail(n.Log())))
+						n.ID, n.Addr, timeout, err, n.Log(), indent(Tail(n.Log())))
 				}
 				return fmt.Errorf("kafka: start interrupted: %w", context.Cause(ctx))
 			case <-t.C:
@@ -678,7 +678,7 @@ func (c *Cluster) exitError() error {
 		select {
 		case <-c.zk.exited:
 			return fmt.Errorf("kafka: ZooKeeper (for Kafka %s) exited during start (%v); the end of %s:\n%s",
-				c.version, c.zk.err, c.zk.Log(), indent(tail(c.zk.Log())))
+				c.version, c.zk.err, c.zk.Log(), indent(Tail(c.zk.Log())))
 		default:
 		}
 	}
@@ -686,16 +686,16 @@ func (c *Cluster) exitError() error {
 		select {
 		case <-n.exited:
 			return fmt.Errorf("kafka: node %d exited during start (%v); the end of %s:\n%s",
-				n.ID, n.err, n.Log(), indent(tail(n.Log())))
+				n.ID, n.err, n.Log(), indent(Tail(n.Log())))
 		default:
 		}
 	}
 	return errors.New("kafka: a node exited during start")
 }
 
-// probe reports whether the broker at addr is ready: nil means it answered
+// Probe reports whether the broker at addr is ready: nil means it answered
 // a Metadata request listing want brokers, and an InitProducerId request.
-func probe(ctx context.Context, addr string, want int) error {
+func Probe(ctx context.Context, addr string, want int) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	conn, err := wire.Dial(ctx, addr, "kcheck-kafka")
@@ -945,7 +945,7 @@ func (c *Cluster) StartNode(ctx context.Context, id int) error {
 		return err
 	}
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
-		err := probe(ctx, n.Addr, len(c.nodes))
+		err := Probe(ctx, n.Addr, len(c.nodes))
 		if err == nil {
 			return nil
 		}
@@ -953,7 +953,7 @@ func (c *Cluster) StartNode(ctx context.Context, id int) error {
 		select {
 		case <-n.exited:
 			t.Stop()
-			return fmt.Errorf("kafka: node %d exited after its restart (%v); the end of %s:\n%s", n.ID, n.err, n.Log(), indent(tail(n.Log())))
+			return fmt.Errorf("kafka: node %d exited after its restart (%v); the end of %s:\n%s", n.ID, n.err, n.Log(), indent(Tail(n.Log())))
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("kafka: node %d did not answer after its restart: %v", n.ID, err)

@@ -279,11 +279,11 @@ func TestTail(t *testing.T) {
 		lines = append(lines, "line "+strconv.Itoa(i))
 	}
 	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	got := tail(path)
+	got := Tail(path)
 	if len(got) != tailLines || got[len(got)-1] != "line 49" {
 		t.Errorf("tail: %q", got)
 	}
-	if got := tail(filepath.Join(t.TempDir(), "none")); len(got) != 1 || !strings.Contains(got[0], "no such file") {
+	if got := Tail(filepath.Join(t.TempDir(), "none")); len(got) != 1 || !strings.Contains(got[0], "no such file") {
 		t.Errorf("tail of a missing file: %q", got)
 	}
 }

@@ -9,10 +9,10 @@ import (
 // tailLines is how many lines of a log an error shows.
 const tailLines = 20
 
-// tail returns the last lines of the file at path, or a line saying why it
+// Tail returns the last lines of the file at path, or a line saying why it
 // cannot. When a Java stack trace fills the end, its first lines are kept:
 // they hold the exception and its message.
-func tail(path string) []string {
+func Tail(path string) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return []string{"(" + err.Error() + ")"}

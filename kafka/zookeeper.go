@@ -53,12 +53,12 @@ func (c *Cluster) startZooKeeper(ctx context.Context, java, classpath, logOpt st
 		case <-zk.exited:
 			t.Stop()
 			return fmt.Errorf("kafka: ZooKeeper (for Kafka %s) did not start: it exited (%v); the end of %s:\n%s",
-				c.version, zk.err, zk.Log(), indent(tail(zk.Log())))
+				c.version, zk.err, zk.Log(), indent(Tail(zk.Log())))
 		case <-ctx.Done():
 			t.Stop()
 			if errors.Is(context.Cause(ctx), errStartTimeout) {
 				return fmt.Errorf("kafka: ZooKeeper (for Kafka %s) did not start: no answer at %s: %v; the end of %s:\n%s",
-					c.version, zk.Addr, err, zk.Log(), indent(tail(zk.Log())))
+					c.version, zk.Addr, err, zk.Log(), indent(Tail(zk.Log())))
 			}
 			return fmt.Errorf("kafka: start interrupted: %w", context.Cause(ctx))
 		case <-t.C:

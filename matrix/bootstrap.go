@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	bk "github.com/kcheck/kcheck/brokers"
 	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -13,6 +14,7 @@ import (
 // Skipped is a scenario a matrix did not run, and why.
 type Skipped struct {
 	Scenario string `json:"scenario"`
+	Broker   string `json:"broker,omitempty"` // the broker it cannot run on; "": any of this matrix
 	Why      string `json:"why"`
 }
 
@@ -27,6 +29,31 @@ func NeedsOwnBrokers(s *Scenario) string {
 		return fmt.Sprintf("it needs brokers set to forget an idle producer after %v (producer.id.expiration.ms), which only brokers kcheck starts are", s.Expiry)
 	}
 	return ""
+}
+
+// CannotRun says why scenario s cannot run on broker b, or "" when it can:
+// a broker other than Apache Kafka runs as one node here, with no setting
+// for producer-state expiry.
+func CannotRun(b bk.Spec, s *Scenario) string {
+	if b.Kind == bk.Kafka {
+		return ""
+	}
+	switch {
+	case s.Nodes > 1:
+		return fmt.Sprintf("its faults pause, kill or restart the nodes of an Apache Kafka cluster of %d kcheck starts; %s runs as one broker here", s.Nodes, b)
+	case s.Expiry > 0:
+		return fmt.Sprintf("it needs brokers set to forget an idle producer after %v (producer.id.expiration.ms), a setting kcheck cannot give %s", s.Expiry, b)
+	}
+	return ""
+}
+
+// BrokerWords is a broker of a matrix (Config.Brokers) in words: "Kafka
+// 4.1.0", "tansu 0.6.0".
+func BrokerWords(name string) string {
+	if s, err := bk.Parse(name); err == nil {
+		return s.String()
+	}
+	return name
 }
 
 // external splits scenarios into those a cluster kcheck did not start can

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	bk "github.com/kcheck/kcheck/brokers"
+	"github.com/kcheck/kcheck/checker"
 	"github.com/kcheck/kcheck/checker/verify"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -37,6 +39,11 @@ type Cell struct {
 	Seconds   float64   `json:"seconds"`   // wall time of the run, verify included
 	Trace     string    `json:"trace"`     // where the trace was kept
 	Err       string    `json:"error"`     // the cell could not run: why
+	// BrokerFinding is an answer of the broker that the spec's broker
+	// (checker/replay on the wire, Apache Kafka's rules) cannot explain:
+	// the line, the answer and the rule, from verify's nonconformance.
+	// It is the broker's, kept apart from the client's anomalies.
+	BrokerFinding string `json:"broker_finding,omitempty"`
 
 	// Predictions, for a client of Unknown family, are every family's
 	// prediction (family → prediction), Predicted their summary; Like are
@@ -80,7 +87,13 @@ func (c cellSpec) cell() Cell {
 		fam = c.scenario.Family(c.client.family())
 	}
 	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: fam, Shape: c.shape.Name, Run: c.run}
-	cell.predict(c.scenario.Predictions, len(c.scenario.Schedule) > 0)
+	predictions := c.scenario.Predictions
+	if spec, _ := bk.Parse(c.broker); spec.Kind == bk.Tansu {
+		// The spec's broker is Apache Kafka's (kfake emulates it): for a
+		// broker that follows other rules it predicts nothing yet.
+		predictions = nil
+	}
+	cell.predict(predictions, len(c.scenario.Schedule) > 0)
 	return cell
 }
 
@@ -104,6 +117,15 @@ func (c cellSpec) topic() string {
 	return "sc-" + c.base()
 }
 
+// kafkaVersion is the Kafka version a broker runs or emulates, for our
+// producer's own trace: "" (unknown) for one that is not Kafka.
+func kafkaVersion(s bk.Spec) string {
+	if s.Kind == bk.Tansu {
+		return ""
+	}
+	return s.Version
+}
+
 // runCell runs c: the client through kcheck proxy with the scenario's
 // schedule, then kcheck verify and the reached check on its trace.
 func runCell(ctx context.Context, c cellSpec) Cell {
@@ -117,7 +139,8 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		cell.Seconds = time.Since(start).Seconds()
 		return cell
 	}
-	argv := []string{"proxy", "--bootstrap", c.addr, "--broker-version", c.broker, "--topic", topic,
+	spec, _ := bk.Parse(c.broker)
+	argv := []string{"proxy", "--bootstrap", c.addr, "--broker-kind", string(spec.Kind), "--broker-version", spec.Version, "--topic", topic,
 		"--client", c.client.Name, "--trace", trace}
 	if len(c.scenario.Schedule) > 0 {
 		argv = append(argv, "--schedule", c.schedule)
@@ -126,7 +149,7 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		argv = append(argv, "--cluster", c.control)
 	}
 	argv = append(argv, "--")
-	argv = append(argv, c.client.command(c.argv, c.shape, topic, c.broker, filepath.Join(c.dir, base+".own.jsonl"), c.opts)...)
+	argv = append(argv, c.client.command(c.argv, c.shape, topic, kafkaVersion(spec), filepath.Join(c.dir, base+".own.jsonl"), c.opts)...)
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, c.kcheck, argv...)
@@ -176,15 +199,25 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	}
 	cell.Verdict = string(rep.Verdict)
 	seen := map[string]bool{}
+	flagged := rep.Verdict == verify.Inconclusive // the client's: a broker's nonconformance is not
 	for _, v := range rep.Violations {
 		if k := string(v.Kind); !seen[k] {
 			seen[k] = true
 			cell.Kinds = append(cell.Kinds, k)
 		}
+		if v.Kind == checker.NonConformance && cell.BrokerFinding == "" {
+			// The trace is the proxy's: the client's attempts are taken
+			// as given, so what the spec cannot explain is an answer.
+			cell.BrokerFinding = fmt.Sprintf("%s:%d: %s", trace, firstLine(v.Lines), v.Detail)
+			continue
+		}
+		if v.Kind != checker.NonConformance {
+			flagged = true
+		}
 	}
 	cell.Happened = Happen(sum, rep.Order)
 	cell.What = cell.Happened.String()
-	cell.Agreement = Agree(rep.Verdict != verify.Valid, cell.Happened)
+	cell.Agreement = Agree(flagged, cell.Happened)
 	cell.judge()
 	reach, err := reachOf(trace, c.scenario.Steps)
 	if err != nil {
@@ -193,6 +226,13 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 	cell.Reach = reach
 	cell.Seconds = time.Since(start).Seconds()
 	return cell
+}
+
+func firstLine(lines []int) int {
+	if len(lines) == 0 {
+		return 0
+	}
+	return lines[0]
 }
 
 // reachOf runs the reached check over the trace at path.

@@ -63,8 +63,8 @@ func (r *Results) WriteHTML(w io.Writer) error {
 	t, gt := r.Tally(), r.GateTally()
 	pg := htmlPage{Base: report.BaseCSS(), Brokers: r.Brokers,
 		Title: fmt.Sprintf("kcheck scenarios run: %d cells", t.Cells),
-		Run: fmt.Sprintf("%s UTC, load average at the start %s, %.0f s in all; clients %s; Kafka %s",
-			r.Started.Format("2006-01-02 15:04"), r.Load, r.Total, strings.Join(r.Clients, ", "), strings.Join(r.Brokers, ", "))}
+		Run: fmt.Sprintf("%s UTC, load average at the start %s, %.0f s in all; clients %s; brokers %s",
+			r.Started.Format("2006-01-02 15:04"), r.Load, r.Total, strings.Join(r.Clients, ", "), brokerList(r.Brokers))}
 	switch {
 	case gt.Fail > 0:
 		pg.Word, pg.Class = "FAIL", "violations"
@@ -129,4 +129,13 @@ func (r *Results) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("HTML report: %w", err)
 	}
 	return nil
+}
+
+// brokerList is a matrix's brokers in words, joined.
+func brokerList(names []string) string {
+	words := make([]string, len(names))
+	for i, n := range names {
+		words[i] = BrokerWords(n)
+	}
+	return strings.Join(words, ", ")
 }

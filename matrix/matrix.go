@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	bk "github.com/kcheck/kcheck/brokers"
 	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/nemesis"
+	"github.com/kcheck/kcheck/workload"
 )
 
 // Baseline is the scenario with no faults, run first: what each client
@@ -71,7 +73,7 @@ type Config struct {
 	Env         Env
 	Scenarios   []*Scenario
 	Clients     []Client
-	Brokers     []string // Kafka versions
+	Brokers     []string // the brokers, as brokers.Parse reads them: Kafka versions ("4.1.0"), kfake-V, tansu-0.6.0
 	Shapes      []Shape
 	Runs        int
 	Dir         string        // where every cell's trace, output and stderr are kept
@@ -192,6 +194,20 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, err
 	}
 	var skipped []Skipped
+	for _, name := range cfg.Brokers {
+		spec, err := bk.Parse(name)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Kind == bk.Crabka {
+			return nil, fmt.Errorf("broker %s: %s", name, bk.CrabkaRefused)
+		}
+		for _, s := range cfg.Scenarios {
+			if why := CannotRun(spec, s); why != "" {
+				skipped = append(skipped, Skipped{Scenario: s.Name, Broker: name, Why: why})
+			}
+		}
+	}
 	if cfg.Bootstrap != "" {
 		if len(cfg.Brokers) != 1 {
 			return nil, fmt.Errorf("a cluster kcheck did not start (%s) runs one Kafka version, not %d", cfg.Bootstrap, len(cfg.Brokers))
@@ -242,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	start := time.Now()
 	// The brokers running, for the cells of one version and need.
-	var b *brokers
+	var b *running
 	var bv string
 	var bneed brokerNeed
 	var made []string // the topics of the cells run on cfg.Bootstrap
@@ -294,7 +310,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			// left out.
 			stop()
 			res.Total = time.Since(start).Seconds()
-			res.Interrupted = fmt.Sprintf("interrupted during %s, %s, %s, run %d, on Kafka %s", s.Name, c.Name, sh.Name, p.run, p.broker)
+			res.Interrupted = fmt.Sprintf("interrupted during %s, %s, %s, run %d, on %s", s.Name, c.Name, sh.Name, p.run, BrokerWords(p.broker))
 			return res, ctx.Err()
 		}
 		res.Cells = append(res.Cells, cell)
@@ -311,22 +327,26 @@ type brokerNeed struct {
 	nodes  int
 }
 
-// brokers are the brokers of a group of scenarios, running.
-type brokers struct {
+// running are the brokers of a group of scenarios, running.
+type running struct {
 	addr string         // a broker of the cluster
 	cl   *kafka.Cluster // nil: a cluster kcheck did not start
 
 	expiryCheck time.Duration
 	control     string       // the cluster's control address, for kcheck proxy --cluster
+	other       *bk.Running  // a broker other than Apache Kafka (brokers/)
 	srv         *http.Server // serving control
 }
 
 // startBrokers starts Kafka version v as need says (s, the group's first
 // scenario, has its expiry check), and for a cluster serves its control on
 // loopback.
-func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s *Scenario) (*brokers, error) {
+func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s *Scenario) (*running, error) {
 	if cfg.Bootstrap != "" {
-		return &brokers{addr: cfg.Bootstrap}, nil
+		return &running{addr: cfg.Bootstrap}, nil
+	}
+	if spec, _ := bk.Parse(v); spec.Kind != bk.Kafka {
+		return startOther(ctx, cfg, spec)
 	}
 	kc := kafka.Config{Version: v, Cache: cfg.Cache, Nodes: need.nodes}
 	if need.expiry > 0 {
@@ -342,7 +362,7 @@ func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s 
 	if err != nil {
 		return nil, fmt.Errorf("starting Kafka %s (%d nodes): %w", v, need.nodes, err)
 	}
-	b := &brokers{addr: cl.Addrs()[0], cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
+	b := &running{addr: cl.Addrs()[0], cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
 	if need.nodes > 1 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -354,9 +374,42 @@ func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s 
 	return b, nil
 }
 
+// startOther starts a broker other than Apache Kafka: kfake emulating its
+// Kafka version, or tansu (built into the cache the first time), one node.
+func startOther(ctx context.Context, cfg Config, spec bk.Spec) (*running, error) {
+	var r *bk.Running
+	var err error
+	switch spec.Kind {
+	case bk.Kfake:
+		em, ok := workload.Emulations[spec.Version]
+		if !ok {
+			return nil, fmt.Errorf("broker %s: kfake emulates no such Kafka version", spec.Name())
+		}
+		r, err = bk.StartKfake(spec.Version, em.Versions, 1, nil)
+	case bk.Tansu:
+		cache := cfg.Cache
+		if cache == "" {
+			if cache, err = kafka.DefaultCache(); err != nil {
+				return nil, err
+			}
+		}
+		var bin string
+		if bin, _, err = bk.BuildTansu(ctx, cache, io.Discard); err != nil {
+			return nil, err
+		}
+		r, err = bk.StartTansu(ctx, bin, filepath.Join(cfg.Dir, spec.Name()), 0, time.Minute)
+	default:
+		err = fmt.Errorf("broker %s: kcheck cannot start it", spec.Name())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", spec, err)
+	}
+	return &running{addr: r.Addrs[0], other: r}, nil
+}
+
 // whole starts again any node a cell left down (its fault's end failed),
 // so that the next cell starts on the whole cluster.
-func (b *brokers) whole(ctx context.Context) error {
+func (b *running) whole(ctx context.Context) error {
 	if b.cl == nil {
 		return nil
 	}
@@ -371,9 +424,15 @@ func (b *brokers) whole(ctx context.Context) error {
 	return nil
 }
 
-func (b *brokers) stop(log io.Writer) {
+func (b *running) stop(log io.Writer) {
 	if b.srv != nil {
 		b.srv.Close()
+	}
+	if b.other != nil {
+		if err := b.other.Stop(); err != nil {
+			fmt.Fprintf(log, "matrix: stopping %s: %v\n", b.other.Spec, err)
+		}
+		return
 	}
 	if b.cl == nil {
 		return
@@ -386,14 +445,14 @@ func (b *brokers) stop(log io.Writer) {
 // line is a cell's progress line.
 func (c Cell) line() string {
 	if c.Err != "" {
-		return fmt.Sprintf("%s | Kafka %s | %s | %s | error: %s", c.Scenario, c.Broker, c.Client, c.Shape, c.Err)
+		return fmt.Sprintf("%s | %s | %s | %s | error: %s", c.Scenario, BrokerWords(c.Broker), c.Client, c.Shape, c.Err)
 	}
 	like := ""
 	if w := c.likeWords(); w != "" {
 		like = " | " + w
 	}
-	return fmt.Sprintf("%s | Kafka %s | %s | %s | %s | %s | verify %s (%s) | predicted %s%s | %.1f s",
-		c.Scenario, c.Broker, c.Client, c.Shape, c.Reach.Status, c.What, c.Verdict, c.Agreement, c.Predicted, like, c.Seconds)
+	return fmt.Sprintf("%s | %s | %s | %s | %s | %s | verify %s (%s) | predicted %s%s | %.1f s",
+		c.Scenario, BrokerWords(c.Broker), c.Client, c.Shape, c.Reach.Status, c.What, c.Verdict, c.Agreement, c.Predicted, like, c.Seconds)
 }
 
 func loadAvg() string {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	bk "github.com/kcheck/kcheck/brokers"
 )
 
 // Shard is the part of a matrix one machine runs, so that N machines (CI
@@ -107,9 +109,13 @@ func plan(cfg Config) []planned {
 	}
 	var out []planned
 	for _, v := range cfg.Brokers {
+		spec, _ := bk.Parse(v) // Run has parsed them
 		for _, need := range needs {
 			scs := byNeed[need]
 			for _, s := range scs {
+				if CannotRun(spec, s) != "" {
+					continue // Run lists it as skipped
+				}
 				for _, c := range cfg.Clients {
 					for _, sh := range cfg.Shapes {
 						for run := 1; run <= runs; run++ {

@@ -85,12 +85,16 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if r.Bootstrap != "" {
 		fmt.Fprintf(&b, "On the cluster at %s, which kcheck did not start (Kafka %s), each topic named with this run's id and deleted at the end.\n\n",
 			r.Bootstrap, strings.Join(r.Brokers, ", "))
-		for _, s := range r.Skipped {
-			fmt.Fprintf(&b, "- Skipped %s: %s.\n", s.Scenario, s.Why)
+	}
+	for _, s := range r.Skipped {
+		on := ""
+		if s.Broker != "" {
+			on = " on " + BrokerWords(s.Broker)
 		}
-		if len(r.Skipped) > 0 {
-			b.WriteString("\n")
-		}
+		fmt.Fprintf(&b, "- Skipped %s%s: %s.\n", s.Scenario, on, s.Why)
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n")
 	}
 	if r.Repredicted != "" {
 		fmt.Fprintf(&b, "The model's predictions were read again from spec/scenarios %s, after the cells ran (`kcheck scenarios run --from`).\n\n", r.Repredicted)
@@ -113,7 +117,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\nWall time %.0f s.\n\n", r.Seconds[n])
 		b.WriteString("| client | model predicts | shape |")
 		for _, v := range r.Brokers {
-			fmt.Fprintf(&b, " Kafka %s |", v)
+			fmt.Fprintf(&b, " %s |", BrokerWords(v))
 		}
 		b.WriteString("\n|---|---|---|")
 		for range r.Brokers {
@@ -142,7 +146,20 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Worse than the model predicts\n\n")
 		sort.SliceStable(worse, func(i, j int) bool { return worse[i].Client < worse[j].Client })
 		for _, c := range worse {
-			fmt.Fprintf(&b, "- %s on Kafka %s, %s, %s: %s (family %s predicts pass); trace %s\n", c.Client, c.Broker, c.Scenario, c.Shape, c.What, c.Family, c.Trace)
+			fmt.Fprintf(&b, "- %s on %s, %s, %s: %s (family %s predicts pass); trace %s\n", c.Client, BrokerWords(c.Broker), c.Scenario, c.Shape, c.What, c.Family, c.Trace)
+		}
+	}
+	var found []Cell
+	for _, c := range r.Cells {
+		if c.BrokerFinding != "" {
+			found = append(found, c)
+		}
+	}
+	if len(found) > 0 {
+		b.WriteString("\n### Broker findings\n\n" +
+			"Answers of a broker that the spec's broker (Apache Kafka's rules, checked on the wire) cannot explain; the broker's, not the client's, and not counted above.\n\n")
+		for _, c := range found {
+			fmt.Fprintf(&b, "- %s, %s, %s, %s: %s\n", BrokerWords(c.Broker), c.Scenario, c.Client, c.Shape, c.BrokerFinding)
 		}
 	}
 	r.writeUnknown(&b)

@@ -358,4 +358,9 @@ func TestFates(t *testing.T) {
 	if want := "[committed aborted committed open aborted open]"; got != want {
 		t.Fatalf("fates %s, want %s", got, want)
 	}
+	// The markers that close them: pid 1's commit (index 0) for 0 and 2, pid
+	// 2's abort (index 1) for 1 and 5, none for 4 and 7.
+	if got, want := fmt.Sprint(Closers(log, ctl)), "[0 1 0 -1 1 -1]"; got != want {
+		t.Fatalf("closers %s, want %s", got, want)
+	}
 }

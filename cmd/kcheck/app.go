@@ -24,6 +24,7 @@ func commands() []*cli.Command {
 		verifyCommand(),
 		tlcCommand(),
 		kafkaCommand(),
+		brokerCommand(),
 		proxyCommand(),
 		readbackCommand(),
 		scenariosCommand(),

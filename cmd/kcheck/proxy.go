@@ -106,7 +106,7 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "trace", Usage: "write the trace to `FILE`; without it the proxy only forwards", TakesFile: true},
 			&cli.StringFlag{Name: "topic", Usage: "trace produce requests to `TOPIC` (default: the first topic produced to)"},
 			&cli.StringFlag{Name: "client", Usage: "`NAME` of the client under test, for the trace header (default: its client id)"},
-			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka or kfake"},
+			&cli.StringFlag{Name: "broker-kind", Value: "kafka", Usage: "what the upstream is: kafka, kfake or tansu"},
 			&cli.StringFlag{Name: "broker-version", Usage: "the Kafka `VERSION` the upstream runs (or, for kfake, emulates), e.g. 4.1.0"},
 			&cli.StringSliceFlag{Name: "fault", Usage: "a fault to inject, `KIND[:k=v,...]` (repeatable; see kcheck run --help)"},
 			scheduleFlag,
@@ -126,25 +126,11 @@ func proxyConfig(c *cli.Context) (proxy.Config, error) {
 	if cfg.Upstream == "" {
 		return cfg, usageErrorf("proxy: --bootstrap HOST:PORT (the upstream cluster) is required")
 	}
-	switch kind, v := c.String("broker-kind"), c.String("broker-version"); kind {
-	case "kafka":
-		cfg.Broker = workload.KafkaBroker(v)
-	case "kfake":
-		if v == "" {
-			v = "4.1"
-		}
-		mm := v // major.minor
-		if parts := strings.SplitN(v, ".", 3); len(parts) > 1 {
-			mm = parts[0] + "." + parts[1]
-		}
-		em, ok := workload.Emulations[mm]
-		if !ok {
-			return cfg, usageErrorf("proxy: --broker-version %q: kfake emulates no such version", v)
-		}
-		cfg.Broker = tracer.Broker{Kind: "kfake", Version: mm, NoStateRule: em.Rule}
-	default:
-		return cfg, usageErrorf("proxy: --broker-kind %q: want kafka or kfake", kind)
+	b, err := proxyBroker(c.String("broker-kind"), c.String("broker-version"))
+	if err != nil {
+		return cfg, usageErrorf("proxy: %v", err)
 	}
+	cfg.Broker = b
 	faults, err := faultFlags(c)
 	if err != nil {
 		return cfg, usageErrorf("proxy: %v", err)
@@ -307,4 +293,32 @@ func runClient(c *cli.Context, command []string, addr, outcomes string) error {
 	default:
 		return &exitError{code: exitUsage, err: fmt.Errorf("proxy: the client %q: %w", args[0], err)}
 	}
+}
+
+// proxyBroker is the trace header's broker for --broker-kind kind and
+// --broker-version v.
+func proxyBroker(kind, v string) (tracer.Broker, error) {
+	switch kind {
+	case "kafka":
+		return workload.KafkaBroker(v), nil
+	case "kfake":
+		if v == "" {
+			v = "4.1"
+		}
+		mm := v // major.minor
+		if parts := strings.SplitN(v, ".", 3); len(parts) > 1 {
+			mm = parts[0] + "." + parts[1]
+		}
+		em, ok := workload.Emulations[mm]
+		if !ok {
+			return tracer.Broker{}, fmt.Errorf("--broker-version %q: kfake emulates no such version", v)
+		}
+		return tracer.Broker{Kind: "kfake", Version: mm, NoStateRule: em.Rule}, nil
+	case "tansu":
+		// A Kafka-compatible broker is held to the rules clients expect
+		// of Apache Kafka 2.5 to 4.4: where it follows others, verify
+		// says so (a broker finding, issue 31).
+		return tracer.Broker{Kind: "tansu", Version: v, NoStateRule: "v25to44"}, nil
+	}
+	return tracer.Broker{}, fmt.Errorf("--broker-kind %q: want kafka, kfake or tansu", kind)
 }

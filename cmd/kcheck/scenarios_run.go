@@ -48,7 +48,20 @@ whose nodes the proxy pauses, kills, stops and cuts off (kcheck proxy
 --cluster), with request and delivery timeouts of 5 s and 30 s; the
 Baseline runs on the same cluster. The model predicts nothing for them
 (they are not derived by TLC): a cell says what happened, and whether
-kcheck verify agrees. Without --brokers: Kafka 4.1.0 and 4.4.0.
+kcheck verify agrees.
+
+--brokers lists the brokers (without it: Kafka 4.1.0 and 4.4.0): an
+Apache Kafka release by its version (4.1.0, or kafka-4.1.0: 2.8.x on
+ZooKeeper, 3.3 and later in KRaft mode, fetched from Maven Central), kfake-V
+(kfake in this process, emulating Kafka V: 2.4, 3.9, 4.0 to 4.5) or
+tansu-0.6.0 (built once with cargo into the cache, about 15 minutes on 2
+cores; kcheck broker --help). A broker other than Apache Kafka runs as one
+node with no producer-state expiry setting: the scenarios that need a
+cluster or an expiry are listed as skipped on it, with why. tansu's cells
+show no prediction: the spec's broker follows Apache Kafka's rules, and
+kcheck verify holds tansu's answers to them (a nonconformance is the
+broker's). crabka cannot be had from crates.io: exit 2, with the registry's
+answer.
 
 A client can also be a build of one of them, NAME@VERSION or NAME@PATH
 (--clients java@4.0.0,kgo@../franz-go), built or installed in its own
@@ -208,7 +221,7 @@ func scenariosRunCommand() *cli.Command {
 			&cli.BoolFlag{Name: "baseline", Value: true, Usage: "also run the Baseline, no faults, first"},
 			&cli.StringSliceFlag{Name: "clients", Usage: "the clients `LIST` (default all: " + strings.Join(matrix.ClientNames(), ",") + "), or builds of them, NAME@VERSION or NAME@PATH (see below)"},
 			&cli.StringSliceFlag{Name: "client-def", Usage: "also run the client `FILE` defines: its name, family and command (repeatable; see below, and drivers/DRIVERS.md)", TakesFile: true},
-			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice(scenarioBrokers...), Usage: "Kafka `VERSIONS` to start"},
+			&cli.StringSliceFlag{Name: "brokers", Value: cli.NewStringSlice(scenarioBrokers...), Usage: "the `BROKERS` to start: Kafka versions (4.1.0 or kafka-4.1.0), kfake-V, tansu-0.6.0 (see above)"},
 			&cli.StringFlag{Name: "bootstrap", Usage: "run on the cluster at `HOST:PORT`, which kcheck did not start, instead (see below)"},
 			&cli.StringFlag{Name: "broker-version", Usage: "with --bootstrap: the Kafka `VERSION` the cluster runs (default: read from its ApiVersions)"},
 			&cli.StringSliceFlag{Name: "shapes", Usage: "workload `SHAPES` (default: " + strings.Join(shapeNames(matrix.Shapes()), ",") + "; also " + strings.Join(shapeNames(matrix.MoreShapes()), ",") + ")"},
