@@ -730,6 +730,10 @@ func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summ
 		}
 	}
 	lastProgress := time.Now()
+	// told: the report gets each transaction's end (drivers/OUTCOMES.md),
+	// until a transaction none of whose records was reported (failed before
+	// it had an id), which the report's rules cannot hold.
+	told := true
 	for tx, i := 1, 0; i < cfg.Records; tx++ {
 		if err := p.BeginTransaction(); err != nil {
 			mu.Lock()
@@ -740,6 +744,7 @@ func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summ
 		}
 		var wg sync.WaitGroup
 		var recs []*sentRecord
+		reported := 0 // record lines of this transaction
 		for k := 0; k < cfg.Txn.Records && i < cfg.Records; k, i = k+1, i+1 {
 			m := &producer.Message{Topic: cfg.Topic, Value: value}
 			if cfg.Keys > 0 {
@@ -760,12 +765,10 @@ func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summ
 				case m.ID == 0:
 				case err == nil:
 					out.Delivered(int(m.ID), m.Partition, m.Offset)
+					reported++
 				default:
-					var code int16
-					if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
-						code = ke.Code
-					}
-					out.Failed(int(m.ID), m.Partition, err.Error(), code)
+					out.Failed(int(m.ID), m.Partition, err.Error(), kafkaCode(err))
+					reported++
 				}
 				if err == nil {
 					sum.Acked++
@@ -792,6 +795,17 @@ func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summ
 		}
 		wg.Wait()
 		mu.Lock()
+		told = told && reported > 0
+		if told {
+			switch {
+			case err != nil:
+				out.TxnFailed(tx, !abort, err.Error(), kafkaCode(err))
+			case abort:
+				out.Aborted(tx)
+			default:
+				out.Committed(tx)
+			}
+		}
 		switch {
 		case err != nil:
 			sum.TxnFailed++
@@ -808,7 +822,15 @@ func produceTxn(ctx context.Context, p *producer.Producer, cfg Config, sum *Summ
 		if err != nil {
 			var te *producer.TxnError
 			if errors.As(err, &te) && te.Abortable {
-				if aerr := p.AbortTransaction(ctx); aerr != nil {
+				aerr := p.AbortTransaction(ctx)
+				if told && !abort {
+					if aerr != nil {
+						out.TxnFailed(tx, false, aerr.Error(), kafkaCode(aerr))
+					} else {
+						out.Aborted(tx)
+					}
+				}
+				if aerr != nil {
 					note(fmt.Errorf("transaction %d: abort after a failed commit: %w", tx, aerr))
 					break
 				}
@@ -867,4 +889,12 @@ func summariseTxn(sum *Summary, sent map[int64]*sentRecord, parts []readback.Par
 			sum.AbortCommitted++
 		}
 	}
+}
+
+// kafkaCode is the Kafka error code err carries (a *kerr.Error), 0 if none.
+func kafkaCode(err error) int16 {
+	if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+		return ke.Code
+	}
+	return 0
 }

@@ -46,10 +46,14 @@ drivers/ writes it), as "{outcomes}" in its arguments and $KCHECK_OUTCOMES.
 When the command exits, the proxy merges the report into the trace as Told
 events (tracer/FORMAT.md), which kcheck verify holds to the read-back: a
 record the application was told was delivered and that is not in the log is
-a lost-write however the wire looked. --outcomes FILE names the file instead
+a lost-write however the wire looked. A transactional client's report also
+has a line per transaction's end, merged as TxnTold events numbered as the
+wire's transaction its records went in. --outcomes FILE names the file instead
 (and, without a command, is read when the proxy stops). A report with a
-malformed line, a record twice, or a delivery of a record no produce
-request carried is refused (exit 2, file and line, no trace left). A client
+malformed line, a record twice, a delivery of a record no produce request
+carried, a transaction's end out of order, or a commit of a transaction
+none of whose records reached the wire is refused (exit 2, file and line,
+no trace left). A client
 that writes no report leaves a trace of the wire only; one that crashed
 (exit 2 or a signal) has its report ignored. Without one, it prints "bootstrap: ADDR" and runs until
 interrupted (Ctrl-C or SIGTERM).
@@ -255,6 +259,9 @@ func tell(c *cli.Context, p *proxy.Proxy, path string, given bool, cmdErr error)
 		var st proxy.TellStats
 		if st, err = p.Tell(outs, path); err == nil {
 			fmt.Fprintf(stderr, "kcheck proxy: merged what the client told its application about %d records (%d more never reached the wire)\n", st.Merged, st.Unsent)
+			if st.TxnMerged+st.TxnUnsent > 0 {
+				fmt.Fprintf(stderr, "kcheck proxy: and about %d transactions' ends (%d more of transactions that never reached the wire)\n", st.TxnMerged, st.TxnUnsent)
+			}
 			return nil
 		}
 	}

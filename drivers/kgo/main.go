@@ -5,11 +5,13 @@
 // prints the same one line of JSON as drivers/java, so a script can run
 // either: exit 0 clean, 1 anomalies or failed sends, 2 setup errors (with a
 // message on stderr). --outcomes FILE (or $KCHECK_OUTCOMES) also writes what
-// kgo reported for each record (drivers/OUTCOMES.md). With --bench it runs
-// the throughput mode instead (bench.go; bench/run.sh).
+// kgo reported for each record (drivers/OUTCOMES.md). With --transactional
+// it produces in transactions with kgo's transactional API (txn.go). With
+// --bench it runs the throughput mode instead (bench.go; bench/run.sh).
 //
 //	go build -o bin/kcheck-kgo-driver ./drivers/kgo
 //	bin/kcheck-kgo-driver --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] ... [--outcomes FILE]
+//	bin/kcheck-kgo-driver ... --transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]
 //	bin/kcheck-kgo-driver --bench --bootstrap HOST:PORT --topic T [--records N] ...
 package main
 
@@ -28,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/txnmode"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
@@ -43,7 +46,7 @@ const (
 
 	kgoModulePath  = "github.com/twmb/franz-go"
 	setupErrPrefix = "kgo driver: "
-	usage          = loadgen.SeedUsage + " [--outcomes FILE]"
+	usage          = loadgen.SeedUsage + " [--outcomes FILE] " + txnmode.Usage
 )
 
 // setupError is an error of the setup: exit 2 with its message.
@@ -64,10 +67,19 @@ type config struct {
 	codec                                 kgo.CompressionCodec
 	outcomes                              string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
 	shape                                 *loadgen.SeedConfig
+	txn                                   *txnmode.Config // --transactional; nil: idempotent
 }
 
-// result is the JSON line; its keys and their order are the Java driver's.
-type result = loadgen.SeedResult
+// result is the JSON line; its keys and their order are the Java driver's,
+// then the transactional mode's (none without it).
+type result struct {
+	*loadgen.SeedResult
+	*txnmode.Result
+}
+
+// Clean reports whether nothing failed, was lost, duplicated, reordered or
+// foreign, and every transaction ended as asked: exit 0.
+func (r *result) Clean() bool { return r.SeedResult.Clean() && r.Result.Clean() }
 
 func main() {
 	if bench, argv := loadgen.HasFlag(os.Args[1:]); bench {
@@ -113,13 +125,23 @@ var codecs = map[string]kgo.CompressionCodec{
 }
 
 // parseArgs reads the flags with loadgen.ParseSeed (the Java driver's
-// rules), and --outcomes; a usage error is a setup error.
+// rules), --outcomes and the transactional mode's (txnmode); a usage error
+// is a setup error.
 func parseArgs(argv []string) (*config, error) {
+	txn, argv, err := txnmode.Split(argv, setupErrPrefix)
+	if err != nil {
+		return nil, &setupError{err.Error()}
+	}
 	c, err := loadgen.ParseSeed(argv, map[string]string{"outcomes": ""}, setupErrPrefix, usage)
 	if err != nil {
 		return nil, &setupError{err.Error()}
 	}
-	return &config{
+	if txn != nil {
+		if err := txn.Check(c, setupErrPrefix); err != nil {
+			return nil, &setupError{err.Error()}
+		}
+	}
+	return &config{txn: txn,
 		bootstrap: c.Bootstrap, topic: c.Topic, compression: c.Compression,
 		partitions: c.Partitions, replicationFactor: c.ReplicationFactor, records: c.Records, valueBytes: c.ValueBytes, keys: c.Keys,
 		deliveryTimeout: c.DeliveryTimeout, requestTimeout: c.RequestTimeout,
@@ -285,6 +307,11 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		kgo.DisableClientMetrics(),
 	}
 	opts = append(opts, batchOpts(cfg)...) // the linger and batch size of --batch-records
+	if cfg.txn != nil {
+		// kgo's own transactional API, at its defaults (the transaction
+		// timeout 40 s): txn.go.
+		opts = append(opts, kgo.TransactionalID(cfg.txn.ID))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, setupf("starting the producer: %v", err)
@@ -294,9 +321,20 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 	keyOf := make([]int32, cfg.records)
 	acked := make([]bool, cfg.records)
 	answered := make([]bool, cfg.records)
-	res := &result{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}
+	res := &result{SeedResult: &loadgen.SeedResult{Client: "kgo", Version: kgoVersion(), FailedErrors: map[string]int{}}}
 	if cfg.shape.BatchRecords != loadgen.BatchDefault {
 		res.BatchRecords = cfg.shape.BatchRecords
+	}
+	if cfg.txn != nil {
+		err := produceTxn(ctx, cl, cfg, out, w, keyOf, acked, res)
+		closeWithin(cl, closeTimeout)
+		if err != nil {
+			return nil, err
+		}
+		if err := readBack(ctx, seeds, cfg, keyOf, res.SeedResult, acked); err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	idle := loadgen.NewIdlePhase(cfg.shape)
 
@@ -367,7 +405,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 	closeWithin(cl, closeTimeout)
 
 	// Read every partition back from the beginning up to its end offset.
-	if err := readBack(ctx, seeds, cfg, keyOf, res, acked); err != nil {
+	if err := readBack(ctx, seeds, cfg, keyOf, res.SeedResult, acked); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -521,7 +559,7 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions in
 
 // readBack reads every partition from its start to its end offset and
 // counts the records as the Java driver does (loadgen.Tally).
-func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, res *result, acked []bool) error {
+func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, res *loadgen.SeedResult, acked []bool) error {
 	start := map[int32]kgo.Offset{}
 	for p := range int32(cfg.partitions) {
 		start[p] = kgo.NewOffset().AtStart()
@@ -531,6 +569,9 @@ func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, r
 		kgo.ClientID("kcheck-kgo-readback"),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.topic: start}),
 		kgo.DisableClientMetrics(),
+		// A transactional run's markers take offsets up to the end
+		// offset: kept, so the read knows it has passed them.
+		kgo.KeepControlRecords(),
 	)
 	if err != nil {
 		return setupf("starting the read-back consumer: %v", err)
@@ -574,7 +615,9 @@ func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, r
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			next[r.Partition] = max(next[r.Partition], r.Offset+1)
-			tally.Add(r.Partition, r.Value)
+			if !r.Attrs.IsControl() {
+				tally.Add(r.Partition, r.Value)
+			}
 		})
 	}
 	tally.Finish(res.Sent, acked)

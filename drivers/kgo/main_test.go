@@ -268,3 +268,57 @@ func TestKafka(t *testing.T) {
 		t.Errorf("the same topic again: %v, want a setup error saying it exists", err)
 	}
 }
+
+// TestTransactionalKfake runs --transactional in-process against kfake
+// (Kafka 4.1, 3 brokers): 200 records in transactions of 20, every third
+// aborted; each record and each transaction's end in the report, as
+// drivers/OUTCOMES.md orders them, and the JSON line's counts.
+func TestTransactionalKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cfg, err := parseArgs([]string{"--bootstrap", strings.Join(c.ListenAddrs(), ","), "--topic", "kgo-txn",
+		"--partitions", "4", "--records", "200", "--value-bytes", "100", "--keys", "64", "--compression", "lz4",
+		"--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000", "--transactional", "--txn-records", "20", "--txn-abort-every", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	out := outcomes.New(&b)
+	res, err := run(context.Background(), cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := loadgen.EncodeLine(res)
+	t.Logf("%s", line)
+	if res.Sent != 200 || res.Acked != 200 || res.ReadBack != 200 || !res.Clean() || res.TxnCommitted != 7 || res.TxnAborted != 3 ||
+		res.TxnFailed != 0 || res.TransactionalID != "kcheck-kgo-txn" {
+		t.Errorf("result: %s", line)
+	}
+	if !strings.Contains(string(line), `"txn_records":20,"txn_abort_every":3,"txn_committed":7,"txn_aborted":3,"txn_failed":0}`) {
+		t.Errorf("the JSON line's transactional keys: %s", line)
+	}
+	lines, err := outcomes.Read(bytes.NewReader(b.Bytes()), "outcomes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, l := range lines {
+		if l.Told.Tx > 0 {
+			ends++
+			if want := l.Told.Tx%3 != 0; l.Told.Commit != want || l.Line != int(l.Told.Tx)*21 {
+				t.Errorf("line %d: %+v", l.Line, l.Told)
+			}
+		} else if l.Txn != l.Told.RecordID/20+1 {
+			t.Errorf("line %d: record %d in transaction %d", l.Line, l.Told.RecordID, l.Txn)
+		}
+	}
+	if ends != 10 || len(lines) != 210 {
+		t.Errorf("%d lines, %d transaction ends", len(lines), ends)
+	}
+}

@@ -6,10 +6,13 @@
 // keys that say where sarama differs: see producerConfig), so a script can
 // run any of them: exit 0 clean, 1 anomalies or failed sends, 2 setup errors
 // (with a message on stderr). --outcomes FILE (or $KCHECK_OUTCOMES) also
-// writes what sarama reported for each record (drivers/OUTCOMES.md).
+// writes what sarama reported for each record (drivers/OUTCOMES.md). With
+// --transactional it produces in transactions with sarama's own
+// transactional API (txn.go).
 //
 //	go build -o bin/kcheck-sarama-driver ./drivers/sarama
 //	bin/kcheck-sarama-driver --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] ... [--outcomes FILE]
+//	bin/kcheck-sarama-driver ... --transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/txnmode"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
 
@@ -42,7 +46,7 @@ const (
 
 	saramaModulePath = "github.com/IBM/sarama"
 	setupErrPrefix   = "sarama driver: "
-	usage            = loadgen.SeedUsage + " [--outcomes FILE]"
+	usage            = loadgen.SeedUsage + " [--outcomes FILE] " + txnmode.Usage
 
 	// retryBackoff is Producer.Retry.Backoff: sarama's default, and the
 	// Java client's retry.backoff.ms.
@@ -72,7 +76,8 @@ func setupf(format string, a ...any) error {
 type config struct {
 	loadgen.SeedConfig
 	codec    sarama.CompressionCodec
-	outcomes string // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
+	outcomes string          // --outcomes FILE; "": $KCHECK_OUTCOMES, or none
+	txn      *txnmode.Config // --transactional; nil: idempotent
 }
 
 // result is the JSON line: the Java driver's keys in its order, then where
@@ -85,7 +90,13 @@ type result struct {
 	RetryBackoffMs int64  `json:"retry_backoff_ms"` // Producer.Retry.Backoff
 	KafkaVersion   string `json:"kafka_version"`    // Config.Version
 	Differs        string `json:"differs"`
+
+	*txnmode.Result // --transactional's keys; none without it
 }
+
+// Clean reports whether nothing failed, was lost, duplicated, reordered or
+// foreign, and every transaction ended as asked: exit 0.
+func (r *result) Clean() bool { return r.SeedResult.Clean() && r.Result.Clean() }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -133,13 +144,22 @@ var codecs = map[string]sarama.CompressionCodec{
 }
 
 // parseArgs reads the flags with loadgen.ParseSeed (the Java driver's
-// rules), and --outcomes.
+// rules), --outcomes and the transactional mode's (txnmode).
 func parseArgs(argv []string) (*config, error) {
+	txn, argv, err := txnmode.Split(argv, setupErrPrefix)
+	if err != nil {
+		return nil, &setupError{err.Error()}
+	}
 	c, err := loadgen.ParseSeed(argv, map[string]string{"outcomes": ""}, setupErrPrefix, usage)
 	if err != nil {
 		return nil, &setupError{err.Error()}
 	}
-	return &config{SeedConfig: *c, codec: codecs[c.Compression], outcomes: c.Extra["outcomes"]}, nil
+	if txn != nil {
+		if err := txn.Check(c, setupErrPrefix); err != nil {
+			return nil, &setupError{err.Error()}
+		}
+	}
+	return &config{SeedConfig: *c, codec: codecs[c.Compression], outcomes: c.Extra["outcomes"], txn: txn}, nil
 }
 
 // producerConfig maps the flags onto sarama's producer and returns it with
@@ -199,6 +219,11 @@ func producerConfig(cfg *config) (*sarama.Config, int) {
 	c.Producer.Return.Successes = true
 	c.Producer.Return.Errors = true
 	c.Metadata.AllowAutoTopicCreation = false
+	if cfg.txn != nil {
+		// sarama's own transactions, at its defaults (Transaction.Timeout
+		// 1 min, Transaction.Retry 50 at 100 ms): txn.go.
+		c.Producer.Transaction.ID = cfg.txn.ID
+	}
 	switch cfg.BatchRecords {
 	case loadgen.BatchOne:
 		c.Producer.Flush.MaxMessages = 1
@@ -263,6 +288,12 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 	pc, retryMax := producerConfig(cfg)
 	producer, err := sarama.NewAsyncProducer(seeds, pc)
 	if err != nil {
+		if cfg.txn != nil {
+			// NewAsyncProducer asks for the transactional producer id
+			// (InitProducerId) itself: a broker that refuses it refuses
+			// transactions.
+			return nil, setupf("could not run transactions: starting the producer: %v", err)
+		}
 		return nil, setupf("starting the producer: %v", err)
 	}
 	res := &result{SeedResult: loadgen.SeedResult{Client: "sarama", Version: loadgen.ModuleVersion(saramaModulePath), FailedErrors: map[string]int{}},
@@ -275,61 +306,23 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 
 	w := loadgen.NewWorkload(cfg.ValueBytes, cfg.Keys) // letters: compressible, like text
 	keyOf := make([]int32, cfg.Records)
-	acked := make([]bool, cfg.Records)
-	answered := make([]bool, cfg.Records)
-	var (
-		mu     sync.Mutex
-		open   = cfg.Records
-		closed bool // past the wait: later reports are neither counted nor written
-		done   = make(chan struct{})
-	)
-	if open == 0 {
-		close(done)
-	}
-	// report counts one delivery report of record n.
-	report := func(n int, p int32, off int64, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return
-		}
-		if err == nil {
-			acked[n] = true
-			res.Acked++
-			out.Delivered(n, p, off)
-		} else {
-			res.Failed++
-			if res.FirstError == "" {
-				res.FirstError = err.Error()
-			}
-			res.FailedErrors[errorName(err)]++
-			out.Failed(n, p, err.Error(), errorCode(err))
-		}
-		if !answered[n] {
-			answered[n] = true
-			idle.Answered(n)
-			if open--; open == 0 {
-				close(done)
-			}
-		}
-	}
+	rep := newReports(cfg.Records, res, out, idle)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() {
 		defer readers.Done()
 		for m := range producer.Successes() {
-			report(m.Metadata.(int), m.Partition, m.Offset, nil)
+			rep.report(m.Metadata.(int), m.Partition, m.Offset, nil)
 		}
 	}()
 	go func() {
 		defer readers.Done()
 		for pe := range producer.Errors() {
-			report(pe.Msg.Metadata.(int), pe.Msg.Partition, 0, pe.Err)
+			rep.report(pe.Msg.Metadata.(int), pe.Msg.Partition, 0, pe.Err)
 		}
 	}()
-
-	for n := 0; n < cfg.Records; n++ {
-		idle.Before(n, cfg.DeliveryTimeout+grace)
+	// send produces record n.
+	send := func(n int) {
 		// Partition and Offset stay -1 in a report if sarama never set them:
 		// a record failed before it had a partition, or acknowledged by a
 		// DUPLICATE_SEQUENCE_NUMBER answer, which carries no offset.
@@ -347,29 +340,119 @@ func experiment(ctx context.Context, cfg *config, out *outcomes.Writer) (*result
 		producer.Input() <- m
 		res.Sent++
 	}
-	idle.Before(cfg.Records, cfg.DeliveryTimeout+grace) // an idle phase after the last record
-	res.IdleResult = idle.Result()
-	// A bounded wait instead of Close.
-	loadgen.WaitAtMost(done, cfg.DeliveryTimeout+grace)
-	mu.Lock()
-	closed = true
-	res.Unanswered(open, grace)
-	for n, a := range answered {
-		if !a {
-			out.None(n)
+
+	var txnErr error
+	if cfg.txn != nil {
+		txnErr = produceTxn(producer, cfg, out, rep, send, res)
+	} else {
+		done := rep.expect(cfg.Records)
+		for n := 0; n < cfg.Records; n++ {
+			idle.Before(n, cfg.DeliveryTimeout+grace)
+			send(n)
 		}
+		idle.Before(cfg.Records, cfg.DeliveryTimeout+grace) // an idle phase after the last record
+		res.IdleResult = idle.Result()
+		// A bounded wait instead of Close.
+		loadgen.WaitAtMost(done, cfg.DeliveryTimeout+grace)
+		res.Unanswered(rep.cutOff(0, cfg.Records), grace)
 	}
-	mu.Unlock()
 	// AsyncClose waits for every record in flight; the readers drain the
 	// channels until sarama closes them. At most closeTimeout, as the Java
 	// driver's producer.close(5 s).
 	producer.AsyncClose()
 	within(closeTimeout, readers.Wait)
+	if txnErr != nil {
+		return nil, txnErr
+	}
 
-	if err := readBack(seeds, cfg, keyOf, acked, res); err != nil {
+	read := readBack
+	if cfg.txn != nil {
+		read = readBackTxn
+	}
+	if err := read(seeds, cfg, keyOf, rep.acked, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// reports counts and writes the records' delivery reports, which arrive on
+// sarama's channels, and lets the driver wait for those of a range of
+// records.
+type reports struct {
+	mu       sync.Mutex
+	res      *result
+	out      *outcomes.Writer
+	idle     *loadgen.IdlePhase
+	acked    []bool // by record
+	answered []bool
+	closed   []bool        // past its wait: a later report is neither counted nor written
+	open     int           // records expected that have no report yet
+	done     chan struct{} // closed when open reaches 0
+	cannot   error         // the first report that says the broker cannot run transactions (txnmode.CannotRun)
+}
+
+func newReports(records int, res *result, out *outcomes.Writer, idle *loadgen.IdlePhase) *reports {
+	return &reports{res: res, out: out, idle: idle, acked: make([]bool, records), answered: make([]bool, records), closed: make([]bool, records)}
+}
+
+// expect returns a channel closed once the next k records are each
+// reported (at once for none).
+func (r *reports) expect(k int) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open, r.done = k, make(chan struct{})
+	if k == 0 {
+		close(r.done)
+	}
+	return r.done
+}
+
+// report counts one delivery report of record n.
+func (r *reports) report(n int, p int32, off int64, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed[n] {
+		return
+	}
+	if r.cannot == nil && err != nil && txnmode.CannotRun(errorCode(err)) {
+		r.cannot = err
+	}
+	res := r.res
+	if err == nil {
+		r.acked[n] = true
+		res.Acked++
+		r.out.Delivered(n, p, off)
+	} else {
+		res.Failed++
+		if res.FirstError == "" {
+			res.FirstError = err.Error()
+		}
+		res.FailedErrors[errorName(err)]++
+		r.out.Failed(n, p, err.Error(), errorCode(err))
+	}
+	if !r.answered[n] {
+		r.answered[n] = true
+		r.idle.Answered(n)
+		if r.open--; r.open == 0 {
+			close(r.done)
+		}
+	}
+}
+
+// cutOff ends the wait for records from to to-1: it writes a none line for
+// each without a report, and returns how many.
+func (r *reports) cutOff(from, to int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	none := 0
+	for n := from; n < to; n++ {
+		r.closed[n] = true
+		if !r.answered[n] {
+			r.out.None(n)
+			none++
+		}
+	}
+	return none
 }
 
 // within runs f, waiting at most d for it.

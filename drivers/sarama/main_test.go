@@ -311,3 +311,55 @@ func TestEndOffsetAsksAgain(t *testing.T) {
 		t.Errorf("endOffset on UNKNOWN_TOPIC_OR_PARTITION: %v after %d asks; want that error after 1", err, c.asked)
 	}
 }
+
+// TestTransactionalKfake runs --transactional against kfake (Kafka 4.1, 3
+// brokers): 200 records in transactions of 20, every third aborted; each
+// record and each transaction's end in the report, as drivers/OUTCOMES.md
+// orders them, and the JSON line's counts.
+func TestTransactionalKfake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V4_1_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	path := filepath.Join(t.TempDir(), "outcomes.jsonl")
+	argv := []string{"--bootstrap", strings.Join(c.ListenAddrs(), ","), "--topic", "sarama-txn", "--partitions", "4", "--records", "200",
+		"--value-bytes", "100", "--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000",
+		"--request-timeout-ms", "5000", "--outcomes", path, "--transactional", "--txn-records", "20", "--txn-abort-every", "3"}
+	var stdout, stderr bytes.Buffer
+	if code := run(argv, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
+	}
+	t.Logf("%s", stdout.String())
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if res.Sent != 200 || res.Acked != 200 || res.ReadBack != 200 || !res.Clean() || res.Result == nil || res.TxnCommitted != 7 ||
+		res.TxnAborted != 3 || res.TxnFailed != 0 || res.TransactionalID != "kcheck-sarama-txn" {
+		t.Errorf("result: %s", stdout.String())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := outcomes.Read(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	for _, l := range lines {
+		if l.Told.Tx > 0 {
+			ends++
+			if want := l.Told.Tx%3 != 0; l.Told.Commit != want || l.Line != int(l.Told.Tx)*21 {
+				t.Errorf("line %d: %+v", l.Line, l.Told)
+			}
+		} else if l.Txn != l.Told.RecordID/20+1 {
+			t.Errorf("line %d: record %d in transaction %d", l.Line, l.Told.RecordID, l.Txn)
+		}
+	}
+	if ends != 10 || len(lines) != 210 {
+		t.Errorf("%d lines, %d transaction ends", len(lines), ends)
+	}
+}

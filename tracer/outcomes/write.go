@@ -21,8 +21,9 @@ func Path(flag string) string {
 	return os.Getenv(Env)
 }
 
-// Writer writes the lines of drivers/OUTCOMES.md. Not safe for concurrent
-// use; a nil *Writer writes nothing.
+// Writer writes the lines of drivers/OUTCOMES.md: a line per record, and
+// of a transactional driver a line per transaction's end. Not safe for
+// concurrent use; a nil *Writer writes nothing.
 type Writer struct {
 	w *bufio.Writer
 	c io.Closer // nil for New
@@ -83,6 +84,45 @@ func (o *Writer) None(n int) {
 		return
 	}
 	o.w.Write(append(o.start(n), `,"none":true}`+"\n"...))
+}
+
+// Committed: transaction tx (1 for the first the driver began) was told
+// committed.
+func (o *Writer) Committed(tx int) { o.txnEnd(tx, true, `"committed"}`+"\n") }
+
+// Aborted: transaction tx was told aborted.
+func (o *Writer) Aborted(tx int) { o.txnEnd(tx, false, `"aborted"}`+"\n") }
+
+// TxnFailed: the commit (commit true) or abort of transaction tx failed
+// with the error's text and Kafka error code, written only when positive,
+// as Failed's.
+func (o *Writer) TxnFailed(tx int, commit bool, text string, code int16) {
+	if o == nil {
+		return
+	}
+	b := o.txnStart(tx, commit)
+	b = append(b, `"failed","err":`...)
+	b = appendString(b, text)
+	if code > 0 {
+		b = append(b, `,"code":`...)
+		b = strconv.AppendInt(b, int64(code), 10)
+	}
+	o.w.Write(append(b, "}\n"...))
+}
+
+func (o *Writer) txnEnd(tx int, commit bool, rest string) {
+	if o == nil {
+		return
+	}
+	o.w.Write(append(o.txnStart(tx, commit), rest...))
+}
+
+// txnStart is a transaction's line up to its "res" value.
+func (o *Writer) txnStart(tx int, commit bool) []byte {
+	b := strconv.AppendInt([]byte(`{"tx":`), int64(tx), 10)
+	b = append(b, `,"commit":`...)
+	b = strconv.AppendBool(b, commit)
+	return append(b, `,"res":`...)
 }
 
 func (o *Writer) start(n int) []byte {

@@ -100,3 +100,40 @@ func TestCreate(t *testing.T) {
 		t.Error("a file in no directory: no error")
 	}
 }
+
+// TestTxnLines pins a transactional report's lines byte for byte: a
+// transaction committed, aborted, a commit failed with a code and then the
+// abort, an abort failed without one, among the records' lines.
+func TestTxnLines(t *testing.T) {
+	var b bytes.Buffer
+	o := New(&b)
+	o.Delivered(0, 1, 5)
+	o.Committed(1)
+	o.Delivered(1, 0, 7)
+	o.Aborted(2)
+	o.Failed(2, 3, "INVALID_RECORD: x", 87)
+	o.TxnFailed(3, true, `kgo: "must abort" <x>`, 48)
+	o.Aborted(3)
+	o.None(3)
+	o.TxnFailed(4, false, "UNKNOWN_SERVER_ERROR", -1)
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":0,"p":1,"off":5}
+{"tx":1,"commit":true,"res":"committed"}
+{"id":1,"p":0,"off":7}
+{"tx":2,"commit":false,"res":"aborted"}
+{"id":2,"p":3,"err":"INVALID_RECORD: x","code":87}
+{"tx":3,"commit":true,"res":"failed","err":"kgo: \"must abort\" <x>","code":48}
+{"tx":3,"commit":false,"res":"aborted"}
+{"id":3,"none":true}
+{"tx":4,"commit":false,"res":"failed","err":"UNKNOWN_SERVER_ERROR"}
+`
+	if b.String() != want {
+		t.Errorf("lines:\n%s\nwant\n%s", b.String(), want)
+	}
+	var none *Writer
+	none.Committed(1)
+	none.Aborted(1)
+	none.TxnFailed(1, true, "x", 1)
+}

@@ -94,11 +94,11 @@ type Proxy struct {
 	early      []tracer.Event  // events before the header could be written
 	acked      *readback.Acked // the highest acknowledged offsets, for the read-back
 	batches    map[batchKey]int64
-	sentOnce   map[int64]bool     // batch ids seen: the next attempt is a Resend
-	sentIDs    map[int64]struct{} // record ids SendNew carried, for Tell
-	att        *fault.Attempts    // every partition's attempts so far (fault.Fault.Selects)
-	sent       chan struct{}      // closed (and replaced) when an attempt has been forwarded, for holds until the next
-	forwarded  map[int32]int      // per partition, the number of its last attempt forwarded to the broker
+	sentOnce   map[int64]bool  // batch ids seen: the next attempt is a Resend
+	sentIDs    map[int64]int64 // record ids SendNew carried, for Tell: the transaction (txn.go) of the first
+	att        *fault.Attempts // every partition's attempts so far (fault.Fault.Selects)
+	sent       chan struct{}   // closed (and replaced) when an attempt has been forwarded, for holds until the next
+	forwarded  map[int32]int   // per partition, the number of its last attempt forwarded to the broker
 	// forwardedSeq: the attempts forwarded, by partition, producer, epoch
 	// and base sequence, when a fault holds an answer until one (untilSeq)
 	forwardedSeq map[seqAttempt]bool
@@ -406,6 +406,10 @@ func (p *Proxy) Finish(ctx context.Context) error {
 type TellStats struct {
 	Merged int // Told events written
 	Unsent int // failures and no answers of records no produce request carried: not merged
+	// Transactions: TxnTold events written, and the ends (aborted or
+	// failed) of transactions none of whose records reached the wire, not
+	// merged.
+	TxnMerged, TxnUnsent int
 }
 
 // Tell closes the proxy and writes a Told event for each of outs, what the
@@ -414,7 +418,14 @@ type TellStats struct {
 // delivered that no produce request through the proxy carried, or a
 // partition the topic does not have, is an error naming the report's line.
 // A failure or no answer of a record that never reached the wire is not
-// merged, only counted. Call it before Finish.
+// merged, only counted.
+//
+// A transaction's end (TxnTold, the driver's own number) is written
+// numbered as the wire's transaction (txn.go) that its first record sent
+// went in. It is an error naming the line when none of its records reached
+// the wire and it is told committed (the wire never saw it begin; told
+// aborted or failed it is only counted), or when its records went in the
+// wire transaction of an earlier one. Call it before Finish.
 func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
 	p.Close()
 	var st TellStats
@@ -425,9 +436,13 @@ func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
 	defer p.mu.Unlock()
 	parts := p.partitions[p.topic]
 	keep := make([]bool, len(outs))
+	wire := map[int64]int64{} // the driver's transaction -> the wire's its records went in (the lowest)
 	for i := range outs {
 		e := &outs[i].Told
-		_, sent := p.sentIDs[e.RecordID]
+		if e.Kind == tracer.TxnTold {
+			continue
+		}
+		tx, sent := p.sentIDs[e.RecordID]
 		switch {
 		case !sent && e.Result == tracer.Delivered:
 			return st, fmt.Errorf("%s:%d: record %d is reported delivered, but no produce request to topic %q through the proxy carried it: the report is not of this run, or the client wrote elsewhere",
@@ -439,14 +454,48 @@ func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
 				name, outs[i].Line, e.RecordID, e.Partition, p.topic, parts)
 		default:
 			keep[i] = true
+			if t := outs[i].Txn; t > 0 {
+				if w, ok := wire[t]; !ok || tx < w {
+					wire[t] = tx
+				}
+			}
 		}
 	}
+	told := make([]int64, len(outs)) // a TxnTold's number on the wire
+	var prev, prevWire int64
+	prevLine := 0
 	for i := range outs {
-		if keep[i] {
-			e := outs[i].Told
-			p.trace.Emit(&e)
+		e := &outs[i].Told
+		if e.Kind != tracer.TxnTold {
+			continue
+		}
+		w, ok := wire[e.Tx]
+		switch {
+		case !ok && e.Result == tracer.Committed:
+			return st, fmt.Errorf("%s:%d: transaction %d is reported committed, but none of its records reached the wire through the proxy: a commit of a transaction the wire never saw begin",
+				name, outs[i].Line, e.Tx)
+		case !ok:
+			st.TxnUnsent++
+			continue
+		case e.Tx != prev && w <= prevWire:
+			return st, fmt.Errorf("%s:%d: transaction %d's records went in the wire's transaction %d, as transaction %d's did (line %d): the wire never saw transaction %d begin",
+				name, outs[i].Line, e.Tx, w, prev, prevLine, e.Tx)
+		}
+		keep[i], told[i] = true, w
+		prev, prevWire, prevLine = e.Tx, w, outs[i].Line
+	}
+	for i := range outs {
+		if !keep[i] {
+			continue
+		}
+		e := outs[i].Told
+		if e.Kind == tracer.TxnTold {
+			e.Tx = told[i]
+			st.TxnMerged++
+		} else {
 			st.Merged++
 		}
+		p.trace.Emit(&e)
 	}
 	return st, nil
 }
@@ -463,10 +512,12 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 	p.acked.Observe(&e)
 	if e.Kind == tracer.SendNew {
 		if p.sentIDs == nil {
-			p.sentIDs = map[int64]struct{}{}
+			p.sentIDs = map[int64]int64{}
 		}
 		for _, id := range e.Records {
-			p.sentIDs[id] = struct{}{}
+			if _, ok := p.sentIDs[id]; !ok {
+				p.sentIDs[id] = p.tx + 1
+			}
 		}
 	}
 	if p.trace == nil {

@@ -11,8 +11,8 @@ import (
 // traced topic (TV1; a client's versions, 0-3), EndTxn as it goes upstream
 // and its answer, with the epoch EndTxn v5 returns (TV2). Transactions are
 // numbered in the order their EndTxn succeeds, from 1; what the
-// application was told of each is the client's to report (TxnTold), not
-// the wire's.
+// application was told of each is the client's to report, not the wire's:
+// Tell merges a driver's report of it as TxnTold events.
 
 // txnKey reports whether key is a transactional request the proxy traces.
 func txnKey(key int16) bool {
