@@ -62,11 +62,19 @@ func Text(w io.Writer, r *verify.Report) error {
 			fmt.Fprintf(bw, "  TLC trace validation: accepted (%d states, %v%s)\n", r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
 		case r.TLC.Inconclusive != "":
 			fmt.Fprintf(bw, "  TLC trace validation: INCONCLUSIVE: %s\n", r.TLC.Inconclusive)
+		case r.TLC.Spec == tv.TxnSpec:
+			fmt.Fprintf(bw, "  TLC trace validation: REJECTED at line %d (%d states, %v%s)\n", r.TLC.At, r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
 		default:
 			fmt.Fprintf(bw, "  TLC trace validation: REJECTED after line %d (%d states, %v%s)\n", r.TLC.Furthest, r.TLC.States, r.TLC.Duration.Round(1e6), tlcRuns(r.TLC))
 		}
-		if r.TLC.Skipped == "" && r.TLC.Spec == tv.WireSpec {
+		if r.TLC.Skipped == "" && (r.TLC.Spec == tv.WireSpec || r.TLC.Spec == tv.TxnSpec) && r.TLC.Established != "" {
 			fmt.Fprintf(bw, "    TLC (%s): %s\n", r.TLC.Spec, r.TLC.Established)
+		}
+		if len(r.TLC.Violated) > 0 {
+			fmt.Fprintf(bw, "    TLC: the final state violates %s\n", strings.Join(r.TLC.Violated, ", "))
+		}
+		if r.TLC.Kind != "" {
+			fmt.Fprintf(bw, "    TLC's finding, named as the Go check names it: %s\n", r.TLC.Kind)
 		}
 	}
 	if r.ReadBack.Read == 0 {

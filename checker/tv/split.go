@@ -44,6 +44,13 @@ import (
 // them as well as several do), balanced by their lines: each TLC run costs
 // a JVM's start, and a state of a few partitions is still small.
 func (t *Translator) Split(runs int) ([]*Module, error) {
+	if SpecFor(t.h) == TxnSpec {
+		m, err := t.txnModule() // one coordinator ties every partition: no split
+		if err != nil {
+			return nil, err
+		}
+		return []*Module{m}, nil
+	}
 	if SpecFor(t.h) == WireSpec {
 		pl, err := t.wirePlan()
 		if err != nil {
@@ -241,6 +248,7 @@ feed:
 	all := &Verdict{Accepted: true, Parts: len(mods)}
 	for i, v := range verdicts {
 		all.States += v.States
+		all.Violated = append(all.Violated, v.Violated...)
 		switch {
 		case v.Inconclusive != "":
 			if all.Inconclusive == "" {
@@ -249,7 +257,7 @@ feed:
 			all.Accepted = false
 		case !v.Accepted:
 			if all.Rejected == nil || v.Furthest < all.Furthest {
-				all.Furthest, all.Rejected = v.Furthest, mods[i].Partitions
+				all.Furthest, all.At, all.AtEvent, all.Rejected = v.Furthest, v.At, v.AtEvent, mods[i].Partitions
 			}
 			all.Accepted = false
 		}

@@ -64,6 +64,8 @@ type Module struct {
 	// before TraceLog[i+1] (0: none), so that a part's furthest line is
 	// the one the whole-trace check would give.
 	before []int
+	// evs[i] is TraceLog[i+1]'s ev, for Verdict.AtEvent.
+	evs []string
 }
 
 type key struct {
@@ -90,6 +92,7 @@ type Translator struct {
 	evs   []tracer.Event // the events the translation looks at, without their records
 	lines []int
 	wire  wireTrace // a trace of the wire (kcheck proxy): wire.go
+	txn   txnTrace  // a transactional trace: txn.go
 }
 
 // NewTranslator returns a Translator for the trace with header h.
@@ -98,10 +101,15 @@ func NewTranslator(h tracer.Header) *Translator { return &Translator{h: h} }
 // Add takes the event at line. It keeps a copy of what the translation
 // needs of e (not its records or log), so e may be reused.
 func (t *Translator) Add(line int, e *tracer.Event) {
-	switch {
-	case SpecFor(t.h) == WireSpec:
+	switch SpecFor(t.h) {
+	case TxnSpec:
+		t.txn.add(line, e) // txn.go
+		return
+	case WireSpec:
 		t.wire.add(line, e) // wire.go
 		return
+	}
+	switch {
 	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told:
 		return // no action of the spec
 	}
@@ -113,6 +121,9 @@ func (t *Translator) Add(line int, e *tracer.Event) {
 // Module translates the events added, or says why it cannot
 // (ErrUnsupported): one module for the whole trace.
 func (t *Translator) Module() (*Module, error) {
+	if SpecFor(t.h) == TxnSpec {
+		return t.txnModule() // txn.go
+	}
 	if SpecFor(t.h) == WireSpec {
 		return t.wireModule() // wire.go
 	}
@@ -627,6 +638,8 @@ func (m *Module) writeLog(data *strings.Builder, log []entry, format func(e entr
 		fmt.Fprintf(data, "  %s%s\n", format(e), sep)
 		m.Lines = append(m.Lines, e.line)
 		m.before = append(m.before, e.before)
+		_, ev, _ := strings.Cut(e.fields[0], " |-> ")
+		m.evs = append(m.evs, strings.Trim(ev, `"`))
 	}
 	data.WriteString(">>\n====\n")
 }
@@ -643,9 +656,24 @@ type Verdict struct {
 	States       int64
 	Duration     time.Duration
 	TLC          *tlc.Result
+	// Violated names the properties the final state violates, for a trace
+	// every line of which was explained (TxnSpec only; sorted).
+	Violated []string
+	// At is the trace line TLC could not explain (when rejected): the line
+	// after Furthest in TraceLog's order; AtEvent the ev of the TraceLog
+	// line it could not explain (TxnSpec: "Segment" for a partition's
+	// read-back, whose markers no decision explains; "ReadCommitted" for a
+	// record read_committed returned that is not Visible,
+	// "ReadCommittedSkipped" for one it skipped that is; or the line's own
+	// kind: "Init", "AddPartitions", "Appended", "EndTxnReceive").
+	At      int
+	AtEvent string
 }
 
-var furthestRE = regexp.MustCompile(`<<"kcheck-furthest", (\d+)>>`)
+var (
+	furthestRE = regexp.MustCompile(`<<"kcheck-furthest", (\d+)>>`)
+	violatedRE = regexp.MustCompile(`<<"kcheck-violated", "(\w+)">>`)
+)
 
 // Check has TLC validate m against the spec in specDir, with the jar given.
 func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Duration) (*Verdict, error) {
@@ -658,7 +686,11 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 	if spec == "" {
 		spec = ClientSpec
 	}
-	for _, name := range []string{"IdempotentProducer.tla", spec + ".tla"} {
+	names := []string{"IdempotentProducer.tla", spec + ".tla"}
+	if spec == TxnSpec {
+		names = append(names, "TransactionalProducer.tla")
+	}
+	for _, name := range names {
 		b, err := os.ReadFile(filepath.Join(specDir, name))
 		if err != nil {
 			return nil, fmt.Errorf("tv: %w", err)
@@ -693,6 +725,14 @@ func Check(ctx context.Context, m *Module, specDir, jar string, timeout time.Dur
 	// is explained up to the line before the first that was not.
 	if k := furthest - 1; !v.Accepted && k >= 0 && k < len(m.before) {
 		v.Furthest = m.before[k]
+		v.At, v.AtEvent = m.Lines[k], m.evs[k]
+	}
+	if v.Accepted {
+		for _, mm := range violatedRE.FindAllStringSubmatch(res.Output, -1) {
+			v.Violated = append(v.Violated, mm[1])
+		}
+		slices.Sort(v.Violated)
+		v.Violated = slices.Compact(v.Violated)
 	}
 	return v, nil
 }

@@ -34,10 +34,15 @@ const (
 )
 
 // SpecFor names the trace spec a trace with header h is validated against:
-// a trace of the wire (kcheck proxy) shows a client's attempts but not its
+// a transactional trace (our producer's or the proxy's) goes to the
+// coordinator's and leaders' side of TransactionalProducer (TxnSpec); a
+// trace of the wire (kcheck proxy) shows a client's attempts but not its
 // own steps, so it goes to the broker side of the spec (WireSpec); any
 // other to the whole spec (ClientSpec).
 func SpecFor(h tracer.Header) string {
+	if h.TransactionalID != "" {
+		return TxnSpec
+	}
 	if h.Writer == tracer.ProxyWriter {
 		return WireSpec
 	}

@@ -73,6 +73,15 @@ type TLCResult struct {
 	Rejected []int32 `json:",omitempty"`
 	// Inconclusive says why TLC could not decide: never a pass.
 	Inconclusive string `json:",omitempty"`
+	// Violated names the spec's properties the final state violates, for a
+	// trace TLC accepted (a transactional trace, tv.TxnSpec: NoAbortedRead,
+	// CommittedAtomically, NoWriteInOtherTxn, AckedCommitInLog, LSOAdvances).
+	Violated []string `json:",omitempty"`
+	// At is the line TLC could not explain, when it rejected the trace.
+	At int `json:",omitempty"`
+	// Kind names TLC's finding on a transactional trace by the kind the Go
+	// check gives the same anomaly (tv.TxnKind; "" for none).
+	Kind checker.Kind `json:",omitempty"`
 }
 
 // Report is everything kcheck verify found.
@@ -364,21 +373,26 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 		rep.LinzNotes = append(rep.LinzNotes, PartitionsText(rep.ReadBack.Unread)+": not checked: no ReadBack")
 	}
 
-	if opts.TLC && h.TransactionalID != "" {
-		// spec/IdempotentProducer.tla has no transactions (no EndTxn, no
-		// epoch from the coordinator): TLC would reject what the Go mirror
-		// follows. Issue 29 part 4 validates these with the transactional
-		// module.
-		rep.TLC = &TLCResult{Skipped: "a transactional trace: the spec TLC validates against has no transactions yet (issue 29 part 4)"}
-	} else if opts.TLC {
+	if opts.TLC {
 		t, err := runTLC(ctx, translator, opts)
 		if err != nil {
 			return nil, err
 		}
 		rep.TLC = t
-		if t.Skipped == "" && t.Inconclusive == "" && !t.Accepted && conformance == nil {
+		if t.Spec == tv.TxnSpec {
+			// TLC's finding, named by the kind checker/txn gives it, must be
+			// among the Go checks' (a rejection at a read_committed line is
+			// the aborted read or committed record unread they name).
+			if v, ok := txnDisagreement(t, rep.Violations); ok {
+				rep.Violations = append(rep.Violations, v)
+			}
+		} else if t.Skipped == "" && t.Inconclusive == "" && !t.Accepted && conformance == nil {
+			at := t.Furthest + 1
+			if t.At > 0 {
+				at = t.At
+			}
 			rep.Violations = append(rep.Violations, checker.Violation{
-				Kind: checker.NonConformance, Partition: -1, Seq: -1, Lines: []int{t.Furthest + 1},
+				Kind: checker.NonConformance, Partition: -1, Seq: -1, Lines: []int{at},
 				Detail: fmt.Sprintf("TLC found no behaviour of the spec that explains the trace past line %d (the Go mirror accepted it: a disagreement to report)", t.Furthest),
 			})
 		}
@@ -449,14 +463,81 @@ func runTLC(ctx context.Context, t *tv.Translator, opts Options) (*TLCResult, er
 	if err != nil {
 		return nil, err
 	}
-	return &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration,
-		Runs: v.Parts, Rejected: v.Rejected, Inconclusive: v.Inconclusive,
-		Spec: mods[0].Spec, Established: established(mods[0].Spec, v)}, nil
+	res := &TLCResult{Accepted: v.Accepted, Furthest: v.Furthest, States: v.States, Duration: v.Duration,
+		Runs: v.Parts, Rejected: v.Rejected, Inconclusive: v.Inconclusive, Violated: v.Violated, At: v.At,
+		Spec: mods[0].Spec, Established: established(mods[0].Spec, v)}
+	if res.Spec == tv.TxnSpec {
+		res.Kind, _ = tv.TxnKind(v)
+	}
+	return res, nil
+}
+
+// txnDisagreement is the violation to report when TLC's finding on a
+// transactional trace (t.Kind) is not among the Go checks' violations vs,
+// or the Go checks name a transactional anomaly and TLC none.
+func txnDisagreement(t *TLCResult, vs []checker.Violation) (checker.Violation, bool) {
+	if t.Skipped != "" || t.Inconclusive != "" {
+		return checker.Violation{}, false
+	}
+	txnKinds := []checker.Kind{checker.AbortedRead, checker.CommittedUnread, checker.AbortCommitted,
+		checker.TornTxn, checker.WriteInOtherTxn, checker.LostCommit, checker.HangingTxn}
+	goKinds := map[checker.Kind]bool{}
+	first := 0
+	for _, v := range vs {
+		goKinds[v.Kind] = true
+		if slices.Contains(txnKinds, v.Kind) && first == 0 && len(v.Lines) > 0 {
+			first = v.Lines[0]
+		}
+	}
+	bad := checker.Violation{Kind: checker.NonConformance, Partition: -1, Seq: -1}
+	switch {
+	case t.Kind == checker.NonConformance && !goKinds[checker.NonConformance]:
+		bad.Lines = []int{t.At}
+		bad.Detail = fmt.Sprintf("TLC found no state of the transactional spec that explains line %d (the Go checks accepted it: a disagreement to report)", t.At)
+	case t.Kind != "" && t.Kind != checker.NonConformance && !goKinds[t.Kind]:
+		bad.Lines = []int{max(t.At, 1)}
+		bad.Detail = fmt.Sprintf("TLC's finding is %s (%s), which the Go checks did not find: a disagreement to report", t.Kind, tlcFinding(t))
+	case t.Kind == "" && first > 0:
+		bad.Lines = []int{first}
+		bad.Detail = "TLC found the transactional spec's properties hold, where the Go checks found a transactional anomaly: a disagreement to report"
+	default:
+		return checker.Violation{}, false
+	}
+	return bad, true
+}
+
+// tlcFinding says what TLC concluded of a transactional trace.
+func tlcFinding(t *TLCResult) string {
+	if !t.Accepted {
+		return fmt.Sprintf("rejected at line %d", t.At)
+	}
+	s := "the final state violates"
+	for i, n := range t.Violated {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + n
+	}
+	return s
 }
 
 // established says what TLC's verdict v under spec establishes.
 func established(spec string, v *tv.Verdict) string {
 	switch {
+	case spec == tv.TxnSpec && v.Accepted && len(v.Violated) > 0:
+		names := v.Violated[0]
+		for _, n := range v.Violated[1:] {
+			names += ", " + n
+		}
+		return "the coordinator and leaders of the transactional spec explain every answer, and the log read back violates " + names
+	case spec == tv.TxnSpec && v.Accepted:
+		return "the coordinator and leaders of the transactional spec explain every answer (InitProducerId, " +
+			"AddPartitionsToTxn, EndTxn and its epoch, TV2's add on produce, the markers, read_committed), and the " +
+			"log read back holds every transactional property; the produce answers' sequences were left to the Go mirror"
+	case spec == tv.TxnSpec && v.Inconclusive == "":
+		return fmt.Sprintf("no state of the transactional spec's coordinator and leaders explains line %d", v.At)
+	case spec == tv.TxnSpec:
+		return ""
 	case spec == tv.WireSpec && v.Accepted:
 		return "the broker side of the spec (de-duplication, the no-state rule, epochs, sequence checks, offsets, " +
 			"a connection's answers in order) explains every answer; the client's attempts were taken as given, " +
