@@ -71,3 +71,23 @@ func TestFixtures(t *testing.T) {
 		}
 	}
 }
+
+// Real transactional runs (checker/tv's testdata: ours on kfake, ours, kgo
+// and sarama through kcheck proxy on Kafka 4.4.0, and our TV1 abort after a
+// failed batch with its KIP-360 bump) are valid.
+func TestRealRunsValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "tv", "testdata", "txn*.jsonl"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("%d real runs (%v)", len(files), err)
+	}
+	for _, path := range files {
+		rep, err := verify.File(context.Background(), path, verify.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if rep.Verdict != verify.Valid || rep.Txn == nil {
+			t.Errorf("%s: %s, %+v: %v", path, rep.Verdict, rep.Txn, rep.Violations)
+		}
+	}
+}
