@@ -42,13 +42,15 @@ func TestScriptDriversTransactionalProxy(t *testing.T) {
 	up := kfakeUpstream(t)
 	for _, tc := range []struct {
 		name, setup, script string
-		tv                  int // the transaction version the client speaks to kfake 4.1
+		tv                  int      // the transaction version the client speaks to kfake 4.1
+		extra               []string // flags over the workload's
 	}{
-		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1},
+		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1, nil},
+		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", 1, []string{"--compression", "gzip"}}, // kafkajs has no lz4
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
-			tv := driverTxnThroughProxy(t, driver, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.name)
+			tv := driverTxnThroughProxy(t, driver, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.name, tc.extra...)
 			if tv != tc.tv {
 				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.name, tv, tc.tv)
 			}
@@ -73,6 +75,7 @@ func TestScriptDriversTransactionalCannotRun(t *testing.T) {
 	t.Cleanup(c.Close)
 	for _, tc := range []struct{ name, setup, script, words string }{
 		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", "python driver: could not run transactions: transaction 1: commit: _UNSUPPORTED_FEATURE: EndTxnRequest (KIP-98) not supported by broker"},
+		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", "kafkajs driver: could not run transactions: transaction 1: commit: KafkaJSServerDoesNotSupportApiKey: The Kafka server does not support the requested API version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)

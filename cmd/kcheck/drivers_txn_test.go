@@ -56,8 +56,9 @@ func TestDriversTransactionalProxy(t *testing.T) {
 // the arguments before the workload's) transactionally through kcheck
 // proxy in front of upstream, on a new topic, checks its trace (kcheck
 // verify VALID, txnTrace) and returns the transaction version the wire
-// showed.
-func driverTxnThroughProxy(t *testing.T, driver []string, upstream string, broker []string, topic string) int {
+// showed. extra flags go last, over the workload's (a driver takes a
+// flag's last value).
+func driverTxnThroughProxy(t *testing.T, driver []string, upstream string, broker []string, topic string, extra ...string) int {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), topic+".jsonl")
 	args := append([]string{"proxy", "--upstream", upstream}, broker...)
@@ -66,6 +67,7 @@ func driverTxnThroughProxy(t *testing.T, driver []string, upstream string, broke
 	args = append(args, "--bootstrap", "{bootstrap}", "--topic", topic, "--partitions", "4", "--records", "200", "--value-bytes", "50",
 		"--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000",
 		"--transactional", "--txn-records", "20", "--txn-abort-every", "3")
+	args = append(args, extra...)
 	code, stdout, stderr := runKcheck(t, args...)
 	t.Logf("%s", stdout)
 	if code != exitOK || !strings.Contains(stdout, `"txn_committed":7,"txn_aborted":3,"txn_failed":0`) ||
