@@ -47,6 +47,7 @@ func TestScriptDriversTransactionalProxy(t *testing.T) {
 	}{
 		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1, nil},
 		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", 1, []string{"--compression", "gzip"}}, // kafkajs has no lz4
+		{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
@@ -76,6 +77,7 @@ func TestScriptDriversTransactionalCannotRun(t *testing.T) {
 	for _, tc := range []struct{ name, setup, script, words string }{
 		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", "python driver: could not run transactions: transaction 1: commit: _UNSUPPORTED_FEATURE: EndTxnRequest (KIP-98) not supported by broker"},
 		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", "kafkajs driver: could not run transactions: transaction 1: commit: KafkaJSServerDoesNotSupportApiKey: The Kafka server does not support the requested API version"},
+		{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", "aiokafka driver: could not run transactions: transaction 1: commit: KafkaError: KafkaError: Unexpected error during batch delivery (cause: IncompatibleBrokerVersion: IncompatibleBrokerVersion: EndTxnRequest cannot be used if the API version is unknown)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
