@@ -48,6 +48,7 @@ func TestScriptDriversTransactionalProxy(t *testing.T) {
 		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1, nil},
 		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", 1, []string{"--compression", "gzip"}}, // kafkajs has no lz4
 		{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", 1, nil},
+		{"kafka-python", "drivers/python/setup.sh", "drivers/python/kafka_python_driver.py", 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
@@ -78,6 +79,7 @@ func TestScriptDriversTransactionalCannotRun(t *testing.T) {
 		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", "python driver: could not run transactions: transaction 1: commit: _UNSUPPORTED_FEATURE: EndTxnRequest (KIP-98) not supported by broker"},
 		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", "kafkajs driver: could not run transactions: transaction 1: commit: KafkaJSServerDoesNotSupportApiKey: The Kafka server does not support the requested API version"},
 		{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", "aiokafka driver: could not run transactions: transaction 1: commit: KafkaError: KafkaError: Unexpected error during batch delivery (cause: IncompatibleBrokerVersion: IncompatibleBrokerVersion: EndTxnRequest cannot be used if the API version is unknown)\n"},
+		{"kafka-python", "drivers/python/setup.sh", "drivers/python/kafka_python_driver.py", "kafka-python driver: could not run transactions: transaction 1: commit: UNSUPPORTED_VERSION: [Error 35] IncompatibleBrokerVersion: Kafka broker does not support the 'EndTxnRequest' Kafka protocol.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
