@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,19 @@ func scriptDriver(t *testing.T, setup, script string) []string {
 	return []string{strings.TrimSpace(string(out)), filepath.Join(root, script)}
 }
 
+// scriptTxnDrivers are the drivers in Python and JavaScript with a
+// transactional mode, and the transaction version each speaks.
+var scriptTxnDrivers = []struct {
+	name, setup, script string
+	tv                  int      // the transaction version the client speaks (kfake 4.1, Kafka 4.4.0)
+	extra               []string // flags over the workload's
+}{
+	{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1, nil},
+	{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", 1, []string{"--compression", "gzip"}}, // kafkajs has no lz4
+	{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", 1, nil},
+	{"kafka-python", "drivers/python/setup.sh", "drivers/python/kafka_python_driver.py", 1, nil},
+}
+
 // TestScriptDriversTransactionalProxy is TestDriversTransactionalProxy for
 // the drivers in Python and JavaScript: each runs --transactional through
 // kcheck proxy on kfake (Kafka 4.1), 200 records in transactions of 20,
@@ -40,19 +54,30 @@ func TestScriptDriversTransactionalProxy(t *testing.T) {
 		t.Skip("runs the drivers' clients")
 	}
 	up := kfakeUpstream(t)
-	for _, tc := range []struct {
-		name, setup, script string
-		tv                  int      // the transaction version the client speaks to kfake 4.1
-		extra               []string // flags over the workload's
-	}{
-		{"librdkafka", "drivers/python/setup.sh", "drivers/python/driver.py", 1, nil},
-		{"kafkajs", "drivers/kafkajs/setup.sh", "drivers/kafkajs/driver.js", 1, []string{"--compression", "gzip"}}, // kafkajs has no lz4
-		{"aiokafka", "drivers/python/setup.sh", "drivers/python/aiokafka_driver.py", 1, nil},
-		{"kafka-python", "drivers/python/setup.sh", "drivers/python/kafka_python_driver.py", 1, nil},
-	} {
+	for _, tc := range scriptTxnDrivers {
 		t.Run(tc.name, func(t *testing.T) {
 			driver := scriptDriver(t, tc.setup, tc.script)
 			tv := driverTxnThroughProxy(t, driver, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.name, tc.extra...)
+			if tv != tc.tv {
+				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.name, tv, tc.tv)
+			}
+		})
+	}
+}
+
+// TestScriptDriversTransactionalOnKafka is TestScriptDriversTransactionalProxy
+// on real Kafka 4.4.0 (one node, started by kcheck kafka), a broker that
+// speaks TV2 to a client that asks. It runs only with KCHECK_KAFKA=1 (make
+// kafka-test).
+func TestScriptDriversTransactionalOnKafka(t *testing.T) {
+	if os.Getenv("KCHECK_KAFKA") != "1" {
+		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka (make kafka-test)")
+	}
+	addr := startKafka(t, "4.4.0")
+	for _, tc := range scriptTxnDrivers {
+		t.Run(tc.name, func(t *testing.T) {
+			driver := scriptDriver(t, tc.setup, tc.script)
+			tv := driverTxnThroughProxy(t, driver, addr, []string{"--broker-kind", "kafka", "--broker-version", "4.4.0"}, "txn-"+tc.name+"-kafka", tc.extra...)
 			if tv != tc.tv {
 				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.name, tv, tc.tv)
 			}

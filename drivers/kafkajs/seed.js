@@ -13,7 +13,8 @@ const ERR_PREFIX = 'kafkajs driver: '
 const USAGE =
   'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] ' +
   '[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] ' +
-  '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]'
+  '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE] ' +
+  '[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]'
 const DEFAULTS = {
   partitions: '64',
   'replication-factor': '1',

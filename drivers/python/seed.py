@@ -25,7 +25,8 @@ READ_TIMEOUT_S = 120
 CLOSE_TIMEOUT_S = 5
 USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] "
          "[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
-         "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]")
+         "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE] "
+         "[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]")
 DEFAULTS = {
     "--partitions": "64", "--replication-factor": "1", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
     "--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
