@@ -131,5 +131,116 @@ class LibrdkafkaTxnTest(unittest.TestCase):
                                            "_TIMED_OUT: slow")
 
 
+class FakeTxnManager:
+    def __init__(self):
+        self.fatal = False
+
+    def has_fatal_error(self):  # kafka-python's
+        return self.fatal
+
+    def is_fatal_error(self):  # aiokafka's
+        return self.fatal
+
+
+class FakePyProducer:
+    """kafka-python's KafkaProducer as kafka_python_driver.produce_txn uses
+    it: commit_transaction() raises the next of commit_errors (None: it
+    commits); an error with fatal set puts the transaction manager in its
+    fatal state first."""
+
+    def __init__(self, commit_errors=()):
+        self.commit_errors, self.calls = list(commit_errors), []
+        self._transaction_manager = self._txn_manager = FakeTxnManager()
+
+    def init_transactions(self):
+        self.calls.append("init")
+
+    def begin_transaction(self):
+        self.calls.append("begin")
+
+    def commit_transaction(self):
+        self.calls.append("commit")
+        err = self.commit_errors.pop(0) if self.commit_errors else None
+        if err is not None:
+            self._transaction_manager.fatal = getattr(err, "fatal", False)
+            raise err
+
+    def abort_transaction(self):
+        self.calls.append("abort")
+
+
+class FakeAioProducer(FakePyProducer):
+    """aiokafka's AIOKafkaProducer: the same calls, as coroutines."""
+
+    async def begin_transaction(self):
+        FakePyProducer.begin_transaction(self)
+
+    async def commit_transaction(self):
+        FakePyProducer.commit_transaction(self)
+
+    async def abort_transaction(self):
+        FakePyProducer.abort_transaction(self)
+
+
+def ends(lines):
+    """The transaction lines of an outcomes report, as (tx, commit, res, code)."""
+    import json
+    return [(e["tx"], e["commit"], e["res"], e.get("code")) for e in map(json.loads, lines.splitlines()) if "tx" in e]
+
+
+class PythonClientsTxnTest(unittest.TestCase):
+    """kafka_python_driver.produce_txn and aiokafka_driver.produce_txn: a
+    failed commit is aborted unless the client's transaction state is
+    fatal, and then the phase ends; an UNSUPPORTED_VERSION could not run."""
+
+    def run_txn(self, client, producer, records=6, per=2):
+        cfg = {"records": records, "delivery_timeout_ms": 1000, "txn": seed.Txn(records=per, tid="x")}
+        b = io.StringIO()
+        out = seed.Outcomes(b)
+        reports = seed.Reports(records, out)
+        if client == "kafka-python":
+            import kafka as kp
+            import kafka.errors  # noqa: F401
+            import kafka_python_driver as d
+            sent = d.produce_txn(kp, producer, cfg, reports, out, lambda n: reports.success(n, 0, n))
+        else:
+            import asyncio
+            import aiokafka as ak
+            import aiokafka_driver as d
+
+            async def send(n):
+                reports.success(n, 0, n)
+            sent = asyncio.run(d.produce_txn(ak, producer, cfg, reports, out, send))
+        return sent, b.getvalue(), cfg["txn"]
+
+    def errors(self, client):
+        if client == "kafka-python":
+            import kafka.errors as e
+            return e.InvalidTxnStateError("x"), e.ProducerFencedError("f"), e.UnsupportedVersionError("v")
+        import aiokafka.errors as e
+        return e.InvalidTxnState("x"), e.ProducerFenced(), e.UnsupportedVersionError("v")
+
+    def test_clients(self):
+        for client, fake in (("kafka-python", FakePyProducer), ("aiokafka", FakeAioProducer)):
+            with self.subTest(client=client):
+                abortable, fatal, unsupported = self.errors(client)
+                p = fake([None, abortable])
+                sent, lines, txn = self.run_txn(client, p)
+                self.assertEqual(sent, 6)
+                self.assertEqual(ends(lines), [(1, True, "committed", None), (2, True, "failed", 48),
+                                               (2, False, "aborted", None), (3, True, "committed", None)])
+                self.assertEqual((txn.committed, txn.aborted, txn.failed), (2, 0, 1))
+
+                fatal.fatal = True
+                p = fake([fatal])
+                sent, lines, txn = self.run_txn(client, p)
+                self.assertEqual((sent, [e[:3] for e in ends(lines)]), (2, [(1, True, "failed")]))
+                self.assertNotIn("abort", p.calls)
+
+                with self.assertRaises(seed.SetupError) as e:
+                    self.run_txn(client, fake([unsupported]))
+                self.assertIn("could not run transactions: transaction 1: commit: ", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
