@@ -627,7 +627,7 @@ async function main(argv, stdout, stderr) {
   }
 }
 
-module.exports = { main, producerSettings, MAX_IN_FLIGHT, MAX_IN_FLIGHT_REQUESTS }
+module.exports = { main, producerSettings, produceTxn, MAX_IN_FLIGHT, MAX_IN_FLIGHT_REQUESTS }
 
 if (require.main === module) {
   main(process.argv.slice(2), process.stdout, process.stderr).then(code => {
