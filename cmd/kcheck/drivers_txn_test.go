@@ -44,7 +44,7 @@ func TestDriversTransactionalProxy(t *testing.T) {
 	}{{"kgo", 2}, {"sarama", 1}} {
 		t.Run(tc.driver, func(t *testing.T) {
 			bin := buildDriver(t, tc.driver)
-			tv := driverTxnThroughProxy(t, bin, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.driver)
+			tv := driverTxnThroughProxy(t, []string{bin}, up, []string{"--broker-kind", "kfake", "--broker-version", "4.1"}, "txn-"+tc.driver)
 			if tv != tc.tv {
 				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.driver, tv, tc.tv)
 			}
@@ -52,18 +52,22 @@ func TestDriversTransactionalProxy(t *testing.T) {
 	}
 }
 
-// driverTxnThroughProxy runs the driver bin transactionally through kcheck
+// driverTxnThroughProxy runs the driver command driver (its program and
+// the arguments before the workload's) transactionally through kcheck
 // proxy in front of upstream, on a new topic, checks its trace (kcheck
 // verify VALID, txnTrace) and returns the transaction version the wire
-// showed.
-func driverTxnThroughProxy(t *testing.T, bin, upstream string, broker []string, topic string) int {
+// showed. extra flags go last, over the workload's (a driver takes a
+// flag's last value).
+func driverTxnThroughProxy(t *testing.T, driver []string, upstream string, broker []string, topic string, extra ...string) int {
 	t.Helper()
 	trace := filepath.Join(t.TempDir(), topic+".jsonl")
 	args := append([]string{"proxy", "--upstream", upstream}, broker...)
-	args = append(args, "--topic", topic, "--trace", trace, "--",
-		bin, "--bootstrap", "{bootstrap}", "--topic", topic, "--partitions", "4", "--records", "200", "--value-bytes", "50",
+	args = append(args, "--topic", topic, "--trace", trace, "--")
+	args = append(args, driver...)
+	args = append(args, "--bootstrap", "{bootstrap}", "--topic", topic, "--partitions", "4", "--records", "200", "--value-bytes", "50",
 		"--keys", "64", "--compression", "lz4", "--delivery-timeout-ms", "30000", "--request-timeout-ms", "5000",
 		"--transactional", "--txn-records", "20", "--txn-abort-every", "3")
+	args = append(args, extra...)
 	code, stdout, stderr := runKcheck(t, args...)
 	t.Logf("%s", stdout)
 	if code != exitOK || !strings.Contains(stdout, `"txn_committed":7,"txn_aborted":3,"txn_failed":0`) ||
@@ -172,7 +176,7 @@ func TestDriversTransactionalOnKafka(t *testing.T) {
 	}{{"kgo", 2}, {"sarama", 1}} {
 		t.Run(tc.driver, func(t *testing.T) {
 			bin := buildDriver(t, tc.driver)
-			tv := driverTxnThroughProxy(t, bin, addr, []string{"--broker-kind", "kafka", "--broker-version", "4.4.0"}, fmt.Sprintf("txn-%s-kafka", tc.driver))
+			tv := driverTxnThroughProxy(t, []string{bin}, addr, []string{"--broker-kind", "kafka", "--broker-version", "4.4.0"}, fmt.Sprintf("txn-%s-kafka", tc.driver))
 			if tv != tc.tv {
 				t.Errorf("%s spoke TV%d on the wire, want TV%d", tc.driver, tv, tc.tv)
 			}

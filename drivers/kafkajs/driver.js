@@ -8,7 +8,9 @@
 // message on stderr). Each record carries a kcheck-id header, its number n in
 // decimal ASCII, and the value prefix "rec=<n>;". --outcomes FILE (or
 // $KCHECK_OUTCOMES) writes what kafkajs reported for each record
-// (drivers/OUTCOMES.md).
+// (drivers/OUTCOMES.md). With --transactional it produces in transactions
+// with kafkajs's transactional API (produceTxn; drivers/WORKLOADS.md,
+// "Transactions").
 //
 //   node=$(drivers/kafkajs/setup.sh) && "$node" drivers/kafkajs/driver.js --bootstrap HOST:PORT --topic T
 
@@ -26,6 +28,7 @@ const CREATE_TIMEOUT_MS = 30000
 const LEADER_TIMEOUT_MS = 30000
 const READ_TIMEOUT_MS = 120000
 const CLOSE_TIMEOUT_MS = 5000
+const NO_CALLBACK = `no callback within delivery timeout + ${GRACE_MS / 1000} s` // failed_errors' name for the unanswered
 
 // MAX_IN_FLIGHT_REQUESTS is the connections' maxInFlightRequests, the Java
 // client's max.in.flight.requests.per.connection=5. For produce requests it
@@ -34,10 +37,17 @@ const MAX_IN_FLIGHT_REQUESTS = 5
 // MAX_IN_FLIGHT is how many produce requests kafkajs's idempotent producer
 // has in flight per broker: one (eosManager's broker lock).
 const MAX_IN_FLIGHT = 1
+// TXN_MAX_IN_FLIGHT_REQUESTS is maxInFlightRequests with --transactional:
+// 1, as kafkajs's docs/Transactions.md asks of a transactional producer.
+const TXN_MAX_IN_FLIGHT_REQUESTS = 1
 
-const DIFFERS =
+/** The JSON line's differs: txn says whether the run is --transactional. */
+const differs = txn =>
   'one produce request in flight per broker (kafkajs\'s idempotent producer holds a lock per broker across each ' +
-  'produce request: eosManager acquireBrokerLock; maxInFlightRequests=5 is set but only bounds the other requests; ' +
+  'produce request: eosManager acquireBrokerLock; ' +
+  (txn
+    ? 'maxInFlightRequests=1, as kafkajs\'s docs ask of a transactional producer, and a transaction\'s send() calls one after another; '
+    : 'maxInFlightRequests=5 is set but only bounds the other requests; ') +
   'Java and kgo: 5); one send() call, so one produce request, per record (--batch-records many: per ' +
   seed.MANY_PER_SEND +
   ' records): kafkajs batches nothing across calls; ' +
@@ -131,20 +141,23 @@ function producerSettings(cfg, kafkajs) {
     },
     producer: {
       idempotent: true,
-      maxInFlightRequests: MAX_IN_FLIGHT_REQUESTS,
+      maxInFlightRequests: cfg.txn ? TXN_MAX_IN_FLIGHT_REQUESTS : MAX_IN_FLIGHT_REQUESTS,
       allowAutoTopicCreation: false,
       createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
       retry,
+      // --transactional: the transactional id and nothing else
+      // (transactionTimeout stays kafkajs's 60 s).
+      ...(cfg.txn ? { transactionalId: cfg.txn.id } : {}),
     },
     send: { acks: -1, timeout: cfg.requestTimeoutMs, compression },
     extra: {
       max_in_flight: MAX_IN_FLIGHT,
-      max_in_flight_requests: MAX_IN_FLIGHT_REQUESTS,
+      max_in_flight_requests: cfg.txn ? TXN_MAX_IN_FLIGHT_REQUESTS : MAX_IN_FLIGHT_REQUESTS,
       retries: retry.retries,
       initial_retry_ms: retry.initialRetryTime,
       max_retry_ms: retry.maxRetryTime,
       send_per: cfg.batchRecords === 'many' ? `${seed.MANY_PER_SEND} records` : 'record',
-      differs: DIFFERS,
+      differs: differs(cfg.txn),
     },
   }
 }
@@ -322,8 +335,9 @@ async function experiment(cfg, out) {
   // own, so that the driver knows it.
   const many = cfg.batchRecords === 'many'
   const roundRobin = kafkajs.Partitioners.DefaultPartitioner()
-  for (const [from, to] of seed.sendGroups(cfg.records, cfg.batchRecords, cfg.idleAfter)) {
-    if (from === cfg.idleAfter) await idlePhase()
+  // sendRange sends records from to to-1 in one call of send (producer.send,
+  // or a transaction's) and returns the promise that reports them.
+  const sendRange = (from, to, send) => {
     const recs = []
     for (let n = from; n < to; n++) {
       keyIdx[n] = w.nextKeyIndex()
@@ -336,7 +350,7 @@ async function experiment(cfg, out) {
       }
       recs.push({ n, p, message })
     }
-    producer.send(Object.assign({ topic: cfg.topic, messages: recs.map(r => r.message) }, s.send)).then(
+    return send(Object.assign({ topic: cfg.topic, messages: recs.map(r => r.message) }, s.send)).then(
       mds => {
         const mine = (mds || []).filter(m => m.topicName === cfg.topic)
         if (!many) {
@@ -354,9 +368,32 @@ async function experiment(cfg, out) {
       },
       err => recs.forEach(r => report(r.n, r.p, -1, err || new Error('send rejected without an error')))
     )
-    res.sent += to - from
   }
-  if (cfg.idleAfter === cfg.records) await idlePhase() // an idle phase after the last record
+  if (cfg.txn) {
+    // settle ends the wait for record n (of a transaction) if it has had no
+    // report: failed as having had no callback, its none line now.
+    const settle = n => {
+      if (answered[n]) return false
+      answered[n] = true
+      res.failed++
+      res.failedErrors[NO_CALLBACK] = (res.failedErrors[NO_CALLBACK] || 0) + 1
+      if (out) out.write(seed.outcomeNone(n))
+      if (--open === 0) allDone()
+      return true
+    }
+    const cannot = await produceTxn(cfg, producer, out, res, sendRange, settle)
+    if (cannot) {
+      await within(CLOSE_TIMEOUT_MS, () => producer.disconnect())
+      throw new SetupError(`${ERR_PREFIX}could not run transactions: ${cannot}`)
+    }
+  } else {
+    for (const [from, to] of seed.sendGroups(cfg.records, cfg.batchRecords, cfg.idleAfter)) {
+      if (from === cfg.idleAfter) await idlePhase()
+      sendRange(from, to, m => producer.send(m))
+      res.sent += to - from
+    }
+    if (cfg.idleAfter === cfg.records) await idlePhase() // an idle phase after the last record
+  }
   // A bounded wait, so a stalled producer is reported rather than waited on forever.
   let timer
   await Promise.race([done, new Promise(resolve => (timer = setTimeout(resolve, cfg.deliveryTimeoutMs + GRACE_MS)))])
@@ -364,8 +401,7 @@ async function experiment(cfg, out) {
   closed = true
   if (open > 0) {
     res.failed += open
-    const name = `no callback within delivery timeout + ${GRACE_MS / 1000} s`
-    res.failedErrors[name] = (res.failedErrors[name] || 0) + open
+    res.failedErrors[NO_CALLBACK] = (res.failedErrors[NO_CALLBACK] || 0) + open
     if (out) answered.forEach((a, n) => a || out.write(seed.outcomeNone(n)))
   }
   await within(CLOSE_TIMEOUT_MS, () => producer.disconnect()) // Java's producer.close(5 s)
@@ -382,6 +418,85 @@ async function experiment(cfg, out) {
     foreign: tally.foreign,
   })
   return res
+}
+
+/**
+ * The produce phase of --transactional (drivers/WORKLOADS.md,
+ * "Transactions") with kafkajs's transactional API as its
+ * docs/Transactions.md shows it: producer.transaction() (which begins it,
+ * and before the first runs InitProducerId), the transaction's records sent
+ * with its send() (sendRange), each call once the one before has been
+ * answered, a wait for each record's
+ * report (bounded by the delivery timeout + grace; a record without one
+ * gets its none line, its transaction is aborted and is the last), then
+ * commit(), or abort() for every --txn-abort-every-th. After a failed
+ * commit, abort() if the transaction's isActive() says it can still be
+ * used (kafkajs 2.2.4 leaves a failed commit's transaction in COMMITTING,
+ * where abort() is refused, so it never is: the phase ends). Each end goes
+ * to out. Returns the words of an error that says the broker cannot run
+ * kafkajs's transactions (seed.txnCannotRun; any failure of the first
+ * transaction's begin, which initialises the producer id), else null.
+ */
+async function produceTxn(cfg, producer, out, res, sendRange, settle) {
+  const n = { committed: 0, aborted: 0, failed: 0 }
+  res.extra = Object.assign(res.extra, seed.txnKeys(cfg.txn, n))
+  const bound = cfg.deliveryTimeoutMs + GRACE_MS
+  let cannot = null
+  const note = (tx, what, e) => {
+    const text = `transaction ${tx}: ${what}: ${seed.errorText(e)}`
+    if (!res.firstError) res.firstError = text
+    if (cannot === null && seed.txnCannotRun(e)) cannot = text
+  }
+  // end writes transaction tx's end and counts it (not the abort after a
+  // failed commit: count false); true if it ended as asked.
+  const end = async (t, tx, commit, count) => {
+    try {
+      await (commit ? t.commit() : t.abort())
+    } catch (e) {
+      note(tx, commit ? 'commit' : count ? 'abort' : 'abort after a failed commit', e)
+      if (out) out.write(seed.outcomeTxnFailed(tx, commit, seed.errorText(e), seed.errorCode(e)))
+      if (count) n.failed++
+      return false
+    }
+    if (out) out.write(commit ? seed.outcomeCommitted(tx) : seed.outcomeAborted(tx))
+    if (count) commit ? n.committed++ : n.aborted++
+    return true
+  }
+  for (let tx = 1, sent = 0; sent < cfg.records; tx++) {
+    let t
+    try {
+      t = await producer.transaction()
+    } catch (e) {
+      note(tx, 'begin', e)
+      if (tx === 1) cannot = cannot || `transaction 1: begin: ${seed.errorText(e)}`
+      break
+    }
+    const first = sent
+    const k = Math.min(cfg.txn.records, cfg.records - sent)
+    const send = m =>
+      t.send(m).catch(e => {
+        if (cannot === null && seed.txnCannotRun(e)) cannot = `transaction ${tx}: send: ${seed.errorText(e)}`
+        throw e
+      })
+    // One send() after another: kafkajs keeps no order between concurrent
+    // send()s (drivers/CLIENTS.md), and its docs await each in a transaction.
+    let chain = Promise.resolve()
+    for (const [from, to] of seed.sendGroups(k, cfg.batchRecords)) {
+      chain = chain.then(() => sendRange(first + from, first + to, send))
+    }
+    sent += k
+    res.sent += k
+    await within(bound, () => chain)
+    let stalled = 0
+    for (let i = first; i < sent; i++) if (settle(i)) stalled++
+    if (cannot !== null) break
+    const commit = !seed.txnAbort(cfg.txn, tx) && stalled === 0
+    let ended = await end(t, tx, commit, true)
+    if (!ended && commit && t.isActive()) ended = await end(t, tx, false, false)
+    Object.assign(res.extra, seed.txnKeys(cfg.txn, n))
+    if (cannot !== null || !ended || stalled > 0) break
+  }
+  return cannot
 }
 
 /**
@@ -435,6 +550,15 @@ async function readBack(kafkajs, cfg, keyIdx) {
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) failed(payload.error)
   })
+  // A transactional run's markers take offsets up to the end that no
+  // record's offset reaches; kafkajs hides them, and tells how far a batch
+  // went (its last offset, a marker's too) in END_BATCH_PROCESS, sent also
+  // for a batch of markers alone, which eachBatch never sees.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    if (payload.topic !== cfg.topic || !/^[0-9]+$/.test(String(payload.lastOffset))) return
+    tally.passed(payload.partition, Number(payload.lastOffset))
+    if (!remaining()) finished()
+  })
   let timer
   try {
     await consumer.connect()
@@ -469,7 +593,10 @@ async function main(argv, stdout, stderr) {
   const t0 = Date.now()
   let out = null
   try {
-    const cfg = seed.parseArgs(argv)
+    const { txn, rest } = seed.splitTxn(argv)
+    const cfg = seed.parseArgs(rest)
+    if (txn) seed.txnCheck(txn, cfg)
+    cfg.txn = txn
     const outcomes = seed.outcomesPath(cfg.outcomes)
     if (outcomes !== '') {
       let fd
@@ -500,7 +627,7 @@ async function main(argv, stdout, stderr) {
   }
 }
 
-module.exports = { main, producerSettings, MAX_IN_FLIGHT, MAX_IN_FLIGHT_REQUESTS }
+module.exports = { main, producerSettings, produceTxn, MAX_IN_FLIGHT, MAX_IN_FLIGHT_REQUESTS }
 
 if (require.main === module) {
   main(process.argv.slice(2), process.stdout, process.stderr).then(code => {

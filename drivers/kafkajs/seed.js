@@ -13,7 +13,8 @@ const ERR_PREFIX = 'kafkajs driver: '
 const USAGE =
   'usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] ' +
   '[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] ' +
-  '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]'
+  '[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE] ' +
+  '[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]'
 const DEFAULTS = {
   partitions: '64',
   'replication-factor': '1',
@@ -137,6 +138,103 @@ function parseArgs(argv) {
   }
   return cfg
 }
+
+// The transactional mode (drivers/WORKLOADS.md, "Transactions"), as
+// drivers/txnmode is the Go drivers'.
+const TXN_DEFAULT_RECORDS = 100 // --txn-records without the flag, as kcheck run's
+const TXN_FLAGS = ['--txn-records', '--txn-abort-every', '--transactional-id']
+// Kafka error codes that say the broker (or the client's rights on it)
+// cannot run transactions at all, as drivers/txnmode's:
+// CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION,
+// UNSUPPORTED_FOR_MESSAGE_FORMAT, INVALID_TRANSACTION_TIMEOUT,
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+const TXN_CANNOT_RUN = [31, 35, 43, 50, 53]
+
+/**
+ * Takes the transactional mode's flags out of argv: { txn, rest }, txn null
+ * without --transactional, else { records, abortEvery, id } (id '' until
+ * txnCheck), rest for parseArgs. A value missing or bad, or a --txn-* flag
+ * without --transactional, is a SetupError.
+ */
+function splitTxn(argv) {
+  let on = false
+  const given = new Map()
+  const rest = []
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i]
+    if (k === '--transactional') {
+      on = true
+    } else if (TXN_FLAGS.includes(k)) {
+      if (i + 1 === argv.length) throw new SetupError(`${ERR_PREFIX}${k} needs a value`)
+      given.set(k, argv[++i])
+    } else {
+      rest.push(k)
+    }
+  }
+  if (!on) {
+    for (const k of TXN_FLAGS) {
+      if (given.has(k)) throw new SetupError(`${ERR_PREFIX}${k} needs --transactional`)
+    }
+    return { txn: null, rest }
+  }
+  const txn = { records: TXN_DEFAULT_RECORDS, abortEvery: 0, id: given.get('--transactional-id') || '' }
+  if (given.has('--txn-records')) {
+    const v = given.get('--txn-records')
+    if (!/^[+]?[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 2 ** 31 - 1) {
+      throw new SetupError(`${ERR_PREFIX}--txn-records wants a number of at least 1, not ${v}`)
+    }
+    txn.records = Number(v)
+  }
+  if (given.has('--txn-abort-every')) {
+    const v = given.get('--txn-abort-every')
+    if (!/^[+-]?[0-9]+$/.test(v) || Number(v) < 0 || Number(v) > 2 ** 31 - 1) {
+      throw new SetupError(`${ERR_PREFIX}--txn-abort-every wants a number of at least 0 (0: none aborted), not ${v}`)
+    }
+    txn.abortEvery = Number(v)
+  }
+  if (given.get('--transactional-id') === '') throw new SetupError(`${ERR_PREFIX}--transactional-id is empty`)
+  return { txn, rest }
+}
+
+/**
+ * Refuses what the mode cannot run with (an idle phase: a transactional run
+ * has none) and sets the default transactional id, kcheck-TOPIC.
+ */
+function txnCheck(txn, cfg) {
+  if (cfg.idleAfter >= 0) {
+    throw new SetupError(`${ERR_PREFIX}--idle-after with --transactional: a transactional run has no idle phase`)
+  }
+  if (txn.id === '') txn.id = `kcheck-${cfg.topic}`
+}
+
+/** Whether transaction tx (1 for the first) is aborted on purpose: every abortEvery-th. */
+const txnAbort = (txn, tx) => txn.abortEvery > 0 && tx % txn.abortEvery === 0
+
+/**
+ * Whether a kafkajs error says the broker cannot run its transactions: a
+ * Kafka code TXN_CANNOT_RUN names, or kafkajs's own
+ * KafkaJSServerDoesNotSupportApiKey (a request the broker does not know)
+ * anywhere in the .cause chain.
+ */
+function txnCannotRun(e) {
+  for (let r = e, i = 0; r != null && i < 10; r = r.cause === r ? null : r.cause, i++) {
+    if (r.name === 'KafkaJSServerDoesNotSupportApiKey') return true
+  }
+  return TXN_CANNOT_RUN.includes(errorCode(e))
+}
+
+/**
+ * The mode's keys of the JSON line, after the driver's own: the flags, and
+ * the transactions as their ends were told ({ committed, aborted, failed }).
+ */
+const txnKeys = (txn, n) => ({
+  transactional_id: txn.id,
+  txn_records: txn.records,
+  txn_abort_every: txn.abortEvery,
+  txn_committed: n.committed,
+  txn_aborted: n.aborted,
+  txn_failed: n.failed,
+})
 
 /**
  * The send() calls of the run, as [from, to) ranges of record numbers, in
@@ -290,6 +388,14 @@ class Tally {
     if (prev === undefined || n > prev) this.last.set(k, n)
   }
 
+  /**
+   * The consumer has passed offset off (a number) of partition p: the last
+   * of a fetched batch, which may be a control record it does not return.
+   */
+  passed(p, off) {
+    if (off + 1 > this.nextOffset(p)) this.next.set(p, off + 1)
+  }
+
   /** The next offset to read of partition p. */
   nextOffset(p) {
     return this.next.get(p) || 0
@@ -408,9 +514,10 @@ function summaryLine(r) {
   return goJSON(out) + '\n'
 }
 
-/** Clean: nothing failed, lost, duplicated, reordered or foreign. */
+/** Clean: nothing failed, lost, duplicated, reordered or foreign, and no transaction failed. */
 function clean(r) {
-  return r.failed === 0 && r.lost === 0 && r.duplicated === 0 && r.outOfOrder === 0 && r.foreign === 0
+  return r.failed === 0 && r.lost === 0 && r.duplicated === 0 && r.outOfOrder === 0 && r.foreign === 0 &&
+    !(r.extra && r.extra.txn_failed > 0)
 }
 
 // The lines of --outcomes (drivers/OUTCOMES.md); a failure's code is written when positive.
@@ -418,6 +525,12 @@ const outcomeSuccess = (n, p, off) => `{"id":${n},"p":${p},"off":${off}}\n`
 const outcomeFailure = (n, p, text, code = null) =>
   `{"id":${n},"p":${p},"err":${goJSON(String(text))}${Number.isInteger(code) && code > 0 ? `,"code":${code}` : ''}}\n`
 const outcomeNone = n => `{"id":${n},"none":true}\n`
+// A transaction's end (drivers/OUTCOMES.md, "Transactions"): committed,
+// aborted, or the commit (commit true) or abort failed.
+const outcomeCommitted = tx => `{"tx":${tx},"commit":true,"res":"committed"}\n`
+const outcomeAborted = tx => `{"tx":${tx},"commit":false,"res":"aborted"}\n`
+const outcomeTxnFailed = (tx, commit, text, code = null) =>
+  `{"tx":${tx},"commit":${commit ? 'true' : 'false'},"res":"failed","err":${goJSON(String(text))}${Number.isInteger(code) && code > 0 ? `,"code":${code}` : ''}}\n`
 
 module.exports = {
   PREFIX,
@@ -449,4 +562,14 @@ module.exports = {
   outcomeSuccess,
   outcomeFailure,
   outcomeNone,
+  outcomeCommitted,
+  outcomeAborted,
+  outcomeTxnFailed,
+  TXN_DEFAULT_RECORDS,
+  TXN_CANNOT_RUN,
+  splitTxn,
+  txnCheck,
+  txnAbort,
+  txnKeys,
+  txnCannotRun,
 }

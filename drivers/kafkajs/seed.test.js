@@ -122,6 +122,83 @@ test('outcome lines', () => {
   got.split('\n').slice(0, 5).forEach((l, i) => assert.deepStrictEqual(Object.keys(JSON.parse(l)), keys[i], l))
 })
 
+test("a transaction's end lines (drivers/OUTCOMES.md, Transactions)", () => {
+  const got =
+    seed.outcomeCommitted(1) +
+    seed.outcomeAborted(2) +
+    seed.outcomeTxnFailed(3, true, 'KafkaJSProtocolError: "x" (INVALID_PRODUCER_EPOCH)', 47) +
+    seed.outcomeTxnFailed(3, false, 'tab\there\u2028', -1) +
+    seed.outcomeTxnFailed(4, true, 'z', null)
+  const want =
+    '{"tx":1,"commit":true,"res":"committed"}\n' +
+    '{"tx":2,"commit":false,"res":"aborted"}\n' +
+    '{"tx":3,"commit":true,"res":"failed","err":"KafkaJSProtocolError: \\"x\\" (INVALID_PRODUCER_EPOCH)","code":47}\n' +
+    '{"tx":3,"commit":false,"res":"failed","err":"tab\\there\\u2028"}\n' +
+    '{"tx":4,"commit":true,"res":"failed","err":"z"}\n'
+  assert.strictEqual(got, want)
+  const keys = [['tx', 'commit', 'res'], ['tx', 'commit', 'res'], ['tx', 'commit', 'res', 'err', 'code'], ['tx', 'commit', 'res', 'err']]
+  got.split('\n').slice(0, 4).forEach((l, i) => assert.deepStrictEqual(Object.keys(JSON.parse(l)), keys[i], l))
+})
+
+test('splitTxn and txnCheck: the transactional flags, as drivers/txnmode', () => {
+  let { txn, rest } = seed.splitTxn(['--topic', 't', '--records', '5'])
+  assert.strictEqual(txn, null)
+  assert.deepStrictEqual(rest, ['--topic', 't', '--records', '5'])
+  ;({ txn, rest } = seed.splitTxn(['--topic', 't', '--transactional', '--records', '5', '--txn-records', '7', '--txn-abort-every', '2']))
+  assert.deepStrictEqual(txn, { records: 7, abortEvery: 2, id: '' })
+  assert.deepStrictEqual(rest, ['--topic', 't', '--records', '5'])
+  const cfg = seed.parseArgs(['--bootstrap', 'h:1', ...rest])
+  seed.txnCheck(txn, cfg)
+  assert.strictEqual(txn.id, 'kcheck-t')
+  assert.deepStrictEqual([1, 2, 3, 4].map(tx => seed.txnAbort(txn, tx)), [false, true, false, true])
+  ;({ txn } = seed.splitTxn(['--transactional', '--transactional-id', 'x']))
+  seed.txnCheck(txn, cfg)
+  assert.deepStrictEqual(txn, { records: seed.TXN_DEFAULT_RECORDS, abortEvery: 0, id: 'x' })
+  assert.ok(!seed.txnAbort(txn, 1) && !seed.txnAbort(txn, 3))
+  assert.deepStrictEqual(Object.entries(seed.txnKeys(txn, { committed: 5, aborted: 2, failed: 1 })), [
+    ['transactional_id', 'x'],
+    ['txn_records', 100],
+    ['txn_abort_every', 0],
+    ['txn_committed', 5],
+    ['txn_aborted', 2],
+    ['txn_failed', 1],
+  ])
+  assert.throws(() => seed.txnCheck(txn, Object.assign({}, cfg, { idleAfter: 4 })), {
+    message: 'kafkajs driver: --idle-after with --transactional: a transactional run has no idle phase',
+  })
+  for (const [argv, want] of [
+    [['--txn-records', '5'], 'kafkajs driver: --txn-records needs --transactional'],
+    [['--transactional-id', 'x'], 'kafkajs driver: --transactional-id needs --transactional'],
+    [['--transactional', '--txn-records'], 'kafkajs driver: --txn-records needs a value'],
+    [['--transactional', '--txn-records', '0'], 'kafkajs driver: --txn-records wants a number of at least 1, not 0'],
+    [['--transactional', '--txn-abort-every', '-1'], 'kafkajs driver: --txn-abort-every wants a number of at least 0 (0: none aborted), not -1'],
+    [['--transactional', '--transactional-id', ''], 'kafkajs driver: --transactional-id is empty'],
+  ]) {
+    assert.throws(() => seed.splitTxn(argv), { message: want }, argv.join(' '))
+  }
+})
+
+test('txnCannotRun: a cannot-run code, or kafkajs\'s request the broker does not know', () => {
+  const protocol = (type, code) => Object.assign(new Error(type), { type, code })
+  assert.ok(seed.txnCannotRun(protocol('UNSUPPORTED_VERSION', 35)))
+  assert.ok(seed.txnCannotRun(Object.assign(new Error('retries'), { cause: protocol('TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 53) })))
+  const noKey = Object.assign(new Error('The broker does not support the requested API'), { name: 'KafkaJSServerDoesNotSupportApiKey' })
+  assert.ok(seed.txnCannotRun(Object.assign(new Error('x'), { cause: noKey })))
+  assert.ok(!seed.txnCannotRun(protocol('INVALID_PRODUCER_EPOCH', 47)))
+  assert.ok(!seed.txnCannotRun(new Error('plain')))
+})
+
+test('Tally.passed: past the markers kafkajs does not return', () => {
+  const t = new seed.Tally([-1, -1])
+  t.add(0, 0, Buffer.from('rec=0;'))
+  t.passed(0, 1) // the marker at offset 1
+  assert.strictEqual(t.nextOffset(0), 2)
+  t.passed(0, 0) // never backwards
+  assert.strictEqual(t.nextOffset(0), 2)
+  t.add(0, 1, Buffer.from('rec=1;')) // an offset already passed is not counted
+  assert.strictEqual(t.readBack, 1)
+})
+
 test('outcomesPath: --outcomes, else $KCHECK_OUTCOMES, else none', () => {
   assert.strictEqual(seed.outcomesPath('f', { KCHECK_OUTCOMES: 'e' }), 'f')
   assert.strictEqual(seed.outcomesPath('', { KCHECK_OUTCOMES: 'e' }), 'e')
@@ -355,6 +432,8 @@ test('bad flags: exit 2 with a message', () => {
     [[...ok, '--idle-ms', '5'], 'kafkajs driver: --idle-ms needs --idle-after'],
     [[...ok, '--outcomes', path.join(__dirname, 'no', 'such', 'dir', 'f')], 'kafkajs driver: --outcomes: '],
     [ok, 'kafkajs driver: --outcomes: '], // $KCHECK_OUTCOMES, below, without --outcomes
+    [[...ok, '--txn-records', '5'], 'kafkajs driver: --txn-records needs --transactional\n'],
+    [[...ok, '--transactional', '--idle-after', '1', '--idle-ms', '1'], 'kafkajs driver: --idle-after with --transactional'],
   ]) {
     const env = Object.assign({}, process.env, { KCHECK_OUTCOMES: path.join(__dirname, 'no', 'such', 'dir', 'env') })
     const r = spawnSync(process.execPath, [driver, ...argv], { encoding: 'utf8', timeout: 30000, env })

@@ -7,7 +7,9 @@ of JSON (plus max_in_flight and differs: where aiokafka's producer is not the
 Java driver's) and the exit codes of driver.py and drivers/java: 0 clean,
 1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
 workload is seed.py's. --outcomes FILE (or $KCHECK_OUTCOMES) writes what
-aiokafka reported for each record (drivers/OUTCOMES.md).
+aiokafka reported for each record (drivers/OUTCOMES.md). With --transactional
+it produces in transactions with aiokafka's transactional API (produce_txn;
+drivers/WORKLOADS.md, "Transactions").
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/aiokafka_driver.py --bootstrap HOST:PORT --topic T
 
@@ -153,6 +155,9 @@ async def experiment(ak, cfg, t0, out):
         request_timeout_ms=cfg["request_timeout_ms"],
         partitioner=chosen,
         **batch_settings(cfg["batch_records"]),
+        # --transactional: the transactional id and nothing else
+        # (transaction_timeout_ms stays aiokafka's 60 s).
+        **({} if cfg["txn"] is None else {"transactional_id": cfg["txn"].id}),
     )
     try:
         await asyncio.wait_for(producer.start(), seed.REACH_TIMEOUT_S)  # InitProducerId
@@ -178,17 +183,8 @@ async def experiment(ak, cfg, t0, out):
                 reports.success(n, md.partition, md.offset)
         return cb
 
-    sent = 0
-    for n in range(records + 1):
-        if idle.due(n):  # the callbacks come from the event loop
-            deadline = time.monotonic() + idle.wait_s()
-            while reports.first_pending() > 0 and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
-            idle.begin()
-            await asyncio.sleep(idle.sleep_s())
-            idle.end()
-        if n == records:
-            break
+    async def send(n):
+        """Sends record n: its report comes through on_done."""
         key_of[n], key = w.next_key()
         chosen.last = -1
         try:
@@ -200,24 +196,127 @@ async def experiment(ak, cfg, t0, out):
             part_of[n] = chosen.last
             reports.failure(n, part_of[n], seed.exception_name(e), seed.exception_text(e),
                             seed.exception_code(e, ak.errors.BrokerResponseError))
+
+    async def stop():
+        try:
+            await asyncio.wait_for(producer.stop(), seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s)
+        except (asyncio.TimeoutError, ak.errors.KafkaError):
+            pass
+
+    try:
+        if cfg["txn"] is not None:
+            sent = await produce_txn(ak, producer, cfg, reports, out, send)
+        else:
+            sent = await produce(cfg, reports, idle, send)
+    except SetupError:  # could not run transactions
+        await stop()
+        raise
+    reports.close()
+    await stop()
+    seed.close_outcomes(out, PREFIX)
+
+    tally = seed.Tally(key_of)
+    await read_back(ak, cfg, tally)
+    tally.finish(sent, reports.acked)
+    extra = {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}
+    if cfg["txn"] is not None:
+        extra.update(cfg["txn"].keys())
+    return seed.summary("aiokafka", ak.__version__, sent, reports, tally, t0, extra, seed.shape_keys(cfg, idle))
+
+
+async def produce(cfg, reports, idle, send):
+    """The idempotent produce phase; returns the records sent."""
+    records = cfg["records"]
+    sent = 0
+    for n in range(records + 1):
+        if idle.due(n):  # the callbacks come from the event loop
+            deadline = time.monotonic() + idle.wait_s()
+            while reports.first_pending() > 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            idle.begin()
+            await asyncio.sleep(idle.sleep_s())
+            idle.end()
+        if n == records:
+            break
+        await send(n)
         sent += 1
     # A bounded wait instead of flush(), so a stalled producer is reported
     # rather than waited on forever.
     deadline = time.monotonic() + cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S
     while reports.pending() > 0 and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    reports.close()
-    try:
-        await asyncio.wait_for(producer.stop(), seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s)
-    except (asyncio.TimeoutError, ak.errors.KafkaError):
-        pass
-    seed.close_outcomes(out, PREFIX)
+    return sent
 
-    tally = seed.Tally(key_of)
-    await read_back(ak, cfg, tally)
-    tally.finish(sent, reports.acked)
-    return seed.summary("aiokafka", ak.__version__, sent, reports, tally, t0,
-                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}, seed.shape_keys(cfg, idle))
+
+def txn_text(e):
+    """A transaction call's error for first_error and --outcomes: its text,
+    and its cause's when it has one (aiokafka's sender wraps what stopped it
+    in KafkaError("Unexpected error during batch delivery"))."""
+    text = seed.exception_text(e)
+    return text if e.__cause__ is None else "%s (cause: %s)" % (text, seed.exception_text(e.__cause__))
+
+
+async def produce_txn(ak, producer, cfg, reports, out, send):
+    """The produce phase of --transactional (drivers/WORKLOADS.md,
+    "Transactions") with aiokafka's transactional API: for each transaction
+    begin_transaction() (the first waits for InitProducerId), its records
+    sent, a wait for each record's report (bounded by the delivery timeout +
+    grace; a record without one gets its none line, its transaction is
+    aborted and is the last), then commit_transaction(), or
+    abort_transaction() for every --txn-abort-every-th. A failed commit is
+    aborted unless the producer's transaction state is a fatal error, as
+    aiokafka's own transaction() context manager does (TransactionContext);
+    any other failure ends the phase. Each call is bounded by the delivery
+    timeout + grace (asyncio.wait_for: a timeout is a failure). An error
+    that says the broker cannot run transactions (seed.TXN_CANNOT_RUN;
+    aiokafka's IncompatibleBrokerVersion, for a request the broker does not
+    know, as the cause of the error that stopped its sender; any failure of
+    the first begin, which waits for the producer id) is a setup error:
+    could not run. Returns the records sent."""
+    txn, records = cfg["txn"], cfg["records"]
+    bound = cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S
+
+    async def call(f, what, tx):
+        """f()'s error, None if it returned; a cannot-run error is raised."""
+        try:
+            await asyncio.wait_for(f(), bound)
+            return None
+        except (ak.errors.KafkaError, asyncio.TimeoutError) as e:
+            code = seed.exception_code(e, ak.errors.BrokerResponseError)
+            text = "transaction %d: %s: %s" % (tx, what, txn_text(e))
+            if code in seed.TXN_CANNOT_RUN or isinstance(e.__cause__, ak.errors.IncompatibleBrokerVersion) \
+                    or what == "begin" and tx == 1:
+                raise SetupError("%scould not run transactions: %s" % (PREFIX, text))
+            reports.note(text)
+            return e
+
+    def end(tx, commit, err, count=True):
+        text = None if err is None else txn_text(err)
+        return txn.end(out, tx, commit, text, seed.exception_code(err, ak.errors.BrokerResponseError), count)
+
+    sent, tx = 0, 0
+    while sent < records:
+        tx += 1
+        if await call(producer.begin_transaction, "begin", tx) is not None:
+            break
+        first, k = sent, min(txn.records, records - sent)
+        for n in range(first, first + k):
+            await send(n)
+        sent += k
+        deadline = time.monotonic() + bound
+        while reports.pending_in(first, sent) > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        stalled = reports.close_range(first, sent) > 0
+        commit = not txn.abort(tx) and not stalled
+        err = await call(producer.commit_transaction if commit else producer.abort_transaction,
+                         "commit" if commit else "abort", tx)
+        ended = end(tx, commit, err)
+        if err is not None and commit and not producer._txn_manager.is_fatal_error():
+            err = await call(producer.abort_transaction, "abort after a failed commit", tx)
+            ended = end(tx, False, err, count=False)
+        if not ended or stalled:
+            break
+    return sent
 
 
 async def read_back(ak, cfg, tally):
@@ -241,6 +340,10 @@ async def read_back(ak, cfg, tally):
             for tp, msgs in (await consumer.getmany(timeout_ms=500, max_records=2000)).items():
                 for m in msgs:
                     rb.add(tp.partition, m.offset, m.value)
+            # A transactional run's markers take offsets up to the end that
+            # no record's offset reaches; the position passes them.
+            for tp in tps:
+                rb.passed(tp.partition, await consumer.position(tp))
     finally:
         await consumer.stop()
 
@@ -255,4 +358,4 @@ def run(cfg, t0):
 
 
 if __name__ == "__main__":
-    sys.exit(seed.main(sys.argv[1:], PREFIX, "aiokafka", run, NO_BROKER_DEFAULT))
+    sys.exit(seed.main(sys.argv[1:], PREFIX, "aiokafka", run, NO_BROKER_DEFAULT, transactional=True))

@@ -7,7 +7,9 @@ and same exit codes as drivers/java: 0 clean, 1 anomalies or failed sends,
 2 setup errors (with a message on stderr). Each record carries a kcheck-id
 header, its number n in decimal ASCII, and the value prefix "rec=<n>;".
 --outcomes FILE (or $KCHECK_OUTCOMES) also writes what librdkafka reported
-for each record (drivers/OUTCOMES.md). The workload is seed.py's, shared with the
+for each record (drivers/OUTCOMES.md). With --transactional it produces in
+transactions with librdkafka's transactional API (produce_txn; drivers/WORKLOADS.md,
+"Transactions"). The workload is seed.py's, shared with the
 aiokafka and kafka-python drivers. With --bench it runs the throughput mode instead (bench.py).
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/driver.py --bootstrap HOST:PORT --topic T
@@ -119,6 +121,94 @@ def batch_settings(shape):
     return {"linger.ms": 0}
 
 
+def txn_settings(txn):
+    """librdkafka's settings for --transactional: transactional.id, and no
+    other (transaction.timeout.ms stays 60 s)."""
+    return {} if txn is None else {"transactional.id": txn.id}
+
+
+# librdkafka's own error for a broker without the transactional requests
+# (RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE): as a cannot-run Kafka code.
+UNSUPPORTED_FEATURE = -165
+
+
+def produce_txn(ck, producer, cfg, w, key_of, reports, out, on_delivery):
+    """The produce phase of --transactional (drivers/WORKLOADS.md,
+    "Transactions") with librdkafka's transactional API as its documentation
+    asks it to be used: init_transactions() once, then for each transaction
+    begin_transaction(), its records, a wait for each record's report
+    (served by poll(), bounded by the delivery timeout + grace; a record
+    without one gets its none line and its transaction is aborted, the
+    last), then commit_transaction(), or abort_transaction() for every
+    --txn-abort-every-th. A failed commit whose error says
+    txn_requires_abort() is aborted; any other failure (a fatal error, a
+    retriable one) ends the phase. init_transactions() failing, or an error
+    that says the broker cannot run transactions (seed.TXN_CANNOT_RUN,
+    _UNSUPPORTED_FEATURE), is a setup error: could not run. Returns the
+    records sent."""
+    txn, records = cfg["txn"], cfg["records"]
+    bound = cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S
+
+    def cannot_run(err):
+        return isinstance(err, ck.KafkaError) and (err.code() in seed.TXN_CANNOT_RUN or
+                                                   err.code() == UNSUPPORTED_FEATURE)
+
+    def words(err):
+        return "%s: %s" % (error_name(err), err.str()) if isinstance(err, ck.KafkaError) else str(err)
+
+    def call(f, what, tx):
+        """f's error, None if it returned; a cannot-run error is raised."""
+        try:
+            f(bound)
+            return None
+        except ck.KafkaException as e:
+            err = e.args[0] if e.args else e
+            if cannot_run(err):
+                raise SetupError("%scould not run transactions: transaction %d: %s: %s" % (PREFIX, tx, what, words(err)))
+            return err
+
+    try:
+        producer.init_transactions(bound)
+    except ck.KafkaException as e:
+        err = e.args[0] if e.args else e
+        raise SetupError("%scould not run transactions: init_transactions: %s" % (PREFIX, words(err)))
+    sent, tx = 0, 0
+    while sent < records:
+        tx += 1
+        err = call(lambda _: producer.begin_transaction(), "begin", tx)
+        if err is not None:
+            reports.note(words(err))
+            break
+        first, k = sent, min(txn.records, records - sent)
+        for n in range(first, first + k):
+            produce_one(ck, producer, cfg, w, key_of, reports, on_delivery, n)
+            producer.poll(0)
+        sent += k
+        deadline = time.monotonic() + bound
+        while reports.pending_in(first, sent) > 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            producer.poll(min(0.1, left))
+        stalled = reports.close_range(first, sent) > 0
+        commit = not txn.abort(tx) and not stalled
+        err = call(producer.commit_transaction if commit else producer.abort_transaction,
+                   "commit" if commit else "abort", tx)
+        ended = txn.end(out, tx, commit, None if err is None else words(err), error_code(err))
+        if err is not None:
+            reports.note("transaction %d: %s: %s" % (tx, "commit" if commit else "abort", words(err)))
+            if commit and err.txn_requires_abort():
+                err = call(producer.abort_transaction, "abort after a failed commit", tx)
+                txn.end(out, tx, False, None if err is None else words(err), error_code(err), count=False)
+                if err is None:
+                    ended = True
+                else:
+                    reports.note("transaction %d: abort after a failed commit: %s" % (tx, words(err)))
+        if not ended or stalled:
+            break
+    return sent
+
+
 def run(cfg, t0):
     import confluent_kafka as ck
     import confluent_kafka.admin as admin_mod
@@ -147,7 +237,7 @@ def run(cfg, t0):
         "queue.buffering.max.messages": max(100000, records),
         "queue.buffering.max.kbytes": max(32 << 10, 2 * records * (value_bytes + 64) // 1024),
         "logger": quiet_logger(),
-    }, **batch_settings(cfg["batch_records"])))
+    }, **batch_settings(cfg["batch_records"]), **txn_settings(cfg["txn"])))
 
     w = seed.Workload(value_bytes, cfg["keys"])
     key_of = [-1] * records
@@ -163,24 +253,48 @@ def run(cfg, t0):
                                 error_code(err))
         return cb
 
+    if cfg["txn"] is not None:
+        sent = produce_txn(ck, producer, cfg, w, key_of, reports, out, on_delivery)
+    else:
+        sent = produce(ck, producer, cfg, w, key_of, reports, idle, on_delivery)
+    reports.close()
+    producer.flush(seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); callbacks no longer count
+    seed.close_outcomes(out, PREFIX)
+
+    tally = seed.Tally(key_of)
+    read_back(ck, cfg, tally)
+    tally.finish(sent, reports.acked)
+    return seed.summary("librdkafka", ck.libversion()[0], sent, reports, tally, t0, shape=seed.shape_keys(cfg, idle),
+                        extra=cfg["txn"].keys() if cfg["txn"] is not None else None)
+
+
+def produce_one(ck, producer, cfg, w, key_of, reports, on_delivery, n):
+    """Produces record n (its key drawn from w), serving callbacks while the
+    local queue is full; a produce() that fails is record n's failure."""
+    key_of[n], key = w.next_key()
+    while True:
+        try:
+            producer.produce(cfg["topic"], value=w.value(n), key=key, headers=[(seed.ID_HEADER, w.id_header(n))],
+                             on_delivery=on_delivery(n))
+            return
+        except BufferError:
+            producer.poll(0.1)  # the local queue is full: serve callbacks, then retry
+        except ck.KafkaException as e:
+            err = e.args[0] if e.args else e
+            reports.failure(n, -1, error_name(err), str(err), error_code(err))
+            return
+
+
+def produce(ck, producer, cfg, w, key_of, reports, idle, on_delivery):
+    """The idempotent produce phase; returns the records sent."""
+    records = cfg["records"]
     sent = 0
     for n in range(records + 1):
         if idle.due(n):  # the callbacks come from poll()
             idle.run_blocking(producer.poll)
         if n == records:
             break
-        key_of[n], key = w.next_key()
-        while True:
-            try:
-                producer.produce(cfg["topic"], value=w.value(n), key=key, headers=[(seed.ID_HEADER, w.id_header(n))],
-                                 on_delivery=on_delivery(n))
-                break
-            except BufferError:
-                producer.poll(0.1)  # the local queue is full: serve callbacks, then retry
-            except ck.KafkaException as e:
-                err = e.args[0] if e.args else e
-                reports.failure(n, -1, error_name(err), str(err), error_code(err))
-                break
+        produce_one(ck, producer, cfg, w, key_of, reports, on_delivery, n)
         sent += 1
         producer.poll(0)
     # linger.ms=0 sends at once; a bounded wait instead of flush(), so a
@@ -191,14 +305,7 @@ def run(cfg, t0):
         if left <= 0:
             break
         producer.poll(min(0.1, left))
-    reports.close()
-    producer.flush(seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); callbacks no longer count
-    seed.close_outcomes(out, PREFIX)
-
-    tally = seed.Tally(key_of)
-    read_back(ck, cfg, tally)
-    tally.finish(sent, reports.acked)
-    return seed.summary("librdkafka", ck.libversion()[0], sent, reports, tally, t0, shape=seed.shape_keys(cfg, idle))
+    return sent
 
 
 def read_back(ck, cfg, tally):
@@ -213,6 +320,10 @@ def read_back(ck, cfg, tally):
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "isolation.level": "read_uncommitted",  # as the Java consumer's default
+        # A partition's end reached is reported (_PARTITION_EOF with its
+        # offset): a transactional run's markers take offsets up to the end
+        # that no record's offset reaches.
+        "enable.partition.eof": True,
         "logger": quiet_logger(),
     })
     try:
@@ -244,7 +355,10 @@ def read_back(ck, cfg, tally):
             for m in consumer.consume(num_messages=2000, timeout=0.5):
                 err = m.error()
                 if err is not None:
-                    if err.code() == ck.KafkaError._PARTITION_EOF or err.retriable():
+                    if err.code() == ck.KafkaError._PARTITION_EOF:
+                        rb.passed(m.partition(), m.offset())
+                        continue
+                    if err.retriable():
                         continue
                     raise SetupError("%sread-back: %s" % (PREFIX, err.str()))
                 rb.add(m.partition(), m.offset(), m.value())
@@ -265,7 +379,7 @@ def main(argv):
             seed.die("python driver: interrupted")
         except Exception as e:  # anything else is a setup error too, without a traceback
             seed.die("python driver: %s: %s" % (type(e).__name__, e))
-    return seed.main(argv, PREFIX, "confluent_kafka", run)
+    return seed.main(argv, PREFIX, "confluent_kafka", run, transactional=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ max_in_flight and differs: where kafka-python's producer is not the Java
 driver's) and the exit codes of driver.py and drivers/java: 0 clean,
 1 anomalies or failed sends, 2 setup errors (with a message on stderr). The
 workload is seed.py's. --outcomes FILE (or $KCHECK_OUTCOMES) writes what
-kafka-python reported for each record (drivers/OUTCOMES.md).
+kafka-python reported for each record (drivers/OUTCOMES.md). With
+--transactional it produces in transactions with kafka-python's transactional
+API (produce_txn; drivers/WORKLOADS.md, "Transactions").
 
     py=$(drivers/python/setup.sh) && "$py" drivers/python/kafka_python_driver.py --bootstrap HOST:PORT --topic T
 
@@ -39,6 +41,7 @@ How kafka-python is configured, and why (kafka-python 3.0.12's source):
 """
 
 import sys
+import threading
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import seed  # noqa: E402
@@ -134,6 +137,9 @@ def run(cfg, t0):
             max_block_ms=30000,
             partitioner=chosen,
             **batch_settings(cfg["batch_records"]),
+            # --transactional: the transactional id and nothing else
+            # (transaction_timeout_ms stays kafka-python's 60 s).
+            **({} if cfg["txn"] is None else {"transactional_id": cfg["txn"].id}),
         )
     except kp.errors.KafkaError as e:
         raise SetupError("%sstarting the producer: %s" % (PREFIX, seed.exception_text(e)))
@@ -150,12 +156,8 @@ def run(cfg, t0):
         return lambda e: reports.failure(n, p, seed.exception_name(e), seed.exception_text(e),
                                          seed.exception_code(e, kp.errors.BrokerResponseError))
 
-    sent = 0
-    for n in range(records + 1):
-        if idle.due(n):  # the callbacks come from the sender thread
-            idle.run_blocking()
-        if n == records:
-            break
+    def send(n):
+        """Sends record n: its report comes from the sender thread."""
         key_of[n], key = w.next_key()
         chosen.last = -1
         try:
@@ -165,10 +167,25 @@ def run(cfg, t0):
         except kp.errors.KafkaError as e:  # no room within max_block_ms (KafkaTimeoutError), or a fatal state
             reports.failure(n, chosen.last, seed.exception_name(e), seed.exception_text(e),
                             seed.exception_code(e, kp.errors.BrokerResponseError))
-        sent += 1
-    # A bounded wait instead of flush(), so a stalled producer is reported
-    # rather than waited on forever.
-    reports.all_answered.wait(cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S)
+
+    try:
+        if cfg["txn"] is not None:
+            sent = produce_txn(kp, producer, cfg, reports, out, send)
+        else:
+            sent = 0
+            for n in range(records + 1):
+                if idle.due(n):  # the callbacks come from the sender thread
+                    idle.run_blocking()
+                if n == records:
+                    break
+                send(n)
+                sent += 1
+            # A bounded wait instead of flush(), so a stalled producer is
+            # reported rather than waited on forever.
+            reports.all_answered.wait(cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S)
+    except SetupError:  # could not run transactions
+        close_producer(kp, producer)
+        raise
     reports.close()
     close_producer(kp, producer)
     seed.close_outcomes(out, PREFIX)
@@ -176,8 +193,97 @@ def run(cfg, t0):
     tally = seed.Tally(key_of)
     read_back(kp, cfg, tally)
     tally.finish(sent, reports.acked)
-    return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0,
-                        {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}, seed.shape_keys(cfg, idle))
+    extra = {"max_in_flight": MAX_IN_FLIGHT, "differs": DIFFERS}
+    if cfg["txn"] is not None:
+        extra.update(cfg["txn"].keys())
+    return seed.summary("kafka-python", kp.__version__, sent, reports, tally, t0, extra, seed.shape_keys(cfg, idle))
+
+
+class Unanswered(Exception):
+    """A transactional call that had not returned within its bound."""
+
+
+def bounded(f, timeout_s):
+    """Runs f() on a thread of its own and returns its exception, None if it
+    returned, or Unanswered once timeout_s has passed (kafka-python's
+    commit_transaction and abort_transaction wait without a bound; the
+    thread is a daemon, left behind)."""
+    result = []
+
+    def target():
+        try:
+            f()
+            result.append(None)
+        except Exception as e:  # the call's own error, handed back
+            result.append(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if not result:
+        return Unanswered("no answer within %d s" % timeout_s)
+    return result[0]
+
+
+def produce_txn(kp, producer, cfg, reports, out, send):
+    """The produce phase of --transactional (drivers/WORKLOADS.md,
+    "Transactions") with kafka-python's transactional API (its Java-like
+    one): init_transactions() once (bounded by max_block_ms), then for each
+    transaction begin_transaction(), its records, a wait for each record's
+    report (bounded by the delivery timeout + grace; a record without one
+    gets its none line, its transaction is aborted and is the last), then
+    commit_transaction(), or abort_transaction() for every
+    --txn-abort-every-th, each bounded by the delivery timeout + grace. A
+    failed commit is aborted unless the producer's transaction state is a
+    fatal error; any other failure ends the phase. init_transactions()
+    failing, or an error that says the broker cannot run transactions
+    (seed.TXN_CANNOT_RUN), is a setup error: could not run. Returns the
+    records sent."""
+    txn, records = cfg["txn"], cfg["records"]
+    bound = cfg["delivery_timeout_ms"] / 1000 + seed.GRACE_S
+
+    def code(e):
+        return seed.exception_code(e, kp.errors.BrokerResponseError)
+
+    err = bounded(producer.init_transactions, bound)
+    if err is not None:
+        raise SetupError("%scould not run transactions: init_transactions: %s" % (PREFIX, seed.exception_text(err)))
+
+    def call(f, what, tx):
+        err = bounded(f, bound)
+        if err is None:
+            return None
+        text = "transaction %d: %s: %s" % (tx, what, seed.exception_text(err))
+        if code(err) in seed.TXN_CANNOT_RUN:
+            raise SetupError("%scould not run transactions: %s" % (PREFIX, text))
+        reports.note(text)
+        return err
+
+    def end(tx, commit, err, count=True):
+        return txn.end(out, tx, commit, None if err is None else seed.exception_text(err), code(err), count)
+
+    sent, tx = 0, 0
+    while sent < records:
+        tx += 1
+        if call(producer.begin_transaction, "begin", tx) is not None:
+            break
+        first, k = sent, min(txn.records, records - sent)
+        for n in range(first, first + k):
+            send(n)
+        sent += k
+        seed.poll_until(lambda: reports.pending_in(first, sent) == 0, bound)
+        stalled = reports.close_range(first, sent) > 0
+        commit = not txn.abort(tx) and not stalled
+        err = call(producer.commit_transaction if commit else producer.abort_transaction,
+                   "commit" if commit else "abort", tx)
+        ended = end(tx, commit, err)
+        if err is not None and commit and not isinstance(err, Unanswered) \
+                and not producer._transaction_manager.has_fatal_error():
+            err = call(producer.abort_transaction, "abort after a failed commit", tx)
+            ended = end(tx, False, err, count=False)
+        if not ended or stalled:
+            break
+    return sent
 
 
 def batch_settings(shape):
@@ -229,9 +335,13 @@ def read_back(kp, cfg, tally):
             for tp, msgs in consumer.poll(timeout_ms=500, max_records=2000).items():
                 for m in msgs:
                     rb.add(tp.partition, m.offset, m.value)
+            # A transactional run's markers take offsets up to the end that
+            # no record's offset reaches; the position passes them.
+            for tp in tps:
+                rb.passed(tp.partition, consumer.position(tp))
     finally:
         consumer.close()
 
 
 if __name__ == "__main__":
-    sys.exit(seed.main(sys.argv[1:], PREFIX, "kafka", run))
+    sys.exit(seed.main(sys.argv[1:], PREFIX, "kafka", run, transactional=True))

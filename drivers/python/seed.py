@@ -25,7 +25,8 @@ READ_TIMEOUT_S = 120
 CLOSE_TIMEOUT_S = 5
 USAGE = ("usage: --bootstrap HOST:PORT --topic T [--partitions N] [--replication-factor N] [--records N] "
          "[--value-bytes N] [--keys N] [--compression C] [--delivery-timeout-ms N] [--request-timeout-ms N] "
-         "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE]")
+         "[--batch-records one|many|default] [--idle-after N --idle-ms D] [--outcomes FILE] "
+         "[--transactional [--txn-records N] [--txn-abort-every K] [--transactional-id ID]]")
 DEFAULTS = {
     "--partitions": "64", "--replication-factor": "1", "--records": "3000", "--value-bytes": "10240", "--keys": "1024",
     "--compression": "gzip", "--delivery-timeout-ms": "5000", "--request-timeout-ms": "2000",
@@ -218,6 +219,23 @@ class Outcomes:
     def none(self, n):
         self.f.write('{"id":%d,"none":true}\n' % n)
 
+    def committed(self, tx):
+        """Transaction tx's commit returned (drivers/OUTCOMES.md, "Transactions")."""
+        self.f.write('{"tx":%d,"commit":true,"res":"committed"}\n' % tx)
+
+    def aborted(self, tx):
+        """Transaction tx's abort returned."""
+        self.f.write('{"tx":%d,"commit":false,"res":"aborted"}\n' % tx)
+
+    def txn_failed(self, tx, commit, text, code=None):
+        """Transaction tx's commit (commit true) or abort failed with text;
+        code as for a record, written only when positive."""
+        head = '{"tx":%d,"commit":%s,"res":"failed","err":%s' % (tx, "true" if commit else "false", json_text(text))
+        if isinstance(code, int) and code > 0:
+            self.f.write('%s,"code":%d}\n' % (head, code))
+        else:
+            self.f.write(head + "}\n")
+
 
 def open_outcomes(path, prefix):
     """The Outcomes writer of --outcomes path, or if that is "" of
@@ -257,6 +275,7 @@ class Reports:
         self.open = records  # records not yet answered
         self.closed = False
         self.outcomes = outcomes
+        self.gone = set()  # records whose wait close_range ended: later reports are dropped
         self.lock = threading.Lock()
         self.all_answered = threading.Event()
         if records == 0:
@@ -271,7 +290,7 @@ class Reports:
 
     def success(self, n, p, off):
         with self.lock:
-            if self.closed:
+            if self.closed or n in self.gone:
                 return
             self.acked[n] = True
             self.n_acked += 1
@@ -281,7 +300,7 @@ class Reports:
 
     def failure(self, n, p, name, text, code=None):
         with self.lock:
-            if self.closed:
+            if self.closed or n in self.gone:
                 return
             self._count_failed(name, text, 1)
             if self.outcomes is not None:
@@ -308,6 +327,34 @@ class Reports:
                     for n, a in enumerate(self.answered):
                         if not a:
                             self.outcomes.none(n)
+
+    def note(self, text):
+        """An error not of a record (a transaction's end): first_error if it
+        is the first."""
+        with self.lock:
+            if self.first_error is None:
+                self.first_error = text
+
+    def pending_in(self, lo, hi):
+        """Of records lo to hi-1 (a transaction's), those not yet answered."""
+        with self.lock:
+            return sum(1 for n in range(lo, hi) if not self.answered[n])
+
+    def close_range(self, lo, hi):
+        """Ends the wait for records lo to hi-1 (a transaction's) as close()
+        ends it for all: each unanswered one is failed as having had no
+        callback and gets its "none" line now, and a later report of it is
+        neither counted nor written. Returns how many there were."""
+        with self.lock:
+            late = [n for n in range(lo, hi) if not self.answered[n]]
+            if late:
+                self._count_failed(NO_CALLBACK, None, len(late))
+                for n in late:
+                    self.gone.add(n)
+                    if self.outcomes is not None:
+                        self.outcomes.none(n)
+                    self._answer(n)
+            return len(late)
 
     def _count_failed(self, name, text, count):
         self.failed += count
@@ -396,6 +443,11 @@ class ReadBack:
         self.next[p] = max(self.next.get(p, 0), offset + 1)
         self.tally.add(p, value)
 
+    def passed(self, p, offset):
+        """The client says partition p is read up to offset (its position
+        past control records, which it does not return)."""
+        self.next[p] = max(self.next.get(p, 0), offset)
+
 
 class Backoff:
     """A doubling backoff from first_s to cap_s, for timeout_s: next() is the
@@ -467,6 +519,104 @@ class Idle:
         self.end()
 
 
+TXN_DEFAULT_RECORDS = 100  # --txn-records without the flag, as kcheck run's
+# Kafka error codes that say the broker (or the client's rights on it) cannot
+# run transactions at all, as drivers/txnmode's: CLUSTER_AUTHORIZATION_FAILED,
+# UNSUPPORTED_VERSION, UNSUPPORTED_FOR_MESSAGE_FORMAT,
+# INVALID_TRANSACTION_TIMEOUT, TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+TXN_CANNOT_RUN = (31, 35, 43, 50, 53)
+
+
+class Txn:
+    """The transactional mode (drivers/WORKLOADS.md, "Transactions"), as
+    drivers/txnmode is the Go drivers': its flags, which transactions are
+    aborted on purpose, each transaction's end written and counted, and the
+    keys it adds to the JSON line. The driver uses its client's own
+    transactional API."""
+
+    def __init__(self, records=TXN_DEFAULT_RECORDS, abort_every=0, tid=""):
+        self.records, self.abort_every, self.id = records, abort_every, tid
+        self.committed = self.aborted = self.failed = 0
+
+    @staticmethod
+    def split(argv, prefix):
+        """Takes the mode's flags out of argv: (Txn or None without
+        --transactional, the rest for parse_args). A value missing or bad,
+        or a --txn-* flag without --transactional, is a SetupError."""
+        on, given, rest = False, {}, []
+        i = 0
+        while i < len(argv):
+            k = argv[i]
+            if k == "--transactional":
+                on = True
+            elif k in ("--txn-records", "--txn-abort-every", "--transactional-id"):
+                if i + 1 == len(argv):
+                    raise SetupError("%s%s needs a value" % (prefix, k))
+                given[k] = argv[i + 1]
+                i += 1
+            else:
+                rest.append(k)
+            i += 1
+        if not on:
+            for k in ("--txn-records", "--txn-abort-every", "--transactional-id"):
+                if k in given:
+                    raise SetupError("%s%s needs --transactional" % (prefix, k))
+            return None, rest
+        t = Txn(tid=given.get("--transactional-id", ""))
+        if "--txn-records" in given:
+            v = given["--txn-records"]
+            if not re.fullmatch(r"\+?[0-9]+", v) or not 1 <= int(v) <= 2**31 - 1:
+                raise SetupError("%s--txn-records wants a number of at least 1, not %s" % (prefix, v))
+            t.records = int(v)
+        if "--txn-abort-every" in given:
+            v = given["--txn-abort-every"]
+            if not re.fullmatch(r"[+-]?[0-9]+", v) or not 0 <= int(v) <= 2**31 - 1:
+                raise SetupError("%s--txn-abort-every wants a number of at least 0 (0: none aborted), not %s"
+                                 % (prefix, v))
+            t.abort_every = int(v)
+        if "--transactional-id" in given and given["--transactional-id"] == "":
+            raise SetupError("%s--transactional-id is empty" % prefix)
+        return t, rest
+
+    def check(self, cfg, prefix):
+        """Refuses an idle phase (a transactional run has none) and sets the
+        default transactional id, kcheck-TOPIC."""
+        if cfg["idle_after"] >= 0:
+            raise SetupError("%s--idle-after with --transactional: a transactional run has no idle phase" % prefix)
+        if not self.id:
+            self.id = "kcheck-" + cfg["topic"]
+
+    def abort(self, tx):
+        """Whether transaction tx (1 for the first) is aborted on purpose."""
+        return self.abort_every > 0 and tx % self.abort_every == 0
+
+    def end(self, out, tx, commit, text=None, code=None, count=True):
+        """Writes transaction tx's end to out (None: no report): committed or
+        aborted as asked (commit), or failed with text and code when text is
+        not None; counts it unless count is false (the abort after a failed
+        commit, whose transaction is counted failed). Returns whether it
+        ended as asked."""
+        if text is not None:
+            if out is not None:
+                out.txn_failed(tx, commit, text, code)
+            self.failed += count
+            return False
+        if commit:
+            if out is not None:
+                out.committed(tx)
+            self.committed += count
+        else:
+            if out is not None:
+                out.aborted(tx)
+            self.aborted += count
+        return True
+
+    def keys(self):
+        """The mode's keys of the JSON line, after the driver's own."""
+        return {"transactional_id": self.id, "txn_records": self.records, "txn_abort_every": self.abort_every,
+                "txn_committed": self.committed, "txn_aborted": self.aborted, "txn_failed": self.failed}
+
+
 def shape_keys(cfg, idle=None):
     """The JSON line's keys of the workload's shape, after ms (bench/loadgen's
     SeedResult): batch_records unless it is the default, and the idle phase's
@@ -505,7 +655,7 @@ def summary(client, version, sent, reports, tally, t0, extra=None, shape=None):
     out.update(extra or {})
     print(json.dumps(out, separators=(",", ":"), ensure_ascii=False), flush=True)
     clean = (out["failed"] == 0 and out["lost"] == 0 and out["duplicated"] == 0
-             and out["out_of_order"] == 0 and out["foreign"] == 0)
+             and out["out_of_order"] == 0 and out["foreign"] == 0 and out.get("txn_failed", 0) == 0)
     return 0 if clean else 1
 
 
@@ -552,15 +702,22 @@ def die(msg):
     sys.exit(2)
 
 
-def main(argv, prefix, client_module, run, no_broker_default=""):
+def main(argv, prefix, client_module, run, no_broker_default="", transactional=False):
     """A driver's command: parses argv (no_broker_default as parse_args
-    takes it), checks that client_module imports (else a setup error naming
+    takes it; with transactional, the mode's flags too: cfg["txn"] is a Txn,
+    None without --transactional), checks that client_module imports (else a setup error naming
     setup.sh) and returns run(cfg, t0)'s exit code; every error of the
     setup, and any exception, is exit 2 with one line on stderr and no
     traceback."""
     t0 = time.monotonic()
     try:
+        txn = None
+        if transactional:
+            txn, argv = Txn.split(argv, prefix)
         cfg = parse_args(argv, prefix, no_broker_default)
+        if txn is not None:
+            txn.check(cfg, prefix)
+        cfg["txn"] = txn
         try:
             __import__(client_module)
         except ImportError as e:

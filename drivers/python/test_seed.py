@@ -257,6 +257,61 @@ class OutcomesTest(unittest.TestCase):
                               + [["id", "p", "err"]] * 3 + [["id", "none"]]):
             self.assertEqual(list(json.loads(line)), keys, line)
 
+    def test_txn_lines(self):
+        """A transaction's end (drivers/OUTCOMES.md, "Transactions"), as
+        tracer/outcomes's Committed, Aborted and TxnFailed write it."""
+        b = io.StringIO()
+        o = seed.Outcomes(b)
+        o.committed(1)
+        o.aborted(2)
+        o.txn_failed(3, True, 'INVALID_PRODUCER_EPOCH: "x" é', 47)
+        o.txn_failed(3, False, "_TIMED_OUT: y", -185)
+        o.txn_failed(4, True, "z")
+        self.assertEqual(b.getvalue(), '{"tx":1,"commit":true,"res":"committed"}\n'
+                                       '{"tx":2,"commit":false,"res":"aborted"}\n'
+                                       '{"tx":3,"commit":true,"res":"failed","err":"INVALID_PRODUCER_EPOCH: \\"x\\" é","code":47}\n'
+                                       '{"tx":3,"commit":false,"res":"failed","err":"_TIMED_OUT: y"}\n'
+                                       '{"tx":4,"commit":true,"res":"failed","err":"z"}\n')
+        for line, keys in zip(b.getvalue().splitlines(), [["tx", "commit", "res"]] * 2
+                              + [["tx", "commit", "res", "err", "code"]] + [["tx", "commit", "res", "err"]] * 2):
+            self.assertEqual(list(json.loads(line)), keys, line)
+
+    def test_txn_end(self):
+        """Txn.end writes and counts each end; the abort after a failed
+        commit is written, not counted."""
+        b = io.StringIO()
+        o, t = seed.Outcomes(b), seed.Txn(abort_every=2, tid="i")
+        self.assertTrue(t.end(o, 1, True))
+        self.assertTrue(t.end(o, 2, False))
+        self.assertFalse(t.end(o, 3, True, "E: x", 48))
+        self.assertTrue(t.end(o, 3, False, count=False))
+        self.assertTrue(t.end(None, 4, False))
+        self.assertEqual(b.getvalue(), '{"tx":1,"commit":true,"res":"committed"}\n'
+                                       '{"tx":2,"commit":false,"res":"aborted"}\n'
+                                       '{"tx":3,"commit":true,"res":"failed","err":"E: x","code":48}\n'
+                                       '{"tx":3,"commit":false,"res":"aborted"}\n')
+        self.assertEqual(list(t.keys().items()), [
+            ("transactional_id", "i"), ("txn_records", 100), ("txn_abort_every", 2),
+            ("txn_committed", 1), ("txn_aborted", 2), ("txn_failed", 1)])
+
+    def test_reports_by_transaction(self):
+        """close_range ends one transaction's wait: its unanswered records
+        get their none lines then, and their later reports are dropped."""
+        b = io.StringIO()
+        r = seed.Reports(6, seed.Outcomes(b))
+        r.success(0, 1, 0)
+        r.success(2, 1, 1)
+        self.assertEqual(r.pending_in(0, 3), 1)
+        self.assertEqual(r.close_range(0, 3), 1)
+        self.assertEqual(r.close_range(0, 3), 0)
+        r.failure(1, 0, "X", "X: late")
+        r.success(3, 0, 0)
+        self.assertEqual((r.pending_in(3, 6), r.pending()), (2, 2))
+        r.close()
+        self.assertEqual(b.getvalue(), '{"id":0,"p":1,"off":0}\n{"id":2,"p":1,"off":1}\n{"id":1,"none":true}\n'
+                                       '{"id":3,"p":0,"off":0}\n{"id":4,"none":true}\n{"id":5,"none":true}\n')
+        self.assertEqual((r.n_acked, r.failed, r.errors), (3, 3, {seed.NO_CALLBACK: 3}))
+
     def test_env(self):
         """--outcomes wins; without it $KCHECK_OUTCOMES if not empty; else none."""
         with tempfile.TemporaryDirectory() as d:
@@ -308,6 +363,45 @@ class OutcomesTest(unittest.TestCase):
         self.assertTrue(r.all_answered.is_set())
         r.close()
         self.assertEqual(r.failed, 0)
+
+
+class TxnFlagsTest(unittest.TestCase):
+    """The transactional mode's flags, as drivers/txnmode's TestSplit."""
+
+    def test_split(self):
+        t, rest = seed.Txn.split(["--topic", "t", "--records", "5"], "d: ")
+        self.assertEqual((t, rest), (None, ["--topic", "t", "--records", "5"]))
+        t, rest = seed.Txn.split(["--topic", "t", "--transactional", "--records", "5", "--txn-records", "7",
+                                  "--txn-abort-every", "2"], "d: ")
+        self.assertEqual(rest, ["--topic", "t", "--records", "5"])
+        self.assertEqual((t.records, t.abort_every, t.id), (7, 2, ""))
+        cfg = seed.parse_args(["--bootstrap", "h:1"] + rest, "d: ")
+        t.check(cfg, "d: ")
+        self.assertEqual(t.id, "kcheck-t")
+        self.assertEqual([t.abort(tx) for tx in range(1, 7)], [False, True, False, True, False, True])
+        t, _ = seed.Txn.split(["--transactional", "--transactional-id", "x"], "d: ")
+        t.check(cfg, "d: ")
+        self.assertEqual((t.records, t.abort_every, t.id), (seed.TXN_DEFAULT_RECORDS, 0, "x"))
+        self.assertFalse(t.abort(1) or t.abort(3))
+        cfg["idle_after"] = 4
+        with self.assertRaises(seed.SetupError) as e:
+            t.check(cfg, "d: ")
+        self.assertEqual(str(e.exception), "d: --idle-after with --transactional: a transactional run has no idle phase")
+
+    def test_errors(self):
+        for argv, want in [
+            (["--txn-records", "5"], "d: --txn-records needs --transactional"),
+            (["--transactional-id", "x"], "d: --transactional-id needs --transactional"),
+            (["--transactional", "--txn-records"], "d: --txn-records needs a value"),
+            (["--transactional", "--txn-records", "0"], "d: --txn-records wants a number of at least 1, not 0"),
+            (["--transactional", "--txn-records", "x"], "d: --txn-records wants a number of at least 1, not x"),
+            (["--transactional", "--txn-abort-every", "-1"],
+             "d: --txn-abort-every wants a number of at least 0 (0: none aborted), not -1"),
+            (["--transactional", "--transactional-id", ""], "d: --transactional-id is empty"),
+        ]:
+            with self.assertRaises(seed.SetupError) as e:
+                seed.Txn.split(argv, "d: ")
+            self.assertEqual(str(e.exception), want, argv)
 
 
 class ErrorCodeTest(unittest.TestCase):
