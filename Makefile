@@ -204,7 +204,7 @@ kafka-fetch: build
 # (cluster-quick). Part of make test, so CI gates on them.
 kafka-test: kafka-fetch
 	KCHECK_KAFKA=1 $(GO) test ./kafka ./drivers/kgo ./drivers/sarama -count=1 -v -timeout 10m
-	KCHECK_KAFKA=1 $(GO) test ./cmd/kcheck -run 'TestIdleRearmOnKafka|TestShardMergeOnKafka|TestScenariosOnYourClusterOnKafka|TestClientDefOnKafka|TestQuickOnKafka|TestTransactionalOnKafka|TestDriversTransactionalOnKafka|TestScriptDriversTransactionalOnKafka' -count=1 -v -timeout 15m
+	KCHECK_KAFKA=1 $(GO) test ./cmd/kcheck -run 'TestIdleRearmOnKafka|TestShardMergeOnKafka|TestScenariosOnYourClusterOnKafka|TestClientDefOnKafka|TestQuickOnKafka|TestTransactionalOnKafka|TestDriversTransactionalOnKafka|TestScriptDriversTransactionalOnKafka|TestJavaDriverTransactionalOnKafka' -count=1 -v -timeout 15m
 	$(MAKE) race-quick scenarios-quick faults-quick cluster-quick
 
 # One run per client on Kafka 4.1.0: fails if our producer with the rule on is

@@ -268,3 +268,40 @@ func TestProxyTxnToldJudged(t *testing.T) {
 		t.Fatalf("verify: exit %d\n%s", code, stdout)
 	}
 }
+
+// The Java driver (kafka-clients 4.4.0) in transactions through kcheck proxy
+// on Kafka 4.4.0: each transaction's end in its report becomes a TxnTold
+// (the 7 commits among them), the client speaks TV2, and verify finds the
+// trace valid. Records of a transaction aborted on purpose that the client
+// never sent fail with TransactionAbortedException, so the driver may exit
+// 1 (drivers/WORKLOADS.md).
+func TestJavaDriverTransactionalOnKafka(t *testing.T) {
+	if os.Getenv("KCHECK_KAFKA") != "1" {
+		t.Skip("set KCHECK_KAFKA=1 to fetch and run a real Kafka (make kafka-test)")
+	}
+	out, err := exec.Command("bash", filepath.Join("..", "..", "drivers", "java", "build.sh"), "4.4.0").Output()
+	if err != nil {
+		t.Fatalf("drivers/java/build.sh 4.4.0: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	jar := lines[len(lines)-1]
+	addr := startKafka(t, "4.4.0")
+	trace := filepath.Join(t.TempDir(), "java.jsonl")
+	code, stdout, stderr := runKcheck(t, "proxy", "--upstream", addr, "--broker-version", "4.4.0", "--topic", "txn-java-kafka", "--trace", trace, "--",
+		"java", "-jar", jar, "--bootstrap", "{bootstrap}", "--topic", "txn-java-kafka", "--partitions", "4", "--records", "200", "--value-bytes", "50",
+		"--transactional", "--txn-records", "20", "--txn-abort-every", "3")
+	if code != exitOK && code != exitMismatch {
+		t.Fatalf("proxy: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", "--format", "json", trace)
+	if code != exitOK || !strings.Contains(stdout, `"verdict": "valid"`) || !strings.Contains(stdout, `"txn_version": 2`) {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"ev":"TxnTold","err":"","reason":"","res":"committed"`); n != 7 {
+		t.Errorf("%d TxnTold committed, want 7", n)
+	}
+}

@@ -270,7 +270,8 @@ public final class Main {
             sent++;
             if (txn != null) {
                 try {
-                    txn.after(producer, n == records - 1);
+                    txn.after(producer, n == records - 1,
+                        outcomes == null ? null : (tx, commit, err, count) -> outcomes.txnEnd(tx, commit, err, rec - count + 1, rec));
                 } catch (Exception e) { // fenced or fatal: nothing more can be sent
                     break;
                 }
@@ -430,6 +431,7 @@ public final class Main {
         private final BufferedWriter w;
         private final String path;
         private boolean[] answered = new boolean[0];
+        private boolean[] noned = new boolean[0]; // written none at their transaction's end
         private boolean ended;
         private IOException failed; // the first write error, reported by close()
 
@@ -446,7 +448,7 @@ public final class Main {
         }
 
         synchronized void report(int n, org.apache.kafka.clients.producer.RecordMetadata md, Exception err) {
-            if (ended) return;
+            if (ended || n < noned.length && noned[n]) return; // its transaction's end wrote it none
             if (n >= answered.length) answered = java.util.Arrays.copyOf(answered, Math.max(n + 1, 2 * answered.length));
             answered[n] = true;
             int p = md != null ? md.partition() : -1;
@@ -458,6 +460,31 @@ public final class Main {
             StringBuilder b = new StringBuilder();
             b.append("{\"id\":").append(n).append(",\"p\":").append(p).append(",\"err\":\"")
              .append(jsonEscape(err.getClass().getSimpleName() + ": " + err.getMessage())).append('"');
+            Integer code = errorCode(err);
+            if (code != null) b.append(",\"code\":").append(code);
+            write(b.append("}\n").toString());
+        }
+
+        // txnEnd writes transaction tx's line (drivers/OUTCOMES.md,
+        // "Transactions"): first a "none" line for each of its records
+        // from..to with no report yet (none comes later: a late one is not
+        // written), then its end: committed, aborted, or failed with err.
+        synchronized void txnEnd(int tx, boolean commit, Exception err, int from, int to) {
+            if (ended) return;
+            if (to >= answered.length) answered = java.util.Arrays.copyOf(answered, Math.max(to + 1, 2 * answered.length));
+            if (to >= noned.length) noned = java.util.Arrays.copyOf(noned, Math.max(to + 1, 2 * noned.length));
+            for (int n = from; n <= to; n++) {
+                if (!answered[n]) {
+                    answered[n] = noned[n] = true;
+                    write("{\"id\":" + n + ",\"none\":true}\n");
+                }
+            }
+            StringBuilder b = new StringBuilder("{\"tx\":").append(tx).append(",\"commit\":").append(commit).append(",\"res\":\"");
+            if (err == null) {
+                write(b.append(commit ? "committed" : "aborted").append("\"}\n").toString());
+                return;
+            }
+            b.append("failed\",\"err\":\"").append(jsonEscape(err.getClass().getSimpleName() + ": " + err.getMessage())).append('"');
             Integer code = errorCode(err);
             if (code != null) b.append(",\"code\":").append(code);
             write(b.append("}\n").toString());

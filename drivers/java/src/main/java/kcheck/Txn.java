@@ -61,33 +61,50 @@ final class Txn {
         p.beginTransaction();
     }
 
+    /** Ends is told each transaction's end as the client's call returns (drivers/OUTCOMES.md, "Transactions"). */
+    interface Ends {
+        /** end: transaction tx of count records, asked to commit or abort, ended with err (null: as asked). */
+        void end(int tx, boolean commit, Exception err, int count);
+    }
+
+    /** after without telling the ends (the throughput mode). */
+    void after(KafkaProducer<byte[], byte[]> p, boolean last) { after(p, last, null); }
+
     /**
      * after is called after each record (last: the run's last): it ends the
-     * transaction once it holds --txn-records records, or at the last. A
-     * transaction that fails is counted; an abortable one is aborted, a
-     * fatal error (fenced, out of order, not authorized) is thrown.
+     * transaction once it holds --txn-records records, or at the last, and
+     * tells ends (if not null). A transaction that fails is counted; an
+     * abortable one is aborted (a failed commit, then its abort), a fatal
+     * error (fenced, out of order, not authorized) is thrown.
      */
-    void after(KafkaProducer<byte[], byte[]> p, boolean last) {
+    void after(KafkaProducer<byte[], byte[]> p, boolean last, Ends ends) {
         if (++inTxn < records && !last) return;
+        int count = inTxn;
         inTxn = 0;
         boolean abort = abortEvery > 0 && tx % abortEvery == 0;
         try {
             if (abort) {
                 p.abortTransaction();
                 aborted++;
+                if (ends != null) ends.end(tx, false, null, count);
                 return;
             }
             p.commitTransaction();
             if (committed == nanos.length) nanos = Arrays.copyOf(nanos, 2 * nanos.length);
             nanos[committed++] = System.nanoTime() - begun;
+            if (ends != null) ends.end(tx, true, null, count);
         } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
             failed++;
             if (firstError == null) firstError = e.toString();
+            if (ends != null) ends.end(tx, !abort, e, count);
             throw e;
         } catch (KafkaException e) {
             failed++;
             if (firstError == null) firstError = e.toString();
+            if (ends != null) ends.end(tx, !abort, e, count);
+            if (abort) throw e; // an abort that failed: nothing more can be asked of this transaction
             p.abortTransaction();
+            if (ends != null) ends.end(tx, false, null, count);
         }
     }
 
