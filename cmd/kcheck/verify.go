@@ -32,8 +32,9 @@ const verifyDescription = `Checks a trace (written by kcheck run, or later by kc
                     (spec/TraceIdempotentProducer.tla); a trace of the wire
                     (kcheck proxy) against the broker side of the spec
                     (spec/TraceWire.tla), the client's attempts taken as
-                    given; needs java and the tla2tools jar (--jar or
-                    KCHECK_TLA2TOOLS). Partitions that share nothing are
+                    given; needs java and the tla2tools jar (--jar,
+                    KCHECK_TLA2TOOLS, or the one make tlc fetched into the
+                    cache). Partitions that share nothing are
                     checked apart, in --tlc-runs parallel runs: in our
                     producer's traces, no crossing answers on a connection
                     and no lost connection whose handled prefix matters to
@@ -108,6 +109,11 @@ func verifyCommand() *cli.Command {
 			}
 			if opts.TLC {
 				spec := tv.SpecFor(r.Header())
+				if opts.Jar == "" { // the jar make tlc fetched, as kcheck tlc finds it
+					if opts.Jar, err = tlcJar("verify --tlc", ""); err != nil {
+						return err
+					}
+				}
 				if err := tlc.CheckSetup(tlc.Options{Jar: opts.Jar}); err != nil {
 					return usageErrorf("--tlc: %v (without TLC kcheck verify still runs every Go check: drop --tlc)", err)
 				}
