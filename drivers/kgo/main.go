@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/kgoread"
 	"github.com/kcheck/kcheck/drivers/txnmode"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
@@ -327,7 +328,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 	}
 	if cfg.txn != nil {
 		err := produceTxn(ctx, cl, cfg, out, w, keyOf, acked, res)
-		closeWithin(cl, closeTimeout)
+		kgoread.CloseWithin(cl, closeTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -402,28 +403,13 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		}
 	}
 	mu.Unlock()
-	closeWithin(cl, closeTimeout)
+	kgoread.CloseWithin(cl, closeTimeout)
 
 	// Read every partition back from the beginning up to its end offset.
 	if err := readBack(ctx, seeds, cfg, keyOf, res.SeedResult, acked); err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// closeWithin closes cl, waiting at most d (Java's producer.close(5 s)).
-func closeWithin(cl *kgo.Client, d time.Duration) {
-	closed := make(chan struct{})
-	go func() {
-		cl.Close()
-		close(closed)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-closed:
-	case <-t.C:
-	}
 }
 
 // createTopic checks that a broker answers (a bounded wait), creates the
@@ -440,7 +426,7 @@ func createTopic(ctx context.Context, seeds []string, cfg *config) error {
 	if err != nil {
 		return setupf("bad --bootstrap %q: %v", cfg.bootstrap, err)
 	}
-	defer closeWithin(cl, closeTimeout)
+	defer kgoread.CloseWithin(cl, closeTimeout)
 
 	// Ping tries every seed once; retry with a backoff up to reachTimeout.
 	deadline := time.Now().Add(reachTimeout)
@@ -522,106 +508,11 @@ func leaders(ctx context.Context, cl *kgo.Client, topic string) (int, error) {
 	return led, nil
 }
 
-// endOffsets returns the end offset (the high watermark) of every partition.
-func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) (map[int32]int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range int32(partitions) {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition = p
-		rp.Timestamp = -1 // latest
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	end := map[int32]int64{}
-	for _, sh := range cl.RequestSharded(lctx, req) {
-		if sh.Err != nil {
-			return nil, sh.Err
-		}
-		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
-				}
-				end[p.Partition] = p.Offset
-			}
-		}
-	}
-	if len(end) != partitions {
-		return nil, fmt.Errorf("end offsets of %d partitions, want %d", len(end), partitions)
-	}
-	return end, nil
-}
-
 // readBack reads every partition from its start to its end offset and
-// counts the records as the Java driver does (loadgen.Tally).
+// counts the records as the Java driver does (kgoread).
 func readBack(ctx context.Context, seeds []string, cfg *config, keyOf []int32, res *loadgen.SeedResult, acked []bool) error {
-	start := map[int32]kgo.Offset{}
-	for p := range int32(cfg.partitions) {
-		start[p] = kgo.NewOffset().AtStart()
+	if err := kgoread.Topic(ctx, seeds, "kcheck-kgo-readback", cfg.topic, cfg.partitions, keyOf, acked, res, readTimeout); err != nil {
+		return setupf("%v", err)
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(seeds...),
-		kgo.ClientID("kcheck-kgo-readback"),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.topic: start}),
-		kgo.DisableClientMetrics(),
-		// A transactional run's markers take offsets up to the end
-		// offset: kept, so the read knows it has passed them.
-		kgo.KeepControlRecords(),
-	)
-	if err != nil {
-		return setupf("starting the read-back consumer: %v", err)
-	}
-	defer closeWithin(cl, closeTimeout)
-	// A cluster just healed (a node restarted under kcheck proxy --cluster)
-	// can cut the first connections or answer a moved leader's errors:
-	// asked again with a backoff, for as long as the read-back may take.
-	var end map[int32]int64
-	give := time.Now().Add(30 * time.Second)
-	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		if end, err = endOffsets(ctx, cl, cfg.topic, cfg.partitions); err == nil || time.Now().After(give) || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(backoff) // the cluster's recovery, which nothing signals
-	}
-	if err != nil {
-		return setupf("read-back: end offsets of %q: %v", cfg.topic, err)
-	}
-	next := map[int32]int64{} // the next offset to read, by partition
-	remaining := func() bool {
-		for p, e := range end {
-			if next[p] < e {
-				return true
-			}
-		}
-		return false
-	}
-	tally := loadgen.NewTally(keyOf)
-	rctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
-	for remaining() {
-		fs := cl.PollFetches(rctx)
-		if rctx.Err() != nil {
-			return setupf("read-back did not reach the end offsets in %d s", int(readTimeout/time.Second))
-		}
-		for _, fe := range fs.Errors() {
-			if fe.Err != nil && !errors.Is(fe.Err, context.DeadlineExceeded) && !kerr.IsRetriable(fe.Err) {
-				return setupf("read-back: %s[%d]: %v", fe.Topic, fe.Partition, fe.Err)
-			}
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			next[r.Partition] = max(next[r.Partition], r.Offset+1)
-			if !r.Attrs.IsControl() {
-				tally.Add(r.Partition, r.Value)
-			}
-		})
-	}
-	tally.Finish(res.Sent, acked)
-	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
-	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
 	return nil
 }

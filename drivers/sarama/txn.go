@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/drivers/kgoread"
 	"github.com/kcheck/kcheck/drivers/txnmode"
 	"github.com/kcheck/kcheck/tracer/outcomes"
 )
@@ -132,102 +129,15 @@ func (r *reports) cannotRun() error {
 	return r.cannot
 }
 
-// readBackTxn is readBack for a transactional run, with kgo's consumer:
-// sarama's hides control records (consumer.go, parseResponse) and tells no
-// position past them, so a read up to the end offsets, which the markers
-// end, could not tell when it has passed the last marker. kgo's keeps them
-// (KeepControlRecords). It counts the records as readBack does; the
-// read-back is not the client under test.
+// readBackTxn is readBack for a transactional run, with kgo's consumer
+// (kgoread): sarama's hides control records (consumer.go, parseResponse)
+// and tells no position past them, so a read up to the end offsets, which
+// the markers end, could not tell when it has passed the last marker. kgo's
+// keeps them. It counts the records as readBack does; the read-back is not
+// the client under test.
 func readBackTxn(seeds []string, cfg *config, keyOf []int32, acked []bool, res *result) error {
-	start := map[int32]kgo.Offset{}
-	for p := range int32(cfg.Partitions) {
-		start[p] = kgo.NewOffset().AtStart()
+	if err := kgoread.Topic(context.Background(), seeds, "kcheck-sarama-readback", cfg.Topic, cfg.Partitions, keyOf, acked, &res.SeedResult, readTimeout); err != nil {
+		return setupf("%v", err)
 	}
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(seeds...),
-		kgo.ClientID("kcheck-sarama-readback"),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: start}),
-		kgo.KeepControlRecords(),
-		kgo.DisableClientMetrics(),
-	)
-	if err != nil {
-		return setupf("starting the read-back consumer: %v", err)
-	}
-	defer within(closeTimeout, cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	end, err := endOffsets(ctx, cl, cfg.Topic, cfg.Partitions)
-	if err != nil {
-		return setupf("read-back: end offsets of %q: %v", cfg.Topic, err)
-	}
-	next := map[int32]int64{}
-	remaining := func() bool {
-		for p, e := range end {
-			if next[p] < e {
-				return true
-			}
-		}
-		return false
-	}
-	values := make([][][]byte, cfg.Partitions)
-	for remaining() {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return setupf("read-back did not reach the end offsets in %d s", int(readTimeout/time.Second))
-		}
-		for _, fe := range fs.Errors() {
-			if fe.Err != nil && !errors.Is(fe.Err, context.DeadlineExceeded) && !kerr.IsRetriable(fe.Err) {
-				return setupf("read-back: %s[%d]: %v", fe.Topic, fe.Partition, fe.Err)
-			}
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			next[r.Partition] = max(next[r.Partition], r.Offset+1)
-			if !r.Attrs.IsControl() {
-				values[r.Partition] = append(values[r.Partition], r.Value)
-			}
-		})
-	}
-	tally := loadgen.NewTally(keyOf)
-	for p, vs := range values {
-		for _, v := range vs {
-			tally.Add(int32(p), v)
-		}
-	}
-	tally.Finish(res.Sent, acked)
-	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
-	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
 	return nil
-}
-
-// endOffsets returns every partition's end offset (its high watermark).
-func endOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) (map[int32]int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range int32(partitions) {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition = p
-		rp.Timestamp = -1 // latest
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	end := map[int32]int64{}
-	for _, sh := range cl.RequestSharded(ctx, req) {
-		if sh.Err != nil {
-			return nil, sh.Err
-		}
-		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
-				}
-				end[p.Partition] = p.Offset
-			}
-		}
-	}
-	if len(end) != partitions {
-		return nil, fmt.Errorf("end offsets of %d partitions, want %d", len(end), partitions)
-	}
-	return end, nil
 }
