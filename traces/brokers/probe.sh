@@ -13,7 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 for b in $brokers; do
   kind=${b%%-*} version=${b#*-}
   out=traces/brokers/$b
-  rm -rf "$out" && mkdir -p "$out"
+  # Only the probe's own files are replaced: NAME/matrix/ (a scenarios run on
+  # that broker) stays.
+  mkdir -p "$out" && rm -f "$out"/*.jsonl "$out"/probe.json "$out"/probe.txt "$out"/start.txt
   log=$tmp/$b.log
   if [ "$kind" = kafka ]; then
     $kcheck kafka --version "$version" >"$log" 2>&1 &
