@@ -39,6 +39,7 @@ type cfg struct {
 	txnID           string        // TransactionalID; "": idempotent only
 	txnTimeout      time.Duration // TransactionTimeout
 	txnVersion      int           // TransactionVersion: 0 auto, 1, 2
+	waitMarkers     bool          // WaitForMarkers
 }
 
 // rearmCfg is the idle re-arm rule's configuration; New turns it into
@@ -66,6 +67,7 @@ func defaults() cfg {
 		maxEpoch:        math.MaxInt16,
 		rearm:           rearmCfg{on: true},
 		txnTimeout:      60 * time.Second,
+		waitMarkers:     true,
 	}
 }
 

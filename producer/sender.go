@@ -116,7 +116,7 @@ func newSender(p *Producer) *sender {
 	c := &p.cfg
 	cc := core.New(core.Config{MaxInFlight: c.maxInFlight, Linger: c.linger, DeliveryTimeout: c.deliveryTimeout,
 		RetryBackoff: c.retryBackoff, MaxEpoch: c.maxEpoch, MaxRequestBytes: c.maxRequestBytes, Rules: c.rules, Trace: p.trace != nil,
-		Txn: c.txnID != "", TV2: c.txnID != "" && p.tv2}, p.pid, p.epoch)
+		Txn: c.txnID != "", TV2: c.txnID != "" && p.tv2, WaitMarkers: c.waitMarkers}, p.pid, p.epoch)
 	return &sender{p: p, core: cc, conns: make(map[int32]*brokerConn), ctx: context.Background(),
 		enc: encoder{pid: p.pid, codec: p.cfg.codec, traced: p.ids, txn: c.txnID != ""}}
 }
@@ -409,6 +409,10 @@ func (s *sender) apply(now time.Time) time.Time {
 		}
 		if rd.EndTxn != nil {
 			s.endTxn(s.ctx, rd.EndTxn, now)
+			more = true
+		}
+		if rd.DescribeTxn {
+			s.describeTxn(s.ctx)
 			more = true
 		}
 		if rd.TxnDone != nil {

@@ -12,10 +12,11 @@ type Stats struct {
 	NewProducerIDs    int64 // new producer ids taken because the epoch could go no higher
 	Disconnects       int64
 	Steps             int64 // times the sender woke up and looked for work
+	TxnDescribes      int64 // DescribeTransactions asked while waiting for a transaction's markers (WaitForMarkers)
 }
 
 type stats struct {
-	requests, batches, retries, ooo, bumps, renewals, disconnects, steps atomic.Int64
+	requests, batches, retries, ooo, bumps, renewals, disconnects, steps, describes atomic.Int64
 }
 
 // Stats returns the producer's counters so far.
@@ -25,6 +26,6 @@ func (p *Producer) Stats() Stats {
 		Requests: s.requests.Load(), Batches: s.batches.Load(), Retries: s.retries.Load(),
 		OutOfOrderAnswers: s.ooo.Load(), Bumps: s.bumps.Load(), NewProducerIDs: s.renewals.Load(),
 		Disconnects: s.disconnects.Load(),
-		Steps:       s.steps.Load(),
+		Steps:       s.steps.Load(), TxnDescribes: s.describes.Load(),
 	}
 }

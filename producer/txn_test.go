@@ -123,11 +123,12 @@ func TestTransactions(t *testing.T) {
 		name    string
 		version int
 		wantTV  int
-	}{{"cluster's (TV2)", 0, 2}, {"TV1", 1, 1}} {
+		wait    bool // WaitForMarkers
+	}{{"cluster's (TV2)", 0, 2, true}, {"TV2 without waiting for the markers", 0, 2, false}, {"TV1", 1, 1, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			cl := newCluster(t, 4)
 			log := &eventLog{}
-			p := newProducer(t, cl, TransactionalID("kcheck-test"), TransactionVersion(c.version), Trace(log), Linger(time.Millisecond))
+			p := newProducer(t, cl, TransactionalID("kcheck-test"), TransactionVersion(c.version), Trace(log), Linger(time.Millisecond), WaitForMarkers(c.wait))
 			if got := p.TxnVersion(); got != c.wantTV {
 				t.Fatalf("transaction version %d, want %d (the cluster's transaction.version is %d)", got, c.wantTV, p.TxnFeature())
 			}
@@ -194,6 +195,12 @@ func TestTransactions(t *testing.T) {
 			}
 			if told[0].Result != tracer.Committed || told[1].Result != tracer.Aborted || told[2].Result != tracer.Committed {
 				t.Errorf("told %s, %s, %s; want committed, aborted, committed", told[0].Result, told[1].Result, told[2].Result)
+			}
+			// Under TV2 the second and third transactions' first batches
+			// wait for the coordinator to finish the one before: at least
+			// one DescribeTransactions each; never under TV1 or when off.
+			if d := p.Stats().TxnDescribes; c.wantTV == 2 && c.wait && d < 2 || !(c.wantTV == 2 && c.wait) && d != 0 {
+				t.Errorf("%d DescribeTransactions asked (TV%d, WaitForMarkers %v)", d, c.wantTV, c.wait)
 			}
 			adds := log.of(tracer.AddPartitionsToTxn)
 			if c.wantTV == 2 && len(adds) > 0 || c.wantTV == 1 && len(adds) == 0 {

@@ -25,6 +25,9 @@ type Config struct {
 	Trace           bool // build trace events (Ready.Events)
 	Txn             bool // transactional (txn.go): batches drain only inside a transaction
 	TV2             bool // with Txn: transaction.version 2 (KIP-890 part 2): no AddPartitionsToTxn, EndTxn bumps the epoch
+	// WaitMarkers, with TV2: a transaction's first batch waits until the
+	// coordinator has finished the one before (txn.go, "settling").
+	WaitMarkers bool
 }
 
 // Buffer is the loop's partition buffers, which the core reads when it
@@ -113,6 +116,7 @@ type Ready struct {
 	// Transactions (Config.Txn; txn.go), after the requests:
 	AddPartitions []Part         // TV1: send AddPartitionsToTxn for these partitions, then call PartitionsAdded
 	EndTxn        *EndTxnRequest // send EndTxn, then call EndTxnAnswered
+	DescribeTxn   bool           // TV2, Config.WaitMarkers: send DescribeTransactions, then call TxnDescribed
 	TxnDone       *TxnResult     // the transaction ended: tell the application
 
 	Bumps      int // epoch bumps taken
@@ -277,7 +281,7 @@ func (c *Core) Tick(now time.Time, flushing bool, buf Buffer) {
 	if c.cfg.Txn && c.txn.phase == txnEnding && c.txn.commit {
 		flushing = true // a commit sends every batch of its transaction at once
 	}
-	full := c.scanAll
+	full := c.settleExpired(now) || c.scanAll
 	c.scanAll = false
 	if flushing && !c.flushSeen {
 		full = true // open batches are all ready now

@@ -115,9 +115,10 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	pid := int64(1000)
 	broker := "v25to44"
 	maxReq := 0
-	txn, tv2 := false, false
+	txn, tv2, wait := false, false, false
 	d.MaybeScanArgs(t, "txn", &txn)
 	d.MaybeScanArgs(t, "tv2", &tv2)
+	d.MaybeScanArgs(t, "wait-markers", &wait)
 	d.MaybeScanArgs(t, "partitions", &parts)
 	d.MaybeScanArgs(t, "first-ack", &firstAck)
 	d.MaybeScanArgs(t, "hold", &hold)
@@ -134,7 +135,7 @@ func (e *env) init(t *testing.T, d *datadriven.TestData) string {
 	e.cfg = Config{MaxInFlight: maxIn, MaxRequestBytes: maxReq, Linger: time.Duration(linger) * time.Millisecond,
 		DeliveryTimeout: time.Duration(delivery) * time.Millisecond, RetryBackoff: time.Duration(backoff) * time.Millisecond,
 		MaxEpoch: int16(maxEpoch), Rules: Rules{FirstAck: firstAck, HoldWhileRetrying: hold, RearmMs: rearm}, Trace: true,
-		Txn: txn, TV2: txn && tv2}
+		Txn: txn, TV2: txn && tv2, WaitMarkers: wait}
 	e.c = New(e.cfg, pid, int16(epoch))
 	e.buf = fakeBuf{q: map[Part][]*fakeBatch{}}
 	e.reqs, e.logEnd = map[int32]*Request{}, map[int32]int64{}
@@ -275,6 +276,11 @@ func (e *env) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		e.record(tracer.Event{Kind: tracer.EndTxnReceive, PID: e.end.PID, Epoch: e.end.Epoch, Node: 2, Err: errName, Commit: e.end.Commit, NewEpoch: ep, Tx: e.end.Tx})
 		e.c.EndTxnAnswered(code, e.end.PID, ep, e.now)
+	case "described":
+		state, errName := "", "NONE"
+		d.MaybeScanArgs(t, "state", &state)
+		d.MaybeScanArgs(t, "err", &errName)
+		e.c.TxnDescribed(state, e.code(t, d, errName), e.now)
 	case "bumped":
 		var ep int16
 		d.ScanArgs(t, "epoch", &ep)
@@ -443,6 +449,9 @@ func (e *env) ready() string {
 			ps = append(ps, fmt.Sprint(e.c.parts[p].id))
 		}
 		fmt.Fprintf(&out, "add partitions to txn: %s\n", strings.Join(ps, " "))
+	}
+	if rd.DescribeTxn {
+		out.WriteString("describe txn\n")
 	}
 	if r := rd.EndTxn; r != nil {
 		e.end = r

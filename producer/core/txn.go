@@ -58,6 +58,15 @@ type txnState struct {
 	addAfter time.Time // its retry backoff
 	ending   bool      // an EndTxn is outstanding
 	endAfter time.Time // its retry backoff
+	// settling (TV2, Config.WaitMarkers): the last EndTxn was answered but
+	// the coordinator may still be writing its markers; no new batch is
+	// drained until DescribeTransactions says it is done (see TxnDescribed).
+	settling      bool
+	settleSince   time.Time     // when the EndTxn was answered
+	describing    bool          // a DescribeTransactions is outstanding
+	describeAfter time.Time     // the next one, not before
+	describeEvery time.Duration // the wait before the next, doubling up to maxDescribeEvery
+	noDescribe    bool          // the coordinator refused DescribeTransactions: settle no more
 }
 
 // EndTxnRequest is an EndTxn to send to the coordinator.
@@ -146,7 +155,10 @@ func (c *Core) newAllowed(p Part) bool {
 	if t.phase != txnOpen && !(t.phase == txnEnding && t.commit) {
 		return false
 	}
-	return c.cfg.TV2 || c.parts[p].added
+	if c.cfg.TV2 {
+		return !t.settling
+	}
+	return c.parts[p].added
 }
 
 // wantsAdd reports whether partition p has a batch to send and must first
@@ -205,6 +217,7 @@ func (c *Core) txnStep(now time.Time, buf Buffer) {
 	} else if !c.cfg.TV2 && now.Before(t.addAfter) {
 		c.scanBy(t.addAfter)
 	}
+	c.settleStep(now, buf)
 	if t.phase != txnEnding || t.ending || t.adding {
 		return
 	}
@@ -345,6 +358,10 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 			// KIP-890 part 2: the coordinator bumped the epoch; every
 			// partition starts again from sequence 0 under it.
 			c.pid, c.epoch = pid, epoch
+			if c.cfg.WaitMarkers && !t.noDescribe {
+				t.settling, t.settleSince = true, now
+				t.describeAfter, t.describeEvery = time.Time{}, firstDescribeEvery
+			}
 		} else if t.bump {
 			res.Bump = true
 		}
@@ -369,6 +386,81 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 		res.Err, res.Abortable = t.abortable, true
 	}
 	c.rd.TxnDone = res
+}
+
+// Settling (TV2). The coordinator answers EndTxn once it has logged its
+// decision (PrepareCommit or PrepareAbort) and writes the markers after
+// (TransactionCoordinator.endTransaction, then
+// TransactionMarkerChannelManager). A Produce v12 that reaches a partition
+// leader meanwhile has its partition added to the next transaction only
+// when the coordinator is done: until then the coordinator answers the
+// leader CONCURRENT_TRANSACTIONS and the leader retries every
+// add.partitions.to.txn.retry.backoff.ms, 20 ms by default
+// (ReplicaManager's AddPartitionsToTxnManager, KAFKA-18654), holding the
+// Produce that long though the markers take a few milliseconds. So with
+// Config.WaitMarkers a transaction's first batch waits until
+// DescribeTransactions reports the coordinator's state past the Prepare
+// ones, asking again every describeEvery (1 ms, doubling to 4 ms), and for
+// at most maxSettle after the EndTxn answer: then the batch goes and the
+// leader's own retries take over. Waiting changes no sequence, epoch or
+// outcome: only when the first batch leaves.
+const (
+	firstDescribeEvery = time.Millisecond
+	maxDescribeEvery   = 4 * time.Millisecond
+	maxSettle          = 100 * time.Millisecond
+)
+
+// settleExpired ends the settling maxSettle after the EndTxn answer; Tick
+// asks it before its drains.
+func (c *Core) settleExpired(now time.Time) bool {
+	t := &c.txn
+	if t.settling && !now.Before(t.settleSince.Add(maxSettle)) {
+		t.settling = false
+		return true
+	}
+	return false
+}
+
+// settleStep asks DescribeTransactions while settling and a batch waits to
+// be drained.
+func (c *Core) settleStep(now time.Time, buf Buffer) {
+	t := &c.txn
+	if !t.settling || t.describing || t.phase == txnNone {
+		return
+	}
+	c.scanBy(t.settleSince.Add(maxSettle)) // settleExpired, at the latest
+	if now.Before(t.describeAfter) {
+		c.scanBy(t.describeAfter)
+		return
+	}
+	for i := range c.parts {
+		if _, _, ok := buf.Head(Part(i)); ok {
+			t.describing = true
+			c.rd.DescribeTxn = true
+			return
+		}
+	}
+}
+
+// TxnDescribed takes the coordinator's answer to Ready.DescribeTxn: the
+// transaction's state as DescribeTransactions names it ("PrepareCommit",
+// "CompleteCommit", ...) and the error code (0: none). A Prepare state asks
+// again later; any other state ends the settling, and an error ends it for
+// good (the coordinator cannot describe: batches go at once from now on).
+func (c *Core) TxnDescribed(state string, code int16, now time.Time) {
+	t := &c.txn
+	t.describing = false
+	c.scanAll = true
+	switch {
+	case code != 0:
+		t.settling, t.noDescribe = false, true
+	case state == "PrepareCommit" || state == "PrepareAbort" || state == "PrepareEpochFence":
+		t.describeAfter = now.Add(t.describeEvery)
+		t.describeEvery = min(2*t.describeEvery, maxDescribeEvery)
+		c.scanBy(t.describeAfter)
+	default:
+		t.settling = false
+	}
 }
 
 // minTxnBackoff bounds the retry backoff of AddPartitionsToTxn and EndTxn

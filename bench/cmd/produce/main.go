@@ -4,7 +4,7 @@
 // bench/run.sh runs it next to the Java client, kgo and librdkafka.
 //
 //	go build -o bin/kcheck-bench-produce ./bench/cmd/produce
-//	bin/kcheck-bench-produce --bench --bootstrap HOST:PORT --topic T [--first-ack on|off] [--hold-while-retrying on|off] [--cpuprofile FILE] ...
+//	bin/kcheck-bench-produce --bench --bootstrap HOST:PORT --topic T [--first-ack on|off] [--hold-while-retrying on|off] [--wait-markers on|off] [--cpuprofile FILE] ...
 //	bin/kcheck-bench-produce --bench --transactional --txn-records N [--txn-abort-every K] [--transactional-id ID] ...
 //
 // With --transactional the producer is transactional (producer.TransactionalID;
@@ -39,7 +39,7 @@ const prefix = "kcheck bench produce: "
 func main() {
 	t0 := time.Now()
 	_, argv := loadgen.HasFlag(os.Args[1:])
-	cfg, err := loadgen.Parse(argv, map[string]string{"first-ack": "on", "hold-while-retrying": "on", "cpuprofile": ""}, prefix)
+	cfg, err := loadgen.Parse(argv, map[string]string{"first-ack": "on", "hold-while-retrying": "on", "wait-markers": "on", "cpuprofile": ""}, prefix)
 	if err != nil {
 		die(err.Error())
 	}
@@ -97,6 +97,10 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	waitMarkers, err := onOff(cfg, "wait-markers")
+	if err != nil {
+		return nil, err
+	}
 	codec, err := recordbatch.ParseCodec(cfg.Compression)
 	if err != nil {
 		return nil, err
@@ -105,7 +109,7 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	var txn []producer.Opt
 	if cfg.Transactional {
-		txn = append(txn, producer.TransactionalID(cfg.TransactionalID))
+		txn = append(txn, producer.TransactionalID(cfg.TransactionalID), producer.WaitForMarkers(waitMarkers))
 	}
 	p, err := producer.New(nctx, append(txn,
 		producer.Brokers(strings.Split(cfg.Bootstrap, ",")...),
@@ -146,7 +150,7 @@ func run(cfg *loadgen.Config, t0 time.Time) (*loadgen.Result, error) {
 	res.ClientStats = p.Stats()
 	res.Version = fmt.Sprintf("first-ack %s, hold-while-retrying %s", cfg.Extra["first-ack"], cfg.Extra["hold-while-retrying"])
 	if cfg.Transactional {
-		res.Version += fmt.Sprintf(", TV%d (transaction.version %d)", p.TxnVersion(), p.TxnFeature())
+		res.Version += fmt.Sprintf(", TV%d (transaction.version %d), wait-markers %s", p.TxnVersion(), p.TxnFeature(), cfg.Extra["wait-markers"])
 	}
 	return res, nil
 }
