@@ -214,9 +214,9 @@ func (c *Checker) pollSeqChecks(k pollKey, s *pollSeq, rd read) []checker.Violat
 						asked = t.commitAsked
 					}
 					if asked == 0 || asked > pl.line {
-						why = fmt.Sprintf("returned before transaction %d asked to commit", snt.tx)
+						why = fmt.Sprintf("before transaction %d asked to commit", snt.tx)
 						if asked > 0 {
-							why += fmt.Sprintf(" (line %d)", asked)
+							why += fmt.Sprintf(" at line %d", asked)
 							dirtyLines = append(dirtyLines, asked)
 						}
 					}
@@ -255,7 +255,7 @@ func (c *Checker) pollSeqChecks(k pollKey, s *pollSeq, rd read) []checker.Violat
 				}
 				return 1
 			})
-			skip = append(skip, fmt.Sprintf("offset %d (record %d), passed at line %d", r.Offset, r.ID, passes[i].line))
+			skip = append(skip, fmt.Sprintf("offset %d (record %d, passed at line %d)", r.Offset, r.ID, passes[i].line))
 			skipIDs = append(skipIDs, r.ID)
 			skipLines = append(skipLines, passes[i].line)
 		} else if s.endErr == "NONE" && r.Offset < s.endOff {
