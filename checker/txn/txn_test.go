@@ -81,7 +81,8 @@ func TestFixtures(t *testing.T) {
 
 // Real transactional runs (checker/tv's testdata: ours on kfake, ours, kgo
 // and sarama through kcheck proxy on Kafka 4.4.0, and our TV1 abort after a
-// failed batch with its KIP-360 bump) are valid.
+// failed batch with its KIP-360 bump; ours on kfake and kgo through the
+// proxy with a read_committed poller, format 7) are valid.
 func TestRealRunsValid(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "tv", "testdata", "txn*.jsonl"))
 	if err != nil || len(files) < 5 {
