@@ -50,6 +50,23 @@ func TestRunTransactional(t *testing.T) {
 	}
 }
 
+// A poller that cannot finish its final polls within --poll-bound gives up
+// every partition: the run says so, and kcheck verify calls the trace
+// inconclusive (exit 1), naming the poller and why, never valid.
+func TestRunTransactionalPollerGivesUp(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	code, stdout, stderr := runKcheck(t, "run", "--transactional", "--txn-records", "40", "--txn-abort-every", "3", "--partitions", "4",
+		"--records", "400", "--value-bytes", "50", "--poll-bound", "1ns", "--trace", trace)
+	if code != exitOK || !strings.Contains(stdout, "GAVE UP on 4 partitions (verify: the poll checks inconclusive)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", trace)
+	if code != exitMismatch || !strings.Contains(stdout, ": INCONCLUSIVE") ||
+		!strings.Contains(stdout, "INCONCLUSIVE: poller 1 gave up on partition 0 at line") || !strings.Contains(stdout, "gave up: the end offsets: context deadline exceeded") {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 func TestRunTransactionalUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

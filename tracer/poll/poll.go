@@ -153,7 +153,7 @@ func recordID(r *kgo.Record) int64 {
 func (p *Poller) fail(part int32, err error) {
 	p.fails[part]++
 	if p.fails[part] >= p.cfg.Retries {
-		p.giveUp(part, err.Error(), err)
+		p.giveUp(part, fmt.Sprintf("%d failed polls in a row: %v", p.fails[part], err), err)
 		return
 	}
 	if !kerr.IsRetriable(err) {
@@ -164,8 +164,8 @@ func (p *Poller) fail(part int32, err error) {
 }
 
 // giveUp writes part's PollEnd with the error (a Kafka error's name, ""
-// for another) and stops polling it.
-func (p *Poller) giveUp(part int32, reason string, err error) {
+// for another) and why, and stops polling it.
+func (p *Poller) giveUp(part int32, why string, err error) {
 	name := ""
 	if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
 		name = tracer.ErrorName(ke.Code)
@@ -174,7 +174,7 @@ func (p *Poller) giveUp(part int32, reason string, err error) {
 	p.st.GaveUp++
 	p.cl.PauseFetchPartitions(map[string][]int32{p.cfg.Topic: {part}})
 	p.cfg.Sink.Emit(&tracer.Event{Kind: tracer.PollEnd, Poller: p.cfg.Poller, Partition: part, Offset: p.pos[part],
-		Err: name, Reason: fmt.Sprintf("gave up after %d failed polls in a row: %s", p.fails[part], reason)})
+		Err: name, Reason: "gave up: " + why})
 }
 
 // Finish stops polling as the run goes on and polls until every partition
