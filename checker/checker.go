@@ -71,6 +71,28 @@ const (
 	HangingTxn Kind = "hanging-transaction"
 )
 
+// The polls of a read_committed consumer while the run goes on and after
+// it (format version 7, checker/txn's poll.go), held to the markers the
+// read-back found and to when the trace asked to commit.
+const (
+	// PollAbortedRead: a poll returned a record the markers abort or leave
+	// open, or one whose transaction no EndTxn had yet asked to commit
+	// when the poll returned (Jepsen: aborted-read, seen by a poll).
+	PollAbortedRead Kind = "poll-aborted-read"
+	// NonMonotonicPoll: a poller's offsets on a partition went backwards:
+	// a poll returned a record at or below one an earlier poll returned,
+	// or below the offset it asked from (Jepsen: nonmonotonic-poll).
+	NonMonotonicPoll Kind = "nonmonotonic-poll"
+	// PollSkip: a poller went past a record the markers commit without
+	// returning it: a later record it returned, or a later poll's start,
+	// is above it (Jepsen: poll-skip).
+	PollSkip Kind = "poll-skip"
+	// Unseen: a record the markers commit, below the offset a poller
+	// reached at the end of the run, that it never returned and never
+	// went past (Jepsen: unseen).
+	Unseen Kind = "unseen"
+)
+
 // Violation is one thing wrong with a trace.
 type Violation struct {
 	Kind       Kind
@@ -91,7 +113,8 @@ func (v *Violation) Error() string {
 // Transactional reports whether k is one of checker/txn's kinds.
 func (k Kind) Transactional() bool {
 	switch k {
-	case AbortedRead, CommittedUnread, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn:
+	case AbortedRead, CommittedUnread, AbortCommitted, TornTxn, WriteInOtherTxn, LostCommit, HangingTxn,
+		PollAbortedRead, NonMonotonicPoll, PollSkip, Unseen:
 		return true
 	}
 	return false

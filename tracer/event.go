@@ -6,9 +6,10 @@ package tracer
 // ToldBatch, the same naming the batch instead of listing its records;
 // version 5 transactions (AddPartitionsToTxn, EndTxn, EndTxnReceive,
 // TxnTold, InitProducerId's txn and ReadBack's ctl); version 6
-// ReadCommitted, a partition as a read_committed consumer sees it. A reader
-// reads every version from MinVersion to Version.
-const Version = 6
+// ReadCommitted, a partition as a read_committed consumer sees it; version 7
+// Poll and PollEnd, a read_committed consumer's polls while the run goes on
+// and after it. A reader reads every version from MinVersion to Version.
+const Version = 7
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -55,6 +56,12 @@ const (
 	TxnTold            Kind = "TxnTold"            // what the application was told of transaction tx
 )
 
+// A read_committed consumer's polls (format version 7, tracer/poll).
+const (
+	Poll    Kind = "Poll"    // poller poll's records of partition p, fetched from offset off
+	PollEnd Kind = "PollEnd" // poller poll reached offset off of partition p (err NONE), or gave up on it
+)
+
 // The results a Told event reports.
 const (
 	Delivered = "delivered" // the client reported the record written, at Offset (-1: no offset reported)
@@ -98,6 +105,7 @@ type Event struct {
 	NewEpoch  int16       // EndTxnReceive: the epoch the coordinator returned (TV2), -1 for none
 	TxnID     string      // InitProducerId: the transactional id, "" for an idempotent producer
 	Ctl       []Marker    // ReadBack: the partition's control records (transaction markers), in offset order
+	Poller    int32       // Poll, PollEnd: the poller's number, from 1
 }
 
 // Marker is one control record read back from a partition: a transaction

@@ -29,6 +29,7 @@ const (
 	fNewEpoch // format version 5
 	fTxnID    // format version 5; optional on InitProducerId
 	fCtl      // format version 5; optional on ReadBack
+	fPoller   // format version 7: a poller's number
 )
 
 // fieldNames are the JSON keys, in the order the writer emits them.
@@ -41,7 +42,7 @@ var fieldNames = []struct {
 	{fLogStart, "lso"}, {fRecords, "recs"}, {fBumped, "bump"}, {fFault, "fault"},
 	{fReason, "reason"}, {fLog, "log"}, {fHWM, "hwm"}, {fWaited, "ms"},
 	{fRecordID, "id"}, {fResult, "res"}, {fTx, "tx"}, {fCommit, "commit"},
-	{fNewEpoch, "nep"}, {fTxnID, "txn"}, {fCtl, "ctl"},
+	{fNewEpoch, "nep"}, {fTxnID, "txn"}, {fCtl, "ctl"}, {fPoller, "poll"},
 }
 
 const batchFields = fPartition | fBatch | fPID | fEpoch | fSeq
@@ -70,6 +71,9 @@ var kindFields = map[Kind]field{
 	EndTxn:             fPID | fEpoch | fNode | fCommit | fTx,
 	EndTxnReceive:      fPID | fEpoch | fNode | fErr | fCommit | fNewEpoch | fTx,
 	TxnTold:            fErr | fReason | fResult | fCommit | fTx,
+	// Format version 7: a read_committed consumer's polls.
+	Poll:    fPoller | fPartition | fOffset | fLog,
+	PollEnd: fPoller | fPartition | fOffset | fErr | fReason,
 }
 
 // kindOptional are the fields a kind may carry or not (format version 5
@@ -96,5 +100,5 @@ func optionalSet(e *Event, f field) bool {
 func Kinds() []Kind {
 	return []Kind{SendNew, Resend, Receive, Bump, ExpireBatch, ResolveSequences, Disconnect,
 		InitProducerID, Fault, Fail, Told, ToldRun, ToldBatch, AddPartitionsToTxn, EndTxn, EndTxnReceive, TxnTold,
-		ReadBackShort, ReadBack, ReadCommitted}
+		Poll, PollEnd, ReadBackShort, ReadBack, ReadCommitted}
 }

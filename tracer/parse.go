@@ -805,6 +805,9 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 		}
 	case fCtl:
 		e.Ctl, err = p.markers()
+	case fPoller:
+		v, err = p.int(32)
+		e.Poller = int32(v)
 	case fRecords:
 		e.Records, err = p.mem.ids(p)
 	case fLog:

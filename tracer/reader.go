@@ -289,6 +289,8 @@ func (r *Reader) checkTxn(e *Event) error {
 		if r.header.Version < 6 {
 			return r.errorf("ev", "ReadCommitted is an event of format version 6; this trace's header says version %d", r.header.Version)
 		}
+	case Poll, PollEnd:
+		return r.checkPoll(e)
 	case Told:
 		if e.Result == Committed || e.Result == Aborted {
 			return r.errorf("res", "%q is a transaction's result (TxnTold), not a record's: %s, %s or %s", e.Result, Delivered, Failed, NoAnswer)
@@ -296,6 +298,34 @@ func (r *Reader) checkTxn(e *Event) error {
 	}
 	if e.Kind == TxnTold && e.Result == Delivered {
 		return r.errorf("res", "%q is a record's result: a transaction is told %s, %s, %s or %s", e.Result, Committed, Aborted, Failed, NoAnswer)
+	}
+	return nil
+}
+
+// checkPoll holds a Poll or PollEnd (format version 7) to its version and
+// its keys: a poller numbered from 1, a poll asked from an offset and
+// returning records in strictly increasing offsets, a PollEnd's error a
+// Kafka error name or "" (gave up without one).
+func (r *Reader) checkPoll(e *Event) error {
+	if r.header.Version < 7 {
+		return r.errorf("ev", "%s is an event of format version 7; this trace's header says version %d", e.Kind, r.header.Version)
+	}
+	if e.Poller < 1 {
+		return r.errorf("poll", "%d: pollers are numbered from 1", e.Poller)
+	}
+	if e.Kind == PollEnd {
+		if e.Err == "NONE" && e.Offset < 0 {
+			return r.errorf("off", "%d: a poller that reached the end reached an offset (0 or more)", e.Offset)
+		}
+		return nil
+	}
+	if e.Offset < 0 {
+		return r.errorf("off", "%d: a poll asks from an offset, 0 or more", e.Offset)
+	}
+	for i := 1; i < len(e.Log); i++ {
+		if e.Log[i].Offset <= e.Log[i-1].Offset {
+			return r.errorf("log", "offset %d after offset %d: the records of one poll are in increasing offset order (a fetch returns a partition's records in log order)", e.Log[i].Offset, e.Log[i-1].Offset)
+		}
 	}
 	return nil
 }

@@ -40,6 +40,9 @@ func sample() []*Event {
 		{Kind: TxnTold, Err: "", Reason: "", Result: Committed, Commit: true, Tx: 1},
 		// Format version 6.
 		{Kind: ReadCommitted, Partition: 3, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: 0, ID: 4}}},
+		// Format version 7.
+		{Kind: Poll, Poller: 1, Partition: 3, Offset: 0, Log: []LogRecord{{Offset: 0, PID: 1000, Epoch: 1, Seq: -1, ID: 4}}},
+		{Kind: PollEnd, Poller: 1, Partition: 3, Offset: 3, Err: "NONE", Reason: ""},
 	}
 }
 

@@ -300,6 +300,8 @@ func appendField(dst []byte, e *Event, f field) []byte {
 		return strconv.AppendInt(dst, e.Tx, 10)
 	case fNewEpoch:
 		return strconv.AppendInt(dst, int64(e.NewEpoch), 10)
+	case fPoller:
+		return strconv.AppendInt(dst, int64(e.Poller), 10)
 	case fTxnID:
 		return appendQuote(dst, e.TxnID)
 	case fCtl:

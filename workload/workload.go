@@ -28,6 +28,7 @@ import (
 	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/poll"
 	"github.com/kcheck/kcheck/tracer/readback"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -71,6 +72,13 @@ type Config struct {
 
 	// Txn makes the run transactional; nil: idempotent.
 	Txn *Txn
+	// Poll, in a transactional run with a trace, has a read_committed
+	// consumer poll every partition while the run goes on and after it
+	// (tracer/poll): Poll and PollEnd events. PollRetries and PollBound
+	// are its bounds (poll.DefaultRetries, poll.DefaultBound when zero).
+	Poll        bool
+	PollRetries int
+	PollBound   time.Duration
 }
 
 // Txn is a transactional run: the records in transactions of Records
@@ -135,6 +143,11 @@ type Summary struct {
 	// the records it sees, and where it disagrees with the markers.
 	CommittedVisible  int
 	CommittedDisagree []string
+	// The read_committed poller (Config.Poll): its polls, the records they
+	// returned, the partitions it gave up, and how long its final polls
+	// took.
+	Polls, PollRecords, PollGaveUp int
+	PollFinal                      time.Duration
 }
 
 // Clean reports whether every record was acknowledged and read back once and in order;
@@ -301,6 +314,7 @@ type Session struct {
 	traceFile  *os.File
 	stopFaults func() // ends kfake's faults; nil when there are none
 	p          *producer.Producer
+	poller     *poll.Poller // a transactional run's read_committed poller; nil for none
 	sum        *Summary
 	sent       map[int64]*sentRecord
 	acked      map[int32]int64 // the highest acknowledged offset per partition
@@ -412,6 +426,16 @@ func Start(ctx context.Context, cfg Config) (_ *Session, err error) {
 		}
 		return nil, &UsageError{err}
 	}
+	if cfg.Txn != nil && cfg.Poll && s.trace != nil {
+		from := s.brokers
+		if len(cfg.ReadBackBrokers) > 0 {
+			from = cfg.ReadBackBrokers
+		}
+		if s.poller, err = poll.Start(poll.Config{Brokers: from, Topic: cfg.Topic, Partitions: cfg.Partitions,
+			Sink: s.trace, Retries: cfg.PollRetries, Bound: cfg.PollBound}); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -455,6 +479,12 @@ func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
 	if s.sum == nil {
 		return nil, errors.New("workload: ReadBack before Produce")
 	}
+	if s.poller != nil {
+		// The final polls, to each partition's end, before the read-back.
+		st := s.poller.Finish(ctx)
+		s.poller = nil
+		s.sum.Polls, s.sum.PollRecords, s.sum.PollGaveUp, s.sum.PollFinal = st.Polls, st.Records, st.GaveUp, st.Final
+	}
 	from := s.brokers
 	if len(s.cfg.ReadBackBrokers) > 0 {
 		from = s.cfg.ReadBackBrokers
@@ -493,6 +523,10 @@ func (s *Session) ReadBack(ctx context.Context) (*Summary, error) {
 // the end of its read-back leaves no trace behind: a partial one would look
 // like a run to the checker.
 func (s *Session) Close() {
+	if s.poller != nil {
+		s.poller.Close()
+		s.poller = nil
+	}
 	if s.p != nil && !s.done {
 		s.p.Close(context.Background())
 	}

@@ -233,7 +233,7 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 	if c.done {
 		panic("order: Add after Finish")
 	}
-	if e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.ReadCommitted {
+	if e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.ReadCommitted && e.Kind != tracer.Poll && e.Kind != tracer.PollEnd {
 		c.lastT = max(c.lastT, e.T)
 	}
 	switch e.Kind {

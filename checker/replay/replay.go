@@ -327,7 +327,7 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 	case e.Kind == tracer.AddPartitionsToTxn, e.Kind == tracer.EndTxn, e.Kind == tracer.EndTxnReceive, e.Kind == tracer.InitProducerID && e.TxnID != "":
 		m.sawTxn = true
 	}
-	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.ReadCommitted && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told && e.Kind != tracer.TxnTold {
+	if e.Kind != tracer.InitProducerID && e.Kind != tracer.Fault && e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort && e.Kind != tracer.ReadCommitted && e.Kind != tracer.Poll && e.Kind != tracer.PollEnd && e.Kind != tracer.Disconnect && e.Kind != tracer.ResolveSequences && e.Kind != tracer.Told && e.Kind != tracer.TxnTold {
 		if !m.started {
 			return &Error{Line: line, Action: string(e.Kind), Reason: "no InitProducerId before it"}
 		}
@@ -408,8 +408,9 @@ func (m *Machine) Step(line int, e *tracer.Event) error {
 		// The read-back itself is the ordering and linearizability
 		// checks' job; the run is over.
 		return m.settled(line)
-	case tracer.ReadCommitted:
-		// What a read_committed consumer returned: checker/txn's.
+	case tracer.ReadCommitted, tracer.Poll, tracer.PollEnd:
+		// What a read_committed consumer returned, after the run or
+		// while it went on: checker/txn's. A poller is no producer.
 		return nil
 	}
 	return &Error{Line: line, Action: string(e.Kind), Reason: "unknown event"}

@@ -279,7 +279,10 @@ func (c *Collector) mark(p int32, m mark) {
 
 // Observe takes the event at line (verify.Observer).
 func (c *Collector) Observe(line int, e *tracer.Event) {
-	if e.Kind != tracer.ReadBack && e.Kind != tracer.ReadBackShort {
+	switch e.Kind {
+	case tracer.ReadBack, tracer.ReadBackShort, tracer.Poll, tracer.PollEnd:
+		// Reads, not the client's steps: a poller's final polls come after the run.
+	default:
 		c.last = e.T
 	}
 	switch e.Kind {

@@ -53,6 +53,12 @@ func Text(w io.Writer, r *verify.Report) error {
 		}
 		fmt.Fprintf(bw, "  transactions: TV%d, transactional id %q: %d (%d committed, %d aborted); records read back %d committed, %d aborted, %d open; %s; checked: aborted reads, commits of aborted transactions, torn transactions, writes in another transaction, lost commits, hanging transactions, and per epoch duplicates, reorders, gaps, lost acknowledged records\n",
 			h.TxnVersion, h.TransactionalID, t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, rc)
+		switch ps := t.Poll; {
+		case ps.Inconclusive != "":
+			fmt.Fprintf(bw, "  read_committed polls: %d by %d poller(s), %d records: INCONCLUSIVE: %s\n", ps.Polls, ps.Pollers, ps.Records, ps.Inconclusive)
+		case ps.Pollers > 0:
+			fmt.Fprintf(bw, "  read_committed polls: %d by %d poller(s), %d records; checked: aborted or uncommitted records returned, offsets going backwards, committed records skipped or never returned\n", ps.Polls, ps.Pollers, ps.Records)
+		}
 	}
 	if r.TLC != nil {
 		switch {
@@ -146,6 +152,11 @@ type jsonTxn struct {
 	RecAborted    int `json:"records_aborted"`
 	RecOpen       int `json:"records_open"`
 	ReadCommitted int `json:"partitions_read_committed"`
+	// A read_committed consumer's polls (format version 7).
+	Polls            int    `json:"polls,omitempty"`
+	Pollers          int    `json:"pollers,omitempty"`
+	PollRecords      int    `json:"poll_records,omitempty"`
+	PollInconclusive string `json:"poll_inconclusive,omitempty"`
 }
 
 type jsonViolation struct {
@@ -174,7 +185,8 @@ func JSON(w io.Writer, r *verify.Report, timing bool) error {
 		jr.TLC = &t
 	}
 	if t := r.Txn; t != nil {
-		jr.Txn = &jsonTxn{t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, t.ReadCommitted}
+		jr.Txn = &jsonTxn{t.Transactions, t.Committed, t.Aborted, t.RecCommitted, t.RecAborted, t.RecOpen, t.ReadCommitted,
+			t.Poll.Polls, t.Poll.Pollers, t.Poll.Records, t.Poll.Inconclusive}
 	}
 	jr.ReadBack = jsonReadBack{Complete: r.ReadBack.Complete(), Read: r.ReadBack.Read}
 	jr.ReadBack.Summary, jr.ReadBack.Notes = r.Incomplete()

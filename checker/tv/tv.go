@@ -110,7 +110,8 @@ func (t *Translator) Add(line int, e *tracer.Event) {
 		return
 	}
 	switch {
-	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told:
+	case e.Kind == tracer.ReadBack, e.Kind == tracer.ReadBackShort, e.Kind == tracer.Told,
+		e.Kind == tracer.Poll, e.Kind == tracer.PollEnd:
 		return // no action of the spec
 	}
 	c := *e

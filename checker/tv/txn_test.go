@@ -58,6 +58,10 @@ func txnVerdicts(t *testing.T, jar, name string, data []byte) (goKinds []checker
 	return goKinds, v
 }
 
+// pollKinds are checker/txn's poll checks' kinds, which TLC's translation
+// leaves to the Go checks.
+var pollKinds = []checker.Kind{checker.PollAbortedRead, checker.NonMonotonicPoll, checker.PollSkip, checker.Unseen}
+
 // finding says what TLC concluded, for the log and failures.
 func finding(v *tv.Verdict) string {
 	switch {
@@ -100,6 +104,12 @@ func TestTxnFixturesAgree(t *testing.T) {
 			}
 			goKinds, v := txnVerdicts(t, j, name, data)
 			got, ok := tv.TxnKind(v)
+			tlcWant := want
+			if slices.Contains(pollKinds, want) {
+				// TraceTransactional leaves a consumer's polls out (txn.go):
+				// TLC finds nothing in a trace that only its polls condemn.
+				tlcWant = ""
+			}
 			t.Logf("%s: Go %v; TLC %s (%s), %d states, %v", name, goKinds, got, finding(v), v.States, v.Duration.Round(time.Millisecond))
 			if !ok {
 				t.Fatalf("TLC did not conclude: %s", v.Inconclusive)
@@ -110,8 +120,8 @@ func TestTxnFixturesAgree(t *testing.T) {
 			case want != "" && (len(goKinds) != 1 || goKinds[0] != want):
 				t.Errorf("the Go check found %v, want %s alone", goKinds, want)
 			}
-			if got != want {
-				t.Errorf("TLC's finding (%s) is %q, want %q", finding(v), got, want)
+			if got != tlcWant {
+				t.Errorf("TLC's finding (%s) is %q, want %q", finding(v), got, tlcWant)
 			}
 		})
 	}

@@ -74,8 +74,11 @@ type wireTrace struct {
 }
 
 func (w *wireTrace) add(line int, e *tracer.Event) {
-	if e.Kind == tracer.Told {
+	switch e.Kind {
+	case tracer.Told:
 		return // what the application was told is checker/order's
+	case tracer.Poll, tracer.PollEnd:
+		return // a consumer's polls: no broker answer to a produce; checker/txn's
 	}
 	w.evs = append(w.evs, wireEvent{line: line, kind: e.Kind, p: e.Partition, b: e.Batch, pid: e.PID, ep: e.Epoch,
 		seq: e.Seq, n: e.N, nrecs: len(e.Records), req: e.Req, node: e.Node, err: e.Err, off: e.Offset, t: e.T,

@@ -4,7 +4,8 @@
 // transaction ended, and from the read-back's markers and the
 // read_committed read what became of each record, and names the aborted
 // reads, commits of aborted transactions, torn transactions, writes into
-// another transaction, lost commits and hanging transactions it finds.
+// another transaction, lost commits and hanging transactions it finds; and
+// a read_committed consumer's polls (poll.go) to the same markers.
 // Duplicates and reorders within an epoch are checker/order's. A trace whose
 // transactional events contradict each other is bad input (*BadInput).
 package txn
@@ -40,15 +41,19 @@ type Checker struct {
 	reads  map[int32]read
 	rc     map[int32]read // ReadCommitted, by partition
 	commit int            // the line of the first EndTxn that asked to commit; 0: none
+	polls  map[pollKey]*pollSeq
 }
 
 type txState struct {
-	endLine  int  // the last EndTxn sent for it
-	pending  bool // that EndTxn is unanswered
-	endOK    int  // the line of the EndTxnReceive NONE that ended it; 0: none
-	commit   bool // what that EndTxn asked
-	told     string
-	toldLine int
+	endLine int // the last EndTxn sent for it
+	// commitAsked is the line of its first EndTxn that asked to commit;
+	// 0: none (a poll may return its records only after it).
+	commitAsked int
+	pending     bool // that EndTxn is unanswered
+	endOK       int  // the line of the EndTxnReceive NONE that ended it; 0: none
+	commit      bool // what that EndTxn asked
+	told        string
+	toldLine    int
 }
 
 // decidedAbort: the coordinator accepted its abort, or the application was
@@ -80,7 +85,8 @@ type read struct {
 // New returns a Checker for a trace with header h.
 func New(h tracer.Header) *Checker {
 	return &Checker{txnal: h.TransactionalID != "", tv2: h.TxnVersion == 2, pids: map[int64]bool{}, cur: 1, txs: map[int64]*txState{},
-		batch: map[int64]int64{}, recs: map[int64]sent{}, reads: map[int32]read{}, rc: map[int32]read{}}
+		batch: map[int64]int64{}, recs: map[int64]sent{}, reads: map[int32]read{}, rc: map[int32]read{},
+		polls: map[pollKey]*pollSeq{}}
 }
 
 func (c *Checker) tx(n int64) *txState {
@@ -103,6 +109,9 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 	if !c.txnal {
 		if e.Kind == tracer.ReadBack && len(e.Ctl) > 0 {
 			return bad(line, "partition %d: control records (ctl), but the header names no transactional_id: an idempotent producer writes no transaction markers", e.Partition)
+		}
+		if e.Kind == tracer.Poll || e.Kind == tracer.PollEnd {
+			return bad(line, "%s, but the header names no transactional_id: kcheck polls as read_committed only in a transactional run, and its checks judge polls by the markers", e.Kind)
 		}
 		return nil
 	}
@@ -141,6 +150,9 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 		if e.Commit && c.commit == 0 {
 			c.commit = line
 		}
+		if e.Commit && t.commitAsked == 0 {
+			t.commitAsked = line
+		}
 	case tracer.EndTxnReceive:
 		t := c.txs[e.Tx]
 		if t == nil || !t.pending || t.commit != e.Commit {
@@ -174,6 +186,8 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 		return c.readBack(line, e)
 	case tracer.ReadCommitted:
 		c.rc[e.Partition] = read{line: line, log: e.Log}
+	case tracer.Poll, tracer.PollEnd:
+		return c.addPoll(line, e) // poll.go
 	}
 	return nil
 }
@@ -224,6 +238,7 @@ type Stats struct {
 	// The fates of the records of this trace's producer read back.
 	RecCommitted, RecAborted, RecOpen int
 	ReadCommitted                     int // partitions with a read_committed read (ReadCommitted)
+	Poll                              PollStats
 }
 
 // where is one record of a transaction in a read-back.
@@ -358,6 +373,7 @@ func (c *Checker) Finish() ([]checker.Violation, Stats) {
 		}
 	}
 	out = append(out, c.abortedReads()...)
+	out = append(out, c.pollChecks(&st.Poll)...)
 	slices.SortStableFunc(out, func(a, b checker.Violation) int { return a.Lines[0] - b.Lines[0] })
 	return out, st
 }

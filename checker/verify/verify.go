@@ -404,7 +404,8 @@ func Trace(ctx context.Context, r *tracer.Reader, opts Options) (*Report, error)
 	switch {
 	case len(rep.Violations) > 0:
 		rep.Verdict = Violations
-	case !rep.ReadBack.Complete(), lres.Verdict == linz.Inconclusive, rep.TLC != nil && rep.TLC.Inconclusive != "":
+	case !rep.ReadBack.Complete(), lres.Verdict == linz.Inconclusive, rep.TLC != nil && rep.TLC.Inconclusive != "",
+		rep.Txn != nil && rep.Txn.Poll.Inconclusive != "": // a poller gave up: its checks are never a pass
 		rep.Verdict = Inconclusive
 	default:
 		rep.Verdict = Valid

@@ -75,10 +75,14 @@ func driverTxnThroughProxy(t *testing.T, driver []string, upstream string, broke
 		!strings.Contains(stderr, "and about 10 transactions' ends (0 more of transactions that never reached the wire)") {
 		t.Fatalf("proxy: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	if !strings.Contains(stderr, "read_committed poller: ") || !strings.Contains(stderr, "reached every partition's end") {
+		t.Fatalf("proxy: no read_committed poller that reached the end\nstderr:\n%s", stderr)
+	}
 	code, stdout, stderr = runKcheck(t, "verify", trace)
-	if code != exitOK || !strings.Contains(stdout, ": VALID") {
+	if code != exitOK || !strings.Contains(stdout, ": VALID") || !strings.Contains(stdout, "read_committed polls: ") {
 		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	t.Logf("%s", stderr)
 	return txnTrace(t, trace, 20, 3, 10)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/kcheck/kcheck/nemesis"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/poll"
 	"github.com/kcheck/kcheck/tracer/proxy"
 	"github.com/kcheck/kcheck/workload"
 )
@@ -82,6 +83,16 @@ sync), or when it exits. A fault
 that cannot act (no such node, no leader, a node that does not come back
 within --heal) fails the run: exit 2, no trace.
 
+A transactional client (its first produce to the topic carries a
+transactional id) is also polled: a read_committed consumer of the proxy's
+own (franz-go's, tracer/poll), straight from the cluster, polls every
+partition while the client runs and, once it has exited, until it reaches
+each partition's end offset, before the read-back; each poll is a Poll event,
+which kcheck verify holds to the markers (--poll=false: no poller). A
+partition whose polls fail --poll-retries times in a row (5), or that is not
+at its end offset --poll-bound (60 s) after the client exited, is given up (a
+PollEnd naming why): verify then calls the poll checks inconclusive.
+
 It listens on loopback unless --listen says otherwise.`
 
 // proxyHelp is the proxy's description with the faults on a cluster listed.
@@ -118,6 +129,9 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "cluster", Usage: "the control `HOST:PORT` of a cluster kcheck kafka --control serves, for the faults on its nodes"},
 			&cli.DurationFlag{Name: "heal", Value: proxy.DefaultHealBound, Usage: "bound on each step that ends a fault on the cluster (a node back, replicas in sync), a `DURATION`"},
 			&cli.StringFlag{Name: "outcomes", Usage: "read what the client told its application from `FILE` (drivers/OUTCOMES.md; default: a temporary file given to the command as {outcomes} and $KCHECK_OUTCOMES)", TakesFile: true},
+			&cli.BoolFlag{Name: "poll", Value: true, Usage: "poll a transactional client's topic as read_committed while it runs and after it (see above)"},
+			&cli.IntFlag{Name: "poll-retries", Value: poll.DefaultRetries, Usage: "with --poll: failed polls of a partition in a row, `N`, before the poller gives up on it"},
+			&cli.DurationFlag{Name: "poll-bound", Value: poll.DefaultBound, Usage: "with --poll: bound on the final polls after the client exits, a `DURATION`"},
 			&cli.BoolFlag{Name: "readback", Value: true, Usage: "read the topic back at the end (--readback=false: the trace ends without it; kcheck readback adds it later)"},
 		},
 		Action: doProxy,
@@ -126,7 +140,14 @@ func proxyCommand() *cli.Command {
 
 func proxyConfig(c *cli.Context) (proxy.Config, error) {
 	cfg := proxy.Config{Listen: c.String("listen"), Upstream: c.String("bootstrap"), Topic: c.String("topic"),
-		Client: c.String("client"), Seed: int64(c.Uint64("seed"))}
+		Client: c.String("client"), Seed: int64(c.Uint64("seed")),
+		Poll: c.Bool("poll"), PollRetries: c.Int("poll-retries"), PollBound: c.Duration("poll-bound")}
+	if cfg.PollRetries < 1 {
+		return cfg, usageErrorf("proxy: --poll-retries %d: must be at least 1", cfg.PollRetries)
+	}
+	if cfg.PollBound <= 0 {
+		return cfg, usageErrorf("proxy: --poll-bound %v: want a positive duration", cfg.PollBound)
+	}
 	if cfg.Upstream == "" {
 		return cfg, usageErrorf("proxy: --bootstrap HOST:PORT (the upstream cluster) is required")
 	}
@@ -228,6 +249,13 @@ func doProxy(c *cli.Context) error {
 	st := p.Stats()
 	fmt.Fprintf(stderr, "kcheck proxy: %d connections, %d produce requests traced, %d batch attempts, %d faults injected\n",
 		st.Connections, st.Produces, st.Batches, st.Faults)
+	if st.Polls+st.PollGaveUp > 0 {
+		gave := "reached every partition's end"
+		if st.PollGaveUp > 0 {
+			gave = fmt.Sprintf("GAVE UP on %d partitions (verify: the poll checks inconclusive)", st.PollGaveUp)
+		}
+		fmt.Fprintf(stderr, "kcheck proxy: read_committed poller: %d polls, %d records returned; %s\n", st.Polls, st.PollRecords, gave)
+	}
 	if tracePath != "" {
 		fmt.Fprintf(stderr, "kcheck proxy: trace %s\n", tracePath)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/poll"
 	"github.com/kcheck/kcheck/workload"
 )
 
@@ -50,6 +51,14 @@ part 2; TV1 otherwise), or --txn-version 1 or 2; a broker without
 transactions, or below the version asked, is bad input (exit 2). The summary
 then counts each record as the read-back's markers decide it: committed,
 aborted or still open.
+
+With --trace, a read_committed consumer (franz-go's, tracer/poll) polls every
+partition while the transactions run and, once they have ended, until it
+reaches each partition's end offset; each poll is a Poll event of the trace,
+which kcheck verify holds to the markers (--poll=false: no poller). A
+partition whose polls fail --poll-retries times in a row (5), or that is not
+at its end offset --poll-bound (60 s) after the run, is given up (a PollEnd
+naming why): verify then calls the poll checks inconclusive.
 
 Workload shapes (drivers/WORKLOADS.md), as every driver in drivers/ takes
 them: --batch-records one (a record a batch) or many (a 20 ms linger, 256 KiB
@@ -105,6 +114,9 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "txn-records", Value: 100, Usage: "with --transactional: records a transaction `N`"},
 			&cli.IntFlag{Name: "txn-abort-every", Usage: "with --transactional: abort every `K`th transaction on purpose (0: none)"},
 			&cli.StringFlag{Name: "transactional-id", Usage: "with --transactional: the transactional.id `ID` (default kcheck-TOPIC)"},
+			&cli.BoolFlag{Name: "poll", Value: true, Usage: "with --transactional and --trace: a read_committed consumer polls while the run goes on and after it (see above)"},
+			&cli.IntFlag{Name: "poll-retries", Value: poll.DefaultRetries, Usage: "with --poll: failed polls of a partition in a row, `N`, before the poller gives up on it"},
+			&cli.DurationFlag{Name: "poll-bound", Value: poll.DefaultBound, Usage: "with --poll: bound on the final polls after the run, a `DURATION`"},
 			&cli.IntFlag{Name: "txn-version", Usage: "with --transactional: the transaction version `V` to speak: 0 the cluster's, 1 (AddPartitionsToTxn) or 2 (KIP-890 part 2; the cluster must have it)"},
 			&cli.StringFlag{Name: "outcomes", Usage: "write what each record's callback was told to `FILE` (drivers/OUTCOMES.md; default $KCHECK_OUTCOMES, which kcheck proxy sets; the trace has it as Told events either way)", TakesFile: true},
 		},
@@ -219,9 +231,13 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 			return workload.Config{}, usageErrorf("--txn-version %d: want 0 (the cluster's), 1 or 2", txn.Version)
 		case idle != nil:
 			return workload.Config{}, usageErrorf("--idle-after with --transactional: a transactional run has no idle phase")
+		case c.Int("poll-retries") < 1:
+			return workload.Config{}, usageErrorf("--poll-retries %d: must be at least 1", c.Int("poll-retries"))
+		case c.Duration("poll-bound") <= 0:
+			return workload.Config{}, usageErrorf("--poll-bound %v: want a positive duration", c.Duration("poll-bound"))
 		}
 	} else {
-		for _, n := range []string{"txn-records", "txn-abort-every", "transactional-id", "txn-version"} {
+		for _, n := range []string{"txn-records", "txn-abort-every", "transactional-id", "txn-version", "poll", "poll-retries", "poll-bound"} {
 			if c.IsSet(n) {
 				return workload.Config{}, usageErrorf("--%s needs --transactional", n)
 			}
@@ -236,6 +252,7 @@ func runConfig(c *cli.Context) (workload.Config, error) {
 		DeliveryTimeout: c.Duration("delivery-timeout"), RequestTimeout: c.Duration("request-timeout"),
 		Faults: faults, Seed: c.Uint64("seed"), TracePath: c.String("trace"), Progress: c.App.ErrWriter,
 		OutcomesPath: outcomes.Path(c.String("outcomes")), BatchRecords: shape, Idle: idle, Txn: txn,
+		Poll: txn != nil && c.Bool("poll"), PollRetries: c.Int("poll-retries"), PollBound: c.Duration("poll-bound"),
 	}, nil
 }
 
@@ -355,6 +372,13 @@ func printTxnSummary(w io.Writer, cfg workload.Config, s *workload.Summary) {
 		agree = "DISAGREES with the markers: " + strings.Join(s.CommittedDisagree, "; ")
 	}
 	fmt.Fprintf(w, "  read_committed sees %d records: %s\n", s.CommittedVisible, agree)
+	if cfg.Poll && cfg.TracePath != "" {
+		gave := "reached every partition's end"
+		if s.PollGaveUp > 0 {
+			gave = fmt.Sprintf("GAVE UP on %d partitions (verify: the poll checks inconclusive)", s.PollGaveUp)
+		}
+		fmt.Fprintf(w, "  read_committed poller: %d polls, %d records returned; %s (final polls %v)\n", s.Polls, s.PollRecords, gave, s.PollFinal.Round(time.Millisecond))
+	}
 	fmt.Fprintf(w, "  OUT_OF_ORDER_SEQUENCE_NUMBER answers %d\n", s.OutOfOrderAnswers)
 	fmt.Fprintf(w, "  time %v\n", s.Duration.Round(time.Millisecond))
 	for _, e := range s.FirstErrors {

@@ -7,16 +7,20 @@ import (
 )
 
 // TestRunTransactional: kcheck run --transactional on the embedded kfake,
-// in the cluster's version (TV2) and TV1, commits and aborts as asked, and
-// kcheck verify judges its trace VALID, saying what it does not judge yet.
+// in the cluster's version (TV2) and TV1, commits and aborts as asked, its
+// read_committed poller returns the committed records and reaches every
+// partition's end (none with --poll=false), and kcheck verify judges its
+// trace VALID.
 func TestRunTransactional(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
 		tv   string
+		poll bool
 	}{
-		{"cluster's", nil, "TV2 (the cluster's transaction.version: 2)"},
-		{"TV1", []string{"--txn-version", "1"}, "TV1 (the cluster's transaction.version: 2)"},
+		{"cluster's", nil, "TV2 (the cluster's transaction.version: 2)", true},
+		{"TV1", []string{"--txn-version", "1"}, "TV1 (the cluster's transaction.version: 2)", true},
+		{"no poller", []string{"--poll=false"}, "TV2 (the cluster's transaction.version: 2)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			trace := filepath.Join(t.TempDir(), "run.jsonl")
@@ -32,11 +36,34 @@ func TestRunTransactional(t *testing.T) {
 					t.Errorf("summary lacks %q:\n%s", want, stdout)
 				}
 			}
+			if polled := strings.Contains(stdout, ", 280 records returned; reached every partition's end"); polled != tc.poll {
+				t.Errorf("poller: %v, want %v:\n%s", polled, tc.poll, stdout)
+			}
 			code, stdout, stderr = runKcheck(t, "verify", trace)
 			if code != exitOK || !strings.Contains(stdout, ": VALID") || !strings.Contains(stdout, "records read back 280 committed, 120 aborted, 0 open; read_committed read of 4 partitions held to the markers") {
 				t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
+			if polled := strings.Contains(stdout, " by 1 poller(s), 280 records; checked:"); polled != tc.poll {
+				t.Errorf("verify: polls judged %v, want %v:\n%s", polled, tc.poll, stdout)
+			}
 		})
+	}
+}
+
+// A poller that cannot finish its final polls within --poll-bound gives up
+// every partition: the run says so, and kcheck verify calls the trace
+// inconclusive (exit 1), naming the poller and why, never valid.
+func TestRunTransactionalPollerGivesUp(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	code, stdout, stderr := runKcheck(t, "run", "--transactional", "--txn-records", "40", "--txn-abort-every", "3", "--partitions", "4",
+		"--records", "400", "--value-bytes", "50", "--poll-bound", "1ns", "--trace", trace)
+	if code != exitOK || !strings.Contains(stdout, "GAVE UP on 4 partitions (verify: the poll checks inconclusive)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runKcheck(t, "verify", trace)
+	if code != exitMismatch || !strings.Contains(stdout, ": INCONCLUSIVE") ||
+		!strings.Contains(stdout, "INCONCLUSIVE: poller 1 gave up on partition 0 at line") || !strings.Contains(stdout, "gave up: the end offsets: context deadline exceeded") {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
@@ -50,6 +77,9 @@ func TestRunTransactionalUsage(t *testing.T) {
 		{[]string{"run", "--transactional", "--txn-abort-every", "-1"}, "--txn-abort-every -1: must not be negative"},
 		{[]string{"run", "--transactional", "--txn-version", "3"}, "--txn-version 3: want 0 (the cluster's), 1 or 2"},
 		{[]string{"run", "--transactional", "--idle-after", "5", "--idle", "1s"}, "a transactional run has no idle phase"},
+		{[]string{"run", "--poll-bound", "1s"}, "--poll-bound needs --transactional"},
+		{[]string{"run", "--transactional", "--poll-retries", "0"}, "--poll-retries 0: must be at least 1"},
+		{[]string{"run", "--transactional", "--poll-bound", "0s"}, "--poll-bound 0s: want a positive duration"},
 		// kfake emulating 3.9: no transaction.version 2.
 		{[]string{"run", "--transactional", "--txn-version", "2", "--kfake-version", "3.9", "--records", "10"},
 			"transaction version 2 asked, but the cluster's finalized transaction.version is 0"},

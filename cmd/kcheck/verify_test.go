@@ -417,6 +417,10 @@ func TestVerifyTransactionalBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	idem = []byte(strings.Replace(string(idem), `{"kcheck_trace":2,`, `{"kcheck_trace":6,`, 1)) // markers are a key of version 5 on
+	polls, err := os.ReadFile("../../traces/fixtures/txn/ok-polls.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	// mutate writes good with old replaced by new on line n (1-based).
 	mutate := func(name string, src []byte, n int, old, new string) string {
@@ -449,6 +453,15 @@ func TestVerifyTransactionalBadInput(t *testing.T) {
 		{mutate("stranger.jsonl", good, 24, `"ctl":[[2,1000,`, `"ctl":[[2,999,`), "stranger.jsonl:24: partition 0: a control record at offset 2 for producer 999, which no InitProducerId or batch of this trace has"},
 		{mutate("collide.jsonl", good, 24, `"ctl":[[2,1000,`, `"ctl":[[1,1000,`), "collide.jsonl:24: partition 0: a control record and a data record at offset 1"},
 		{mutate("idem.jsonl", idem, idemRB, `"log":`, `"ctl":[[0,1,0,1]],"log":`), fmt.Sprintf("idem.jsonl:%d: partition 0: control records (ctl), but the header names no transactional_id", idemRB)},
+		// A read_committed consumer's polls (format version 7).
+		{mutate("pollpart.jsonl", polls, 11, `"p":1,`, `"p":2,`), `pollpart.jsonl:11: field "p": partition 2 is not one of the header's 2 partitions`},
+		{mutate("pollorder.jsonl", polls, 28, `[[4,1000,2,-1,8],[5,1000,2,-1,9]]`, `[[5,1000,2,-1,9],[4,1000,2,-1,8]]`), `pollorder.jsonl:28: field "log": offset 4 after offset 5: the records of one poll are in increasing offset order`},
+		{mutate("pollfrom.jsonl", polls, 19, `"off":3`, `"off":-1`), `pollfrom.jsonl:19: field "off": -1: a poll asks from an offset`},
+		{mutate("poller.jsonl", polls, 11, `"poll":1`, `"poll":0`), `poller.jsonl:11: field "poll": 0: pollers are numbered from 1`},
+		{mutate("pollafter.jsonl", polls, 30, `"ev":"PollEnd","p":1,"err":"NONE","off":7,"reason":""`, `"ev":"Poll","p":0,"off":8,"log":[]`), "pollafter.jsonl:30: Poll of poller 1 on partition 0 after its PollEnd at line 29"},
+		{mutate("pollv6.jsonl", polls, 1, `"kcheck_trace":7`, `"kcheck_trace":6`), `pollv6.jsonl:10: field "ev": Poll is an event of format version 7`},
+		{mutate("pollidem.jsonl", []byte(strings.Replace(string(idem), `{"kcheck_trace":6,`, `{"kcheck_trace":7,`, 1)), idemRB, `"ev":"ReadBack","p":0,"log":`, `"ev":"Poll","p":0,"off":0,"poll":1,"log":`),
+			fmt.Sprintf("pollidem.jsonl:%d: Poll, but the header names no transactional_id", idemRB)},
 	} {
 		code, stdout, stderr := runKcheck(t, "verify", tc.path)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/kcheck/kcheck/fault"
 	"github.com/kcheck/kcheck/tracer"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/poll"
 	"github.com/kcheck/kcheck/tracer/readback"
 )
 
@@ -59,6 +60,12 @@ type Config struct {
 	// Logf reports what the proxy could not handle (an upstream that went
 	// away, a request it could not decode); nil discards it.
 	Logf func(format string, args ...any)
+	// Poll has a read_committed consumer poll a transactional client's
+	// topic while it runs and after it (poll.go); PollRetries and
+	// PollBound are the poller's bounds (tracer/poll's defaults when zero).
+	Poll        bool
+	PollRetries int
+	PollBound   time.Duration
 }
 
 // Stats counts what passed through a Proxy.
@@ -67,6 +74,9 @@ type Stats struct {
 	Produces    int // produce requests with traced batches
 	Batches     int // traced batch attempts
 	Faults      int // faults injected
+	// The read_committed poller (Config.Poll): its polls, the records
+	// they returned, the partitions it gave up.
+	Polls, PollRecords, PollGaveUp int
 }
 
 // Proxy is a running proxy. Its methods are safe for concurrent use.
@@ -115,7 +125,8 @@ type Proxy struct {
 	progress   progress
 	nodeAddrs  map[int32]string
 	cluster    *clusterRun
-	clusterErr error // what the faults on the cluster failed to do (Err)
+	clusterErr error        // what the faults on the cluster failed to do (Err)
+	poller     *poll.Poller // a transactional client's read_committed poller (poll.go); nil for none
 }
 
 type batchKey struct {
@@ -322,8 +333,15 @@ func (p *Proxy) accept(l *listener) {
 }
 
 // Close ends the faults on the cluster, stops listening, cuts every
-// connection and waits for them to end.
+// connection and waits for them to end; it stops the read_committed poller
+// without its final polls (Finish runs them).
 func (p *Proxy) Close() {
+	p.closeConns()
+	p.stopPoll()
+}
+
+// closeConns is Close but for the poller.
+func (p *Proxy) closeConns() {
 	if err := p.endCluster(); err != nil {
 		p.mu.Lock()
 		p.clusterErr = err
@@ -366,7 +384,8 @@ func (p *Proxy) Err() error {
 // never passed what the client was acknowledged) and flushes it. It fails
 // when no produce request to the topic passed through.
 func (p *Proxy) Finish(ctx context.Context) error {
-	p.Close()
+	p.closeConns()
+	p.finishPoll(ctx) // poll.go: before the read-back, to each partition's end
 	if err := p.Err(); err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -430,7 +449,7 @@ type TellStats struct {
 // aborted or failed it is only counted), or when its records went in the
 // wire transaction of an earlier one. Call it before Finish.
 func (p *Proxy) Tell(outs []outcomes.Line, name string) (TellStats, error) {
-	p.Close()
+	p.closeConns()
 	var st TellStats
 	if p.cfg.Trace == nil {
 		return st, nil
@@ -564,5 +583,6 @@ func (p *Proxy) headerLocked(client string) error {
 		w.Emit(&p.early[i])
 	}
 	p.early = nil
+	p.startPollLocked() // poll.go
 	return nil
 }
