@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
-	"github.com/kcheck/kcheck/drivers/kgoread"
+	"github.com/kcheck/kcheck/tracer/poll"
 )
 
 // kgoSender is kgo as a loadgen.Sender. The record's Timestamp carries the
@@ -33,7 +33,7 @@ func (s *kgoSender) Send(ctx context.Context, topic string, key, value []byte, s
 	s.cl.Produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: value, Timestamp: start}, s.promise)
 }
 
-func (s *kgoSender) Close() { kgoread.CloseWithin(s.cl, closeTimeout) }
+func (s *kgoSender) Close() { poll.CloseWithin(s.cl, closeTimeout) }
 
 // kgoStats counts, through kgo's hooks, what bench/cmd/produce's
 // client_stats count for our producer: produce requests written and

@@ -33,6 +33,7 @@ import (
 	"github.com/kcheck/kcheck/drivers/kgoread"
 	"github.com/kcheck/kcheck/drivers/txnmode"
 	"github.com/kcheck/kcheck/tracer/outcomes"
+	"github.com/kcheck/kcheck/tracer/poll"
 )
 
 const (
@@ -328,7 +329,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 	}
 	if cfg.txn != nil {
 		err := produceTxn(ctx, cl, cfg, out, w, keyOf, acked, res)
-		kgoread.CloseWithin(cl, closeTimeout)
+		poll.CloseWithin(cl, closeTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -403,7 +404,7 @@ func run(ctx context.Context, cfg *config, out *outcomes.Writer) (*result, error
 		}
 	}
 	mu.Unlock()
-	kgoread.CloseWithin(cl, closeTimeout)
+	poll.CloseWithin(cl, closeTimeout)
 
 	// Read every partition back from the beginning up to its end offset.
 	if err := readBack(ctx, seeds, cfg, keyOf, res.SeedResult, acked); err != nil {
@@ -426,7 +427,7 @@ func createTopic(ctx context.Context, seeds []string, cfg *config) error {
 	if err != nil {
 		return setupf("bad --bootstrap %q: %v", cfg.bootstrap, err)
 	}
-	defer kgoread.CloseWithin(cl, closeTimeout)
+	defer poll.CloseWithin(cl, closeTimeout)
 
 	// Ping tries every seed once; retry with a backoff up to reachTimeout.
 	deadline := time.Now().Add(reachTimeout)

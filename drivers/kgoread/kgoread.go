@@ -13,9 +13,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/bench/loadgen"
+	"github.com/kcheck/kcheck/tracer/poll"
 )
 
 // Topic reads topic's partitions 0..partitions-1 back from seeds as
@@ -39,14 +39,14 @@ func Topic(ctx context.Context, seeds []string, clientID, topic string, partitio
 	if err != nil {
 		return fmt.Errorf("starting the read-back consumer: %v", err)
 	}
-	defer CloseWithin(cl, 5*time.Second)
+	defer poll.CloseWithin(cl, 5*time.Second)
 	// A cluster just healed (a node restarted under kcheck proxy --cluster)
 	// can cut the first connections or answer a moved leader's errors:
 	// asked again with a backoff, for at most 30 s.
 	var end map[int32]int64
 	give := time.Now().Add(30 * time.Second)
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		if end, err = EndOffsets(ctx, cl, topic, partitions); err == nil || time.Now().After(give) || ctx.Err() != nil {
+		if end, err = poll.EndOffsets(ctx, cl, topic, partitions); err == nil || time.Now().After(give) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(backoff) // the cluster's recovery, which nothing signals
@@ -87,55 +87,4 @@ func Topic(ctx context.Context, seeds []string, clientID, topic string, partitio
 	res.ReadBack, res.Duplicated, res.OutOfOrder, res.Foreign = tally.ReadBack, tally.Duplicated, tally.OutOfOrder, tally.Foreign
 	res.Lost, res.LostAcked = tally.Lost, tally.LostAcked
 	return nil
-}
-
-// EndOffsets returns the end offset (the high watermark) of every partition,
-// asked of their leaders within 30 s.
-func EndOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) (map[int32]int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range int32(partitions) {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition = p
-		rp.Timestamp = -1 // latest
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	end := map[int32]int64{}
-	for _, sh := range cl.RequestSharded(lctx, req) {
-		if sh.Err != nil {
-			return nil, sh.Err
-		}
-		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
-				}
-				end[p.Partition] = p.Offset
-			}
-		}
-	}
-	if len(end) != partitions {
-		return nil, fmt.Errorf("end offsets of %d partitions, want %d", len(end), partitions)
-	}
-	return end, nil
-}
-
-// CloseWithin closes cl, waiting at most d (Java's producer.close(5 s)).
-func CloseWithin(cl *kgo.Client, d time.Duration) {
-	closed := make(chan struct{})
-	go func() {
-		cl.Close()
-		close(closed)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-closed:
-	case <-t.C:
-	}
 }

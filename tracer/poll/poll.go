@@ -18,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kcheck/kcheck/drivers/kgoread"
 	"github.com/kcheck/kcheck/recordbatch"
 	"github.com/kcheck/kcheck/tracer"
 )
@@ -184,14 +183,14 @@ func (p *Poller) giveUp(part int32, why string, err error) {
 func (p *Poller) Finish(ctx context.Context) Stats {
 	p.cancel()
 	<-p.done
-	defer kgoread.CloseWithin(p.cl, 5*time.Second)
+	defer CloseWithin(p.cl, 5*time.Second)
 	start := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, p.cfg.Bound)
 	defer cancel()
 	var end map[int32]int64
 	var err error
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		if end, err = kgoread.EndOffsets(fctx, p.cl, p.cfg.Topic, int(p.cfg.Partitions)); err == nil || fctx.Err() != nil {
+		if end, err = EndOffsets(fctx, p.cl, p.cfg.Topic, int(p.cfg.Partitions)); err == nil || fctx.Err() != nil {
 			break
 		}
 		select { // the cluster's recovery, which nothing signals
@@ -235,5 +234,56 @@ func (p *Poller) Finish(ctx context.Context) Stats {
 func (p *Poller) Close() {
 	p.cancel()
 	<-p.done
-	kgoread.CloseWithin(p.cl, 5*time.Second)
+	CloseWithin(p.cl, 5*time.Second)
+}
+
+// EndOffsets returns the end offset (the high watermark) of every partition,
+// asked of their leaders within 30 s.
+func EndOffsets(ctx context.Context, cl *kgo.Client, topic string, partitions int) (map[int32]int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range int32(partitions) {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = p
+		rp.Timestamp = -1 // latest
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	end := map[int32]int64{}
+	for _, sh := range cl.RequestSharded(lctx, req) {
+		if sh.Err != nil {
+			return nil, sh.Err
+		}
+		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
+				}
+				end[p.Partition] = p.Offset
+			}
+		}
+	}
+	if len(end) != partitions {
+		return nil, fmt.Errorf("end offsets of %d partitions, want %d", len(end), partitions)
+	}
+	return end, nil
+}
+
+// CloseWithin closes cl, waiting at most d (Java's producer.close(5 s)).
+func CloseWithin(cl *kgo.Client, d time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		cl.Close()
+		close(closed)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+	}
 }
