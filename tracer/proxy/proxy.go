@@ -116,6 +116,12 @@ type Proxy struct {
 	nodeAddrs  map[int32]string
 	cluster    *clusterRun
 	clusterErr error // what the faults on the cluster failed to do (Err)
+	// The late requests (late.go): the client-visible steps seen so far
+	// ("send:API", "answer:API"), a channel closed (and replaced) at each,
+	// and quit, closed by Close; guarded by mu.
+	seenSteps map[string]int
+	seenWake  chan struct{}
+	quit      chan struct{}
 }
 
 type batchKey struct {
@@ -182,6 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		nextSynth:    1 << 40,
 		progress:     newProgress(),
 		nodeAddrs:    map[int32]string{},
+		quit:         make(chan struct{}),
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)
@@ -335,6 +342,7 @@ func (p *Proxy) Close() {
 		return
 	}
 	p.closed = true
+	close(p.quit)
 	if p.boot != nil {
 		p.boot.ln.Close()
 	}
