@@ -160,6 +160,8 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 				// Disconnect of the connection closed.
 				here.Fault = "Delay"
 				cut, late = &here, &f
+			case f.eff.Cut == fault.CutBefore:
+				cut = &here
 			case f.eff.Cut == fault.CutAfter:
 				// It acts when the broker's answer arrives (readResponses).
 				if ex.cutAfter == nil {
