@@ -76,6 +76,7 @@ func (p *Proxy) sendLateLocked(l *listener, frame []byte, until string, delay ti
 			defer t.Stop()
 			deadline = t.C
 		}
+	wait:
 		for until != "" {
 			p.mu.Lock()
 			done, wake := p.seenSteps[until] > from, p.seenWake
@@ -89,12 +90,18 @@ func (p *Proxy) sendLateLocked(l *listener, frame []byte, until string, delay ti
 			}
 			select {
 			case <-wake:
-				continue
 			case <-deadline:
+				break wait
 			case <-p.quit:
-				return
+				// Closing sends what was due already, and nothing else.
+				p.mu.Lock()
+				done = p.seenSteps[until] > from
+				p.mu.Unlock()
+				if !done {
+					return
+				}
+				break wait
 			}
-			break
 		}
 		if until == "" {
 			select {
