@@ -1,10 +1,22 @@
 package proxy_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kcheck/kcheck/checker/verify"
+	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/recordbatch"
+	"github.com/kcheck/kcheck/tracer"
+	"github.com/kcheck/kcheck/tracer/proxy"
+	"github.com/kcheck/kcheck/workload"
 )
 
 // late-produce: the selected attempt's request is kept from the broker and
@@ -86,5 +98,67 @@ func TestLateProduceAfterRetry(t *testing.T) {
 	_, logs := r.finish(verify.Valid)
 	if !slices.Equal(logs[0], []int64{1, 3}) {
 		t.Fatalf("read back %v: want the retry appended and the late original, after it, a duplicate", logs)
+	}
+}
+
+// late-txn and txn-cut with a real transactional client (ours, TV2 and
+// TV1, on kfake): the first transaction's EndTxn is kept from the
+// coordinator and its connection closed, and goes to the coordinator once
+// the client's EndTxn sent again has been answered; the second's answer is
+// lost. The client sends each EndTxn again on a new connection and every
+// transaction ends as the application asked.
+func TestLateEndTxnAndLostAnswer(t *testing.T) {
+	for _, tv := range []int{2, 1} {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(workload.Emulations["4.1"].Versions))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cluster.Close()
+		var faults []fault.Fault
+		for _, s := range []string{"late-txn:api=end-txn,txn=1,until=answer:end-txn", "txn-cut:api=end-txn,txn=2"} {
+			f, err := fault.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults = append(faults, f)
+		}
+		var mu sync.Mutex
+		var logged []string
+		logf := func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			t.Logf(format, args...)
+		}
+		ctx := context.Background()
+		p, err := proxy.Start(ctx, proxy.Config{
+			Listen: "127.0.0.1:0", Upstream: cluster.ListenAddrs()[0], Topic: "t",
+			Broker: tracer.Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"},
+			Faults: faults, Seed: 1, Logf: logf,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := workload.Run(ctx, workload.Config{
+			Brokers: []string{p.Addr()}, BrokerVersion: "4.1.0", Topic: "t", Partitions: 2, Records: 60, ValueBytes: 50, Keys: 8,
+			Codec: recordbatch.CodecNone, FirstAck: true, MaxInFlight: 5, Linger: time.Millisecond, BatchBytes: 512,
+			DeliveryTimeout: 10 * time.Second, RequestTimeout: 2 * time.Second, Seed: 1,
+			Txn: &workload.Txn{ID: "late", Records: 20, Version: tv},
+		})
+		p.Close()
+		if err != nil {
+			t.Fatalf("TV%d: %v", tv, err)
+		}
+		if sum.TxnCommitted != 3 {
+			t.Errorf("TV%d: run: %+v, want 3 transactions committed", tv, sum)
+		}
+		mu.Lock()
+		text := strings.Join(logged, "\n")
+		mu.Unlock()
+		for _, want := range []string{"end-txn kept from the coordinator", "a late request (until answer:end-txn) went to", "the answer to end-txn will be lost"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("TV%d: the proxy did not log %q:\n%s", tv, want, text)
+			}
+		}
 	}
 }
