@@ -314,6 +314,20 @@ func TestParseClusterErrors(t *testing.T) {
 	}
 }
 
+// node=coordinator: a fault on one node may act on the client's transaction
+// coordinator; it is node or leader, not both.
+func TestCoordinatorTarget(t *testing.T) {
+	f, err := Parse("pause:node=coordinator,for=2s,records=10")
+	if err != nil || !f.Coordinator || f.ByNode || f.String() != "pause:node=coordinator,for=2s,records=10" {
+		t.Fatalf("Parse: %+v %v (String %q)", f, err, f.String())
+	}
+	for _, s := range []string{"pause:node=coordinator,leader=1", "pause:leader=1,node=coordinator", "move-leaders:node=coordinator"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) accepted", s)
+		}
+	}
+}
+
 // A late fault waits for a transactional condition, and only a late one does.
 func TestLateUntil(t *testing.T) {
 	for _, s := range []string{"late-produce:until=answer:init-pid,epoch=0,seq=0,partitions=0",

@@ -164,3 +164,35 @@ func (p *Proxy) txnFaultLocked(c *conn, ex *exchange, req kmsg.Request) (drop bo
 	}
 	return false
 }
+
+// noteTxnCoordinator keeps the node a FindCoordinator for a transactional
+// id named (the target of a fault with node=coordinator, cluster.go),
+// before its addresses are rewritten.
+func (p *Proxy) noteTxnCoordinator(ex *exchange, r *kmsg.FindCoordinatorResponse) {
+	req, err := ex.rq.decode()
+	if err != nil {
+		return
+	}
+	fc, ok := req.(*kmsg.FindCoordinatorRequest)
+	if !ok || fc.CoordinatorType != 1 {
+		return
+	}
+	node := int32(-1)
+	if ex.rq.version < 4 {
+		if r.ErrorCode == 0 {
+			node = r.NodeID
+		}
+	} else {
+		for _, c := range r.Coordinators {
+			if c.ErrorCode == 0 {
+				node = c.NodeID
+			}
+		}
+	}
+	if node < 0 {
+		return
+	}
+	p.mu.Lock()
+	p.txnCoord, p.txnCoordKnown = node, true
+	p.mu.Unlock()
+}

@@ -122,6 +122,10 @@ type Proxy struct {
 	seenSteps map[string]int
 	seenWake  chan struct{}
 	quit      chan struct{}
+	// txnCoord: the node the client's last FindCoordinator for its
+	// transactional id named, when txnCoordKnown; guarded by mu.
+	txnCoord      int32
+	txnCoordKnown bool
 }
 
 type batchKey struct {
