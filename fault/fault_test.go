@@ -346,6 +346,12 @@ func TestLateUntil(t *testing.T) {
 			t.Errorf("Parse(%q) accepted", s)
 		}
 	}
+	for _, s := range []string{"late-produce:seq=0", "late-txn:api=end-txn", "txn-cut:api=end-txn"} {
+		f, _ := Parse(s)
+		if err := CheckKfake([]Fault{f}); err == nil || !strings.Contains(err.Error(), "needs kcheck proxy") {
+			t.Errorf("CheckKfake(%s): %v", s, err)
+		}
+	}
 	f, _ := Parse("txn-cut:api=end-txn,commit=false,txn=2")
 	if !f.SelectsTxn("end-txn", false, 2) || f.SelectsTxn("end-txn", true, 2) || f.SelectsTxn("end-txn", false, 1) || f.SelectsTxn("init-pid", false, 2) {
 		t.Errorf("%s selects the wrong requests", f)
