@@ -146,7 +146,7 @@ func (p *Proxy) txnFaultLocked(c *conn, ex *exchange, req kmsg.Request) (drop bo
 	if r, ok := req.(*kmsg.EndTxnRequest); ok {
 		commit = r.Commit
 	}
-	if r, ok := req.(*kmsg.AddPartitionsToTxnRequest); ok && (ex.rq.version >= 4 || r == nil) {
+	if _, ok := req.(*kmsg.AddPartitionsToTxnRequest); ok && ex.rq.version >= 4 {
 		return false // a broker's verification, not the client's
 	}
 	for i, f := range p.cfg.Faults {
