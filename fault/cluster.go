@@ -15,11 +15,13 @@ const ClusterHelp = "A fault on a real cluster (kcheck proxy --cluster): it fire
 // for how long, and when it fires.
 type Cluster struct {
 	// Which node a fault whose Effect has Target acts on: node Node when
-	// ByNode, else the leader of partition Leader when the fault fires (-1,
-	// the default: partition 0).
-	ByNode bool
-	Node   int32
-	Leader int32
+	// ByNode, the client's transaction coordinator (as its FindCoordinator
+	// was answered) when Coordinator (node=coordinator), else the leader of
+	// partition Leader when the fault fires (-1, the default: partition 0).
+	ByNode      bool
+	Node        int32
+	Coordinator bool
+	Leader      int32
 	// For is how long it lasts (Effect.Lasts); Every repeats move-leaders
 	// every Every during For.
 	For, Every time.Duration
@@ -108,6 +110,13 @@ func (f *Fault) parseCluster(key, val string) (bool, error) {
 	}
 	switch key {
 	case "node":
+		if val == "coordinator" {
+			if c.Leader >= 0 {
+				return true, fmt.Errorf("the fault already acts on the leader of partition %d: give node or leader", c.Leader)
+			}
+			c.Coordinator = true
+			return true, nil
+		}
 		n, err := strconv.ParseInt(val, 10, 32)
 		if err != nil || n < 0 {
 			return true, fmt.Errorf("%q is not a node id", val)
@@ -124,6 +133,9 @@ func (f *Fault) parseCluster(key, val string) (bool, error) {
 		}
 		if c.ByNode {
 			return true, fmt.Errorf("the fault already acts on node %d: give node or leader", c.Node)
+		}
+		if c.Coordinator {
+			return true, fmt.Errorf("the fault already acts on the transaction coordinator: give node or leader")
 		}
 		c.Leader = int32(n)
 		return true, nil
@@ -173,7 +185,7 @@ func (f *Fault) checkCluster(s string) error {
 		return fmt.Errorf("fault %q: delay: %s holds no answer (for=D is how long it lasts)", s, f.Kind)
 	case f.Kind == SlowNode && f.Delay <= 0:
 		return fmt.Errorf("fault %q: delay=D must be positive: how long each answer is held", s)
-	case !eff.Target && (c.ByNode || c.Leader != d.Leader):
+	case !eff.Target && (c.ByNode || c.Coordinator || c.Leader != d.Leader):
 		return fmt.Errorf("fault %q: %s picks its own node; node and leader are for pause, kill, isolate and slow-node", s, f.Kind)
 	case !eff.Lasts && c.For != d.For:
 		return fmt.Errorf("fault %q: for: %s lasts as long as it takes", s, f.Kind)
@@ -213,6 +225,8 @@ func (f *Fault) clusterString(ps []string) []string {
 	c, d := f.Cluster, clusterDefaults(f.Kind)
 	if c.ByNode {
 		ps = append(ps, "node="+strconv.Itoa(int(c.Node)))
+	} else if c.Coordinator {
+		ps = append(ps, "node=coordinator")
 	} else if c.Leader != d.Leader {
 		ps = append(ps, "leader="+strconv.Itoa(int(c.Leader)))
 	}

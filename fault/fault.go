@@ -6,6 +6,7 @@ package fault
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,26 @@ const (
 	// schedule's step.
 	Cut Kind = "cut"
 
+	// The faults on transactions (kcheck proxy only; the spec's
+	// TransactionalProducer.tla). A late request is kept from the broker,
+	// the client's connection closed as if its request timed out (it sends
+	// its requests again on a new one), and the request sent to the broker
+	// later on a connection of the proxy's own, once its until=
+	// condition holds (or after delay=D; with neither, never), its answer
+	// discarded.
+
+	// LateProduce is a late Produce: the request carrying the attempt it
+	// selects (as reject selects) arrives after the client gave up on it
+	// (DelayProduce, then HandleLateProduce).
+	LateProduce Kind = "late-produce"
+	// LateTxn is a late request to the transaction coordinator (api=end-txn:
+	// DelayEndTxn, then HandleLateCoord).
+	LateTxn Kind = "late-txn"
+	// TxnCut closes the connection of a request to the transaction
+	// coordinator when its answer arrives, instead of delivering it: the
+	// coordinator acted, the client does not know (LoseCoordAnswer).
+	TxnCut Kind = "txn-cut"
+
 	// The faults on a real cluster's nodes (Scope OnCluster, cluster.go):
 	// kcheck proxy does them with --cluster, each once, at its trigger.
 
@@ -100,6 +121,7 @@ const (
 	OnRequest              // a whole produce request, and its connection
 	OnBroker               // the broker's own state
 	OnCluster              // a node of a real cluster, or the cluster itself
+	OnTxn                  // a request to the transaction coordinator (api=, commit=, txn=)
 )
 
 // CutWhen is when a fault closes the connection of the attempt it hits.
@@ -133,6 +155,9 @@ type Effect struct {
 	Holds bool
 	// Cut: the connection is closed (Disconnect) instead of answering.
 	Cut CutWhen
+	// Late: the request is kept from the broker, the client's connection
+	// closed, and the request sent later on a connection of the proxy's own.
+	Late bool
 	// A fault on the cluster (Scope OnCluster): End is the Fault event its
 	// end emits ("" for one with no end); Target, it acts on one node
 	// (node=N or leader=P); Lasts, it lasts for=D; Proxy, the proxy does it
@@ -161,6 +186,9 @@ var effects = map[effectKey]Effect{
 	{kind: TimeoutBeforeAppend}: {Action: "TimeoutBeforeAppend", Scope: OnRequest, Rated: true},
 	{kind: Slow}:                {Action: "Delay", Written: true, Scope: OnRequest, Rated: true},
 	{kind: StateExpiry}:         {Action: "ExpireProducerState", Scope: OnBroker},
+	{kind: LateProduce}:         {Action: "DelayProduce", Scope: OnAttempt, Rated: true, Late: true},
+	{kind: LateTxn}:             {Action: "DelayEndTxn", Scope: OnTxn, Rated: true, Late: true},
+	{kind: TxnCut}:              {Action: "LoseCoordAnswer", Written: true, Scope: OnTxn, Rated: true, Cut: CutAfter},
 	{kind: MoveLeaders}:         {Action: tracer.MoveLeaders, Scope: OnCluster, Lasts: true},
 	{kind: Pause}:               {Action: tracer.PauseBroker, End: tracer.ResumeBroker, Scope: OnCluster, Target: true, Lasts: true},
 	{kind: Kill}:                {Action: tracer.KillBroker, End: tracer.StartBroker, Scope: OnCluster, Target: true, Lasts: true},
@@ -196,13 +224,17 @@ func Kinds() map[Kind]string {
 		AppendThenError: "the selected attempts are appended and answered err=NAME (selectors, delay and until as for reject; on kfake only REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND, and no delay)",
 		Hold:            "the selected attempts go to the broker as usual and their answers are held for delay=D (required) before they go to the client, never reordering a connection's answers (selectors and until as for reject; kcheck proxy only)",
 		Cut:             "the connection of the selected attempt is closed (selectors as for reject): when=before (the default) as it arrives, nothing of its request forwarded; when=after (kcheck proxy only) when the broker's answer arrives, instead of delivering it",
-		MoveLeaders:     "every partition's leader moves to its next replica (a reassignment, then a preferred election); every=D repeats it every D for for=D.",
-		Pause:           "a node's process is stopped (SIGSTOP) for for=D (default 3s), then continued: node=N, or leader=P the leader of partition P when it fires (default leader=0).",
-		Kill:            "a node's process is killed (SIGKILL) and started again on its data after for=D (default 2s); node=N or leader=P as for pause.",
-		KillController:  "the active KRaft controller is killed (SIGKILL) and started again after for=D (default 2s).",
-		RollingRestart:  "every node in turn is stopped (SIGTERM) and started again, each back and its replicas in sync before the next.",
-		Isolate:         "the proxy forwards nothing of the client's connections to one node for for=D (default 3s), then cuts them; the brokers still reach each other; node=N or leader=P as for pause.",
-		SlowNode:        "the proxy holds every answer of one node for delay=D (default 500ms), for for=D (default 5s); node=N or leader=P as for pause.",
+		LateProduce: "the produce request carrying the selected attempt (selectors as for reject) is kept from the broker and the client's connection closed, as if its request timed out; the request goes to the broker later, on a connection of the proxy's own, " +
+			"once until=answer:API (the coordinator's next answer to API after it reached the client) or until=send:API (the client's next request of API went upstream; API: produce, add-partitions, end-txn, init-pid) holds, or after delay=D; with neither, never (kcheck proxy only)",
+		LateTxn:        "the client's request to the transaction coordinator selected by api=end-txn|add-partitions|init-pid, commit=true|false (EndTxn's) and txn=N (the wire's N-th transaction, from 1) is kept from the coordinator and its connection closed; it goes to the coordinator later, as for late-produce (until, delay; kcheck proxy only)",
+		TxnCut:         "the connection of the client's request to the transaction coordinator (api, commit and txn as for late-txn) is closed when the coordinator's answer arrives, instead of delivering it (kcheck proxy only)",
+		MoveLeaders:    "every partition's leader moves to its next replica (a reassignment, then a preferred election); every=D repeats it every D for for=D.",
+		Pause:          "a node's process is stopped (SIGSTOP) for for=D (default 3s), then continued: node=N, node=coordinator the client's transaction coordinator (as its FindCoordinator was answered; also for kill, isolate, slow-node), or leader=P the leader of partition P when it fires (default leader=0).",
+		Kill:           "a node's process is killed (SIGKILL) and started again on its data after for=D (default 2s); node=N or leader=P as for pause.",
+		KillController: "the active KRaft controller is killed (SIGKILL) and started again after for=D (default 2s).",
+		RollingRestart: "every node in turn is stopped (SIGTERM) and started again, each back and its replicas in sync before the next.",
+		Isolate:        "the proxy forwards nothing of the client's connections to one node for for=D (default 3s), then cuts them; the brokers still reach each other; node=N or leader=P as for pause.",
+		SlowNode:       "the proxy holds every answer of one node for delay=D (default 500ms), for for=D (default 5s); node=N or leader=P as for pause.",
 	}
 }
 
@@ -251,8 +283,27 @@ type Fault struct {
 	UntilNext bool
 	UntilSeq  bool
 	UntilK    int32
+	// A fault on transactions: API (api=NAME: "end-txn", "add-partitions",
+	// "init-pid") selects an OnTxn fault's request, with ByCommit its
+	// EndTxn's commit flag (commit=true|false), and Txn the wire's
+	// transaction it is in (txn=N, from 1; 0: any). LateUntil is a late
+	// fault's condition: "answer:API" or "send:API" (API also "produce").
+	API       string
+	ByCommit  bool
+	Commit    bool
+	Txn       int64
+	LateUntil string
 	// A fault on the cluster (Scope OnCluster, cluster.go).
 	Cluster
+}
+
+// TxnAPIs are the values of api= and of until=answer:/send:.
+var TxnAPIs = []string{"produce", "add-partitions", "end-txn", "init-pid"}
+
+// SelectsTxn reports whether an OnTxn fault selects a request of api (one
+// of TxnAPIs) in the wire's transaction tx, with commit its EndTxn's flag.
+func (f *Fault) SelectsTxn(api string, commit bool, tx int64) bool {
+	return f.API == api && (!f.ByCommit || f.Commit == commit) && (f.Txn == 0 || f.Txn == tx)
 }
 
 // NextGrace is how long an answer held until the next attempt waits once
@@ -302,7 +353,7 @@ func defaultFor(k Kind) Fault {
 		return Fault{Kind: k, Rate: 0.01, Count: 2, Delay: 0}
 	case Slow:
 		return Fault{Kind: k, Rate: 1, Count: -1, Delay: 20 * time.Millisecond}
-	case Reject, AppendThenError, Hold, Cut:
+	case Reject, AppendThenError, Hold, Cut, LateProduce, LateTxn, TxnCut:
 		return Fault{Kind: k, Rate: 1, Count: 1}
 	case StateExpiry:
 		return Fault{Kind: k, Rate: 1, Count: -1}
@@ -407,6 +458,13 @@ func Parse(s string) (Fault, error) {
 				err = fmt.Errorf("%q: want before (the connection closed as the attempt arrives) or after (when the broker's answer to it arrives)", val)
 			}
 		case "until":
+			if api, ok := cutAny(val, "answer:", "send:"); ok {
+				if !slices.Contains(TxnAPIs, api) {
+					err = fmt.Errorf("%q: the API is one of %s", val, strings.Join(TxnAPIs, ", "))
+				}
+				f.LateUntil = val
+				break
+			}
 			switch ks, ok := strings.CutPrefix(val, "seq:"); {
 			case val == "next":
 				f.UntilNext, f.UntilSeq = true, false
@@ -420,6 +478,19 @@ func Parse(s string) (Fault, error) {
 			default:
 				err = fmt.Errorf("%q: the conditions are next (hold the answer until the partition's next new batch has gone to the broker) and seq:K (until its attempt with base sequence K has)", val)
 			}
+		case "api":
+			f.API = val
+			if !slices.Contains(TxnAPIs[1:], val) {
+				err = fmt.Errorf("%q: want end-txn, add-partitions or init-pid", val)
+			}
+		case "commit":
+			f.ByCommit = true
+			f.Commit, err = strconv.ParseBool(val)
+		case "txn":
+			f.Txn, err = strconv.ParseInt(val, 10, 64)
+			if err == nil && f.Txn < 1 {
+				err = fmt.Errorf("must be 1 or more (the wire's first transaction is 1)")
+			}
 		case "partitions":
 			for _, p := range strings.Split(val, "+") {
 				var n int
@@ -432,7 +503,7 @@ func Parse(s string) (Fault, error) {
 		default:
 			var ok bool
 			if ok, err = f.parseCluster(key, val); !ok {
-				err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, epoch, seq, try, idle, after, when, err, until; on a cluster: node, leader, for, every, at, records, random)")
+				err = fmt.Errorf("unknown parameter (rate, count, delay, partitions, attempt, epoch, seq, try, idle, after, when, err, until; on transactions: api, commit, txn; on a cluster: node, leader, for, every, at, records, random)")
 			}
 		}
 		if err != nil {
@@ -455,11 +526,23 @@ func (f *Fault) check(s string) error {
 		return fmt.Errorf("fault %q: err=NAME is required: the Kafka error to answer with", s)
 	case f.Error != nil && !eff.ErrAnswer:
 		return fmt.Errorf("fault %q: err: %s answers no error of its own", s, f.Kind)
+	case f.LateUntil != "" && !eff.Late:
+		return fmt.Errorf("fault %q: until=%s is a late fault's condition, not %s's", s, f.LateUntil, f.Kind)
+	case eff.Late && f.Until():
+		return fmt.Errorf("fault %q: a late fault waits for until=answer:API or until=send:API", s)
+	case eff.Scope == OnTxn && f.API == "":
+		return fmt.Errorf("fault %q: api=NAME is required: the coordinator request it acts on", s)
+	case eff.Scope == OnTxn && f.Partitions != nil:
+		return fmt.Errorf("fault %q: partitions: %s acts on a request to the transaction coordinator, which names none", s, f.Kind)
+	case eff.Scope == OnTxn && !eff.Late && f.Delay != d.Delay:
+		return fmt.Errorf("fault %q: delay: %s holds no request", s, f.Kind)
+	case eff.Scope != OnTxn && (f.API != "" || f.ByCommit || f.Txn != 0):
+		return fmt.Errorf("fault %q: api, commit and txn select a request to the transaction coordinator, which %s does not act on", s, f.Kind)
 	case f.Until() && !eff.Holds:
 		return fmt.Errorf("fault %q: until holds an attempt's answer, which %s does not", s, f.Kind)
 	case f.Until() && f.Delay <= 0:
 		return fmt.Errorf("fault %q: until holds the answer at most delay=D: set it", s)
-	case f.Delay != d.Delay && eff.Scope == OnAttempt && !eff.Holds:
+	case f.Delay != d.Delay && eff.Scope == OnAttempt && !eff.Holds && !eff.Late:
 		return fmt.Errorf("fault %q: delay: %s holds no answer", s, f.Kind)
 	case f.Kind == Hold && f.Delay <= 0:
 		return fmt.Errorf("fault %q: delay=D is required: how long the answer is held", s)
@@ -518,6 +601,18 @@ func (f Fault) String() string {
 	if f.UntilSeq {
 		ps = append(ps, "until=seq:"+strconv.Itoa(int(f.UntilK)))
 	}
+	if f.API != "" {
+		ps = append(ps, "api="+f.API)
+	}
+	if f.ByCommit {
+		ps = append(ps, "commit="+strconv.FormatBool(f.Commit))
+	}
+	if f.Txn != 0 {
+		ps = append(ps, "txn="+strconv.FormatInt(f.Txn, 10))
+	}
+	if f.LateUntil != "" {
+		ps = append(ps, "until="+f.LateUntil)
+	}
 	ps = f.clusterString(ps)
 	if f.Partitions != nil {
 		var s []string
@@ -530,6 +625,16 @@ func (f Fault) String() string {
 		return string(f.Kind)
 	}
 	return string(f.Kind) + ":" + strings.Join(ps, ",")
+}
+
+// cutAny returns s after the first of prefixes it starts with.
+func cutAny(s string, prefixes ...string) (string, bool) {
+	for _, p := range prefixes {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 func names() []string {

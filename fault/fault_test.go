@@ -34,7 +34,7 @@ func TestParseRoundTrip(t *testing.T) {
 func TestParseStringEveryParameter(t *testing.T) {
 	samples := []string{"rate=0.5", "count=3", "delay=2s", "partitions=1+4", "attempt=2", "epoch=1", "seq=7",
 		"try=2", "idle=300ms", "after=answer", "when=after", "when=before", "err=INVALID_RECORD", "until=next", "until=seq:5",
-		"node=2", "leader=3", "for=4s", "every=1s", "at=1s", "records=100", "random=2s"}
+		"node=2", "leader=3", "for=4s", "every=1s", "at=1s", "records=100", "random=2s", "api=end-txn", "commit=true", "txn=2"}
 	selectors := "attempt epoch seq try idle after"
 	triggers := "at records random"
 	takes := map[Kind]string{
@@ -57,6 +57,9 @@ func TestParseStringEveryParameter(t *testing.T) {
 		RollingRestart:      triggers,
 		Isolate:             "node leader for " + triggers,
 		SlowNode:            "delay node leader for " + triggers,
+		LateProduce:         "rate count delay partitions " + selectors,
+		LateTxn:             "rate count delay api commit txn",
+		TxnCut:              "rate count api commit txn",
 	}
 	if len(takes) != len(Kinds()) {
 		t.Fatalf("the test knows %d kinds, Kinds() %d", len(takes), len(Kinds()))
@@ -80,6 +83,9 @@ func TestParseStringEveryParameter(t *testing.T) {
 		}
 		if k == Hold {
 			base = append(base, "delay=1s")
+		}
+		if (&Fault{Kind: k}).Effect().Scope == OnTxn {
+			base = append(base, "api=end-txn")
 		}
 		if k == MoveLeaders {
 			base = append(base, "for=4s") // every repeats during for
@@ -305,5 +311,49 @@ func TestParseClusterErrors(t *testing.T) {
 	}
 	if f, _ := Parse("pause"); f.LeaderOf() != 0 || f.For != 3*time.Second || f.Trigger != (Trigger{}) {
 		t.Errorf("pause's defaults: %+v", f)
+	}
+}
+
+// node=coordinator: a fault on one node may act on the client's transaction
+// coordinator; it is node or leader, not both.
+func TestCoordinatorTarget(t *testing.T) {
+	f, err := Parse("pause:node=coordinator,for=2s,records=10")
+	if err != nil || !f.Coordinator || f.ByNode || f.String() != "pause:node=coordinator,for=2s,records=10" {
+		t.Fatalf("Parse: %+v %v (String %q)", f, err, f.String())
+	}
+	for _, s := range []string{"pause:node=coordinator,leader=1", "pause:leader=1,node=coordinator", "move-leaders:node=coordinator"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) accepted", s)
+		}
+	}
+}
+
+// A late fault waits for a transactional condition, and only a late one does.
+func TestLateUntil(t *testing.T) {
+	for _, s := range []string{"late-produce:until=answer:init-pid,epoch=0,seq=0,partitions=0",
+		"late-txn:api=end-txn,commit=true,txn=1,until=answer:add-partitions", "late-txn:delay=3s,api=end-txn", "late-produce:until=send:produce"} {
+		f, err := Parse(s)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", s, err)
+		}
+		if g, err := Parse(f.String()); err != nil || !reflect.DeepEqual(f, g) {
+			t.Errorf("Parse(%q) = %+v; its String %q parses to %+v, %v", s, f, f.String(), g, err)
+		}
+	}
+	for _, s := range []string{"reject:err=NOT_LEADER_OR_FOLLOWER,until=answer:end-txn", "late-produce:until=next,delay=1s",
+		"late-txn:until=answer:end-txn", "late-produce:until=answer:fetch", "txn-cut:api=produce", "hold:delay=1s,api=end-txn"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) accepted", s)
+		}
+	}
+	for _, s := range []string{"late-produce:seq=0", "late-txn:api=end-txn", "txn-cut:api=end-txn"} {
+		f, _ := Parse(s)
+		if err := CheckKfake([]Fault{f}); err == nil || !strings.Contains(err.Error(), "needs kcheck proxy") {
+			t.Errorf("CheckKfake(%s): %v", s, err)
+		}
+	}
+	f, _ := Parse("txn-cut:api=end-txn,commit=false,txn=2")
+	if !f.SelectsTxn("end-txn", false, 2) || f.SelectsTxn("end-txn", true, 2) || f.SelectsTxn("end-txn", false, 1) || f.SelectsTxn("init-pid", false, 2) {
+		t.Errorf("%s selects the wrong requests", f)
 	}
 }

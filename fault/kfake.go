@@ -40,6 +40,8 @@ func CheckKfake(fs []Fault) error {
 			return fmt.Errorf("fault %s: acts on a real cluster's nodes: %w (a cluster kcheck started, kcheck kafka --nodes 3 --control ADDR, behind kcheck proxy --cluster ADDR)", f, ErrNeedsRealBroker)
 		case eff.Scope == OnBroker:
 			return fmt.Errorf("fault %s: kfake keeps idempotent producer state forever: %w (one run with producer.id.expiration.ms=D, such as kcheck kafka --producer-id-expiration, behind kcheck proxy)", f, ErrNeedsRealBroker)
+		case eff.Late || eff.Scope == OnTxn:
+			return fmt.Errorf("fault %s: a late request or a lost coordinator answer needs kcheck proxy, which sends the request later on a connection of its own", f)
 		case f.Until():
 			what := "until=next"
 			if f.UntilSeq {

@@ -221,6 +221,52 @@ func (d *deriver) run() error {
 		// a real client and broker take them by themselves.
 		case "Receive", "HandleProduce", "Bump", "ResolveSequences":
 
+		// Transactions (spec/TransactionalProducer.tla). DelayProduce(c):
+		// the client's request on c times out and it sends its batches again;
+		// the request reaches the leader later (HandleLateProduce), or never:
+		// late-produce on the oldest request's attempt, sent upstream once
+		// the client-visible step before its HandleLateProduce has happened
+		// (until=answer:API or send:API).
+		case "DelayProduce":
+			if err := d.lateProduce(i); err != nil {
+				return err
+			}
+
+		// DelayEndTxn: the EndTxn times out, the client sends it again, and
+		// the first one reaches the coordinator later (HandleLateCoord):
+		// late-txn:api=end-txn on the wire's transaction it ends.
+		case "DelayEndTxn":
+			d.lateTxn(i)
+
+		// LoseCoordAnswer: the coordinator acted, its answer is lost:
+		// txn-cut on that request.
+		case "LoseCoordAnswer":
+			api := coordAPI(st.Get("api"))
+			d.faults = append(d.faults, &planned{index: i, kind: "txn-cut", param: "api=" + api + d.txnSelect(i, api)})
+
+		// CoordTimeout: the coordinator aborts a transaction left open past
+		// transaction.timeout.ms: the client must leave it open that long
+		// (a need; late-txn with delay=D above the timeout forces it).
+		case "CoordTimeout":
+			s.Needs.TxnTimeout = true
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d CoordTimeout: the coordinator aborts the open transaction (transaction.timeout.ms) and fences the producer with epoch %s: not a fault; the run needs the transaction left open that long",
+				st.State, st.Get("ep")))
+
+		// NewInstanceInit: another producer with the same transactional.id
+		// starts: a need.
+		case "NewInstanceInit":
+			s.Needs.NewInstance = true
+			s.Notes = append(s.Notes, fmt.Sprintf("state %d NewInstanceInit: a new producer with the same transactional.id sends InitProducerId and fences this one: not a fault; the run needs a second instance",
+				st.State))
+
+		// The rest of a transaction: the application's and the client's
+		// steps (BeginTxn, AddPartitions, EndTxn, InitProducerId,
+		// ReceiveCoord), the coordinator's and the leaders' (HandleCoord,
+		// WriteMarker), and the late requests arriving, which the late
+		// faults' until conditions time. None is forced.
+		case "BeginTxn", "AddPartitions", "EndTxn", "InitProducerId", "ReceiveCoord", "HandleCoord", "WriteMarker",
+			"HandleLateProduce", "HandleLateCoord":
+
 		default:
 			return fmt.Errorf("state %d: action %s has no rule in scenario.Derive: add one", st.State, st.Action)
 		}
@@ -233,6 +279,127 @@ func (d *deriver) run() error {
 	}
 	d.render()
 	return nil
+}
+
+// coordAPI is the fault's api= name of the spec's coordinator request.
+func coordAPI(api string) string {
+	switch api {
+	case "AddPartitions":
+		return "add-partitions"
+	case "InitPid":
+		return "init-pid"
+	}
+	return "end-txn"
+}
+
+// txnSelect returns the selectors after api= of a fault on the coordinator
+// request of step i: EndTxn's commit flag, and the wire's transaction it is
+// in (txn=N: one more than the EndTxn answered NONE to the client before it,
+// as kcheck proxy numbers them).
+func (d *deriver) txnSelect(i int, api string) string {
+	st := d.s.Steps[i]
+	var sel string
+	if api == "end-txn" && st.Get("commit") != "" {
+		sel += ",commit=" + strings.ToLower(st.Get("commit"))
+	}
+	n := 1
+	for _, prev := range d.s.Steps[:i] {
+		if prev.Action == "ReceiveCoord" && prev.Get("api") == "EndTxn" && prev.Get("err") == "NONE" {
+			n++
+		}
+	}
+	return sel + ",txn=" + strconv.Itoa(n)
+}
+
+// lateUntil returns the until= condition for a late request handled at step
+// h (0: never): the last step before it, after step i, that the proxy sees
+// the client do: its answer from the coordinator read (answer:API), or its
+// request sent (send:API); "" if there is none or the request is never
+// handled.
+func (d *deriver) lateUntil(i, h int) string {
+	for j := h - 1; j > i && h > 0; j-- {
+		st := d.s.Steps[j]
+		switch st.Action {
+		case "ReceiveCoord":
+			return "answer:" + coordAPI(st.Get("api"))
+		case "Receive":
+			return "answer:produce"
+		case "SendNew", "Resend":
+			return "send:produce"
+		case "AddPartitions":
+			return "send:add-partitions"
+		case "EndTxn":
+			return "send:end-txn"
+		case "InitProducerId":
+			return "send:init-pid"
+		}
+	}
+	return ""
+}
+
+// lateParam is a late fault's until=, or a note when it has none.
+func (d *deriver) lateParam(i, h int, what string) string {
+	st := d.s.Steps[i]
+	if h == 0 {
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d %s: the delayed request never reaches the broker in the counterexample: the late fault never sends it", st.State, st.Action))
+		return ""
+	}
+	u := d.lateUntil(i, h)
+	if u == "" {
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d %s: the late %s is handled (state %d) before the client does anything the proxy sees: the late fault sends it after %v", st.State, st.Action, what, d.s.Steps[h].State, HoldDelay))
+		return "delay=" + durationString(HoldDelay)
+	}
+	return "until=" + u
+}
+
+// lateProduce plans the late-produce of step i (DelayProduce): the oldest
+// request on the connection, the one a real client's request timeout hits
+// first.
+func (d *deriver) lateProduce(i int) error {
+	st := d.s.Steps[i]
+	reqs, _, err := d.connection(i, st.Get("c"))
+	if err != nil {
+		return err
+	}
+	if len(reqs) == 0 {
+		return fmt.Errorf("state %d: DelayProduce of connection %s with no request outstanding", st.State, st.Get("c"))
+	}
+	field := func(name string) string { v, _ := reqs[0].get(name); return v.text() }
+	a, err := d.sendOf(i, field("p"), field("b"), field("ep"), field("seq"))
+	if err != nil {
+		return err
+	}
+	if len(reqs) > 1 {
+		d.s.Notes = append(d.s.Notes, fmt.Sprintf("state %d DelayProduce: %d more request(s) on the connection are delayed with it; the late fault delays the oldest", st.State, len(reqs)-1))
+	}
+	h := 0
+	for j := i + 1; j < len(d.s.Steps); j++ {
+		s := d.s.Steps[j]
+		if s.Action == "HandleLateProduce" && s.Get("p") == a.p && s.Get("b") == a.b && s.Get("ep") == a.ep && s.Get("seq") == a.seq {
+			h = j
+			break
+		}
+	}
+	d.plan(&planned{index: i, kind: "late-produce", param: d.lateParam(i, h, "Produce"), att: a})
+	return nil
+}
+
+// lateTxn plans the late-txn of step i (DelayEndTxn).
+func (d *deriver) lateTxn(i int) {
+	st := d.s.Steps[i]
+	h := 0
+	for j := i + 1; j < len(d.s.Steps); j++ {
+		s := d.s.Steps[j]
+		if s.Action == "HandleLateCoord" && s.Get("api") == "EndTxn" && s.Get("ep") == st.Get("ep") && s.Get("commit") == st.Get("commit") {
+			h = j
+			break
+		}
+	}
+	param := "api=end-txn" + d.txnSelect(i, "end-txn")
+	if u := d.lateParam(i, h, "EndTxn"); u != "" {
+		param += "," + u
+	}
+	d.faults = append(d.faults, &planned{index: i, kind: "late-txn", param: param})
 }
 
 // answerFault plans a fault that answers the attempt of step i: its hold

@@ -317,6 +317,68 @@ func TestDerive(t *testing.T) {
 			},
 		},
 	}
+	coord := func(act, fields string) tstep { return tstep{event: "[" + fields + `, act |-> "` + act + `"]`} }
+	tests = append(tests, []struct {
+		name     string
+		steps    []tlc.Step
+		schedule []string
+		needs    Needs
+		notes    []string
+		loop     int
+	}{
+		{
+			// TxnTV1's: the Produce delayed, its batch expired, the abort and
+			// the bump; the late Produce handled after the InitProducerId
+			// answer, the last step before it the proxy sees.
+			name: "TxnTV1",
+			steps: trace(p1,
+				coord("BeginTxn", "t |-> 1"),
+				coord("AddPartitions", "p |-> p1, ep |-> 0"),
+				coord("ReceiveCoord", `p |-> p1, api |-> "AddPartitions", ep |-> 0, err |-> "NONE"`),
+				tstep{event: `[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0, act |-> "SendNew"]`, reqs: "<<[p |-> p1, b |-> 1, ep |-> 0, seq |-> 0]>>"},
+				tstep{event: `[c |-> 0, act |-> "DelayProduce"]`, reqs: "<<>>"},
+				other("ExpireBatch", "p1", "b |-> 1, ep |-> 0, seq |-> 0"),
+				coord("EndTxn", "t |-> 1, commit |-> FALSE, ep |-> 0"),
+				coord("ReceiveCoord", `p |-> p1, api |-> "EndTxn", ep |-> 0, err |-> "NONE"`),
+				coord("InitProducerId", "ep |-> 0"),
+				coord("WriteMarker", `p |-> p1, ep |-> 0, ctl |-> "ABORT"`),
+				coord("ReceiveCoord", `p |-> p1, api |-> "InitPid", ep |-> 1, err |-> "NONE"`),
+				coord("BeginTxn", "t |-> 2"),
+				broker("HandleLateProduce", "p1", 1, 0, 0, "NONE")),
+			schedule: []string{"late-produce:until=answer:init-pid,epoch=0,seq=0,partitions=0"},
+			needs:    Needs{Partitions: 1, DeliveryTimeout: true},
+			notes:    []string{"state 7 ExpireBatch"},
+		},
+		{
+			// TxnTV1EndTxn's shape: the EndTxn delayed, handled after the
+			// next transaction's AddPartitionsToTxn answer; a lost answer of
+			// the second EndTxn; the coordinator's timeout.
+			name: "late EndTxn",
+			steps: trace(p1,
+				coord("EndTxn", "t |-> 1, commit |-> TRUE, ep |-> 0"),
+				coord("DelayEndTxn", "commit |-> TRUE, ep |-> 0"),
+				coord("ReceiveCoord", `p |-> p1, api |-> "EndTxn", ep |-> 0, err |-> "NONE"`),
+				coord("AddPartitions", "p |-> p1, ep |-> 0"),
+				coord("ReceiveCoord", `p |-> p1, api |-> "AddPartitions", ep |-> 0, err |-> "NONE"`),
+				coord("HandleLateCoord", `api |-> "EndTxn", commit |-> TRUE, ep |-> 0, err |-> "NONE", st |-> "Ongoing"`),
+				coord("EndTxn", "t |-> 2, commit |-> FALSE, ep |-> 0"),
+				coord("LoseCoordAnswer", `api |-> "EndTxn", err |-> "NONE"`),
+				coord("CoordTimeout", "ep |-> 1")),
+			schedule: []string{"late-txn:api=end-txn,commit=true,txn=1,until=answer:add-partitions", "txn-cut:api=end-txn,txn=2"},
+			needs:    Needs{Partitions: 1, TxnTimeout: true},
+			notes:    []string{"state 10 CoordTimeout"},
+		},
+		{
+			// A late request the counterexample never handles is never sent.
+			name: "never handled",
+			steps: trace(p1,
+				tstep{event: `[p |-> p1, ep |-> 0, b |-> 1, seq |-> 0, act |-> "SendNew"]`, reqs: "<<[p |-> p1, b |-> 1, ep |-> 0, seq |-> 0]>>"},
+				tstep{event: `[c |-> 0, act |-> "DelayProduce"]`, reqs: "<<>>"}),
+			schedule: []string{"late-produce:epoch=0,seq=0,partitions=0"},
+			needs:    Needs{Partitions: 1},
+			notes:    []string{"never reaches the broker"},
+		},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := Derive(tt.steps)

@@ -78,6 +78,98 @@ var Families = []Family{
 	},
 }
 
+// TxnFamilies is every transactional client family, predicted on the
+// configurations of spec/TransactionalProducer.tla in this order (after the
+// names Families already wrote). A family's Rules there are the transaction
+// version it speaks to Kafka 4.4.0 (TV, read from the wire by kcheck proxy:
+// drivers/WORKLOADS.md, "Transactions") and the module's client-family
+// constants, each cited in the spec from the client's source: whether an
+// abort after a failed batch bumps the epoch (TxnBumpOnExpiry,
+// TxnBumpOnError), whether an expired batch makes the transaction abortable
+// (ExpiryAborts), what a lost or timed-out EndTxn does (EndTxnLost), and
+// whether a sent batch can expire at all (DeliveryTimeout). MaxInFlight is
+// the source configuration's: the transactional models keep it small.
+var TxnFamilies = []Family{
+	{
+		Name: "ours", Doc: "kcheck's producer: the Java client's transactional rules with the first-ack rule, TV2",
+		Clients: []string{"ours-on"},
+		Rules:   txnRules("TV2", true, true, true, true, "resend", true),
+	},
+	{
+		Name: "java", Doc: "the Java client 4.x: TV2; any failed batch aborts the transaction and (TV1) bumps the epoch after the abort; a lost EndTxn is sent again",
+		Clients: []string{"java-4.3.1", "java-4.4.0"},
+		Rules:   txnRules("TV2", false, true, true, true, "resend", true),
+	},
+	{
+		Name: "kgo", Doc: "franz-go: TV2 (EndTxn v5 bumps the epoch); a failed batch fails the producer id, so the commit is refused; a lost EndTxn is retried (its spent retries reload the producer id: not modelled)",
+		Clients: []string{"kgo"},
+		Rules:   txnRules("TV2", false, true, true, true, "resend", true),
+	},
+	{
+		Name: "sarama", Doc: "sarama 1.61.1: TV1; any failed message makes the transaction abortable and asks for an epoch bump after the abort (Version >= 2.5); EndTxn retried on a network error",
+		Clients: []string{"sarama"},
+		Rules:   txnRules("TV1", false, true, true, true, "resend", true),
+	},
+	{
+		Name: "librdkafka", Doc: "librdkafka 2.16.0: TV1; a message timeout aborts with an epoch bump, another permanent produce error without one; EndTxn retried on a transport error or timeout",
+		Clients: []string{"librdkafka"},
+		Rules:   txnRules("TV1", false, true, false, true, "resend", true),
+	},
+	{
+		Name: "aiokafka", Doc: "aiokafka 0.14.0: TV1; no epoch bump ever, and no sent batch of a transactional producer expires; EndTxn retried",
+		Clients: []string{"aiokafka"},
+		Rules:   txnRules("TV1", false, false, false, true, "resend", false),
+	},
+	{
+		Name: "one-in-flight", Doc: "kafka-python 3.0.12: TV1; an expired batch fails alone (no abortable error, no bump) and the driver commits the rest; a sequence or epoch error bumps; EndTxn reenqueued",
+		Clients: []string{"kafka-python"},
+		Rules:   txnRules("TV1", false, false, true, false, "resend", true),
+	},
+	{
+		Name: "kafkajs", Doc: "kafkajs 2.2.4: TV1; no abortable state and no epoch bump: a failed send() fails its records alone and the driver commits the rest; a lost or timed-out EndTxn fails the commit and ends the producer's transactions",
+		Clients: []string{"kafkajs"},
+		Rules:   txnRules("TV1", false, false, false, false, "fail", true),
+	},
+}
+
+// txnRules returns a transactional family's constants (TxnFamilies).
+func txnRules(tv string, firstAck, bumpOnExpiry, bumpOnError, expiryAborts bool, endTxnLost string, deliveryTimeout bool) []Constant {
+	b := func(v bool) string {
+		if v {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	return []Constant{{"TV", `"` + tv + `"`}, {"FirstAckRule", b(firstAck)},
+		{"TxnBumpOnExpiry", b(bumpOnExpiry)}, {"TxnBumpOnError", b(bumpOnError)}, {"ExpiryAborts", b(expiryAborts)},
+		{"EndTxnLost", `"` + endTxnLost + `"`}, {"DeliveryTimeout", b(deliveryTimeout)}}
+}
+
+// txnModule is the module whose configurations take TxnFamilies.
+const txnModule = "TransactionalProducer"
+
+// familiesFor returns the families predicted on a configuration of module.
+func familiesFor(module string) []Family {
+	if module == txnModule {
+		return TxnFamilies
+	}
+	return Families
+}
+
+// familyOrder is every family name, in the order scenario files list their
+// predictions: Families, then the names only TxnFamilies has.
+func familyOrder() []string {
+	var names []string
+	for _, fs := range [][]Family{Families, TxnFamilies} {
+		for _, f := range fs {
+			if !slices.Contains(names, f.Name) {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names
+}
+
 // rulesOff are client-rule constants a family leaves off unless its Rules
 // set them; each is set only when the spec declares it, so that a spec
 // without the rule still models every family that does not need it.
@@ -101,9 +193,11 @@ func FamilyOf(client string) string {
 }
 
 func family(name string) (Family, bool) {
-	for _, f := range Families {
-		if f.Name == name {
-			return f, true
+	for _, fs := range [][]Family{Families, TxnFamilies} {
+		for _, f := range fs {
+			if f.Name == name {
+				return f, true
+			}
 		}
 	}
 	return Family{}, false

@@ -82,6 +82,17 @@ var needKeys = []needKey{
 	{"idle", func(n *Needs) string { return flag(n.Idle) }, func(n *Needs, v string) error { return setFlag(&n.Idle, v) }, "no value"},
 	{"delivery-timeout", func(n *Needs) string { return flag(n.DeliveryTimeout) }, func(n *Needs, v string) error { return setFlag(&n.DeliveryTimeout, v) }, "no value"},
 	{"app-resends", func(n *Needs) string { return flag(n.AppResends) }, func(n *Needs, v string) error { return setFlag(&n.AppResends, v) }, "no value"},
+	{"transactional", func(n *Needs) string { return n.TxnVersion },
+		func(n *Needs, v string) error {
+			if v != "tv1" && v != "tv2" {
+				return fmt.Errorf("want tv1 or tv2")
+			}
+			n.TxnVersion = v
+			return nil
+		}, "tv1 or tv2"},
+	{"txn-verification", func(n *Needs) string { return flag(n.TxnVerification) }, func(n *Needs, v string) error { return setFlag(&n.TxnVerification, v) }, "no value"},
+	{"txn-timeout", func(n *Needs) string { return flag(n.TxnTimeout) }, func(n *Needs, v string) error { return setFlag(&n.TxnTimeout, v) }, "no value"},
+	{"new-instance", func(n *Needs) string { return flag(n.NewInstance) }, func(n *Needs, v string) error { return setFlag(&n.NewInstance, v) }, "no value"},
 }
 
 func itoaZero(n int64) string {
@@ -182,9 +193,9 @@ func (s *Scenario) Write(w io.Writer) error {
 	}
 	group(lines)
 	lines = nil
-	for _, f := range Families {
-		if p, ok := s.Predictions[f.Name]; ok {
-			lines = append(lines, "predict "+f.Name+" "+p)
+	for _, name := range familyOrder() {
+		if p, ok := s.Predictions[name]; ok {
+			lines = append(lines, "predict "+name+" "+p)
 		}
 	}
 	group(lines)
@@ -491,9 +502,5 @@ func needList() string {
 }
 
 func familyList() string {
-	var fs []string
-	for _, f := range Families {
-		fs = append(fs, f.Name)
-	}
-	return strings.Join(fs, ", ")
+	return strings.Join(familyOrder(), ", ")
 }

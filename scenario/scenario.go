@@ -76,6 +76,20 @@ type Needs struct {
 	// AppResends: the application must produce a failed batch again (the
 	// spec's ResendByApp).
 	AppResends bool
+
+	// TxnVersion: a transactional scenario (spec/TransactionalProducer.tla):
+	// "tv1" or "tv2", the transaction version the counterexample assumes;
+	// "" for an idempotent one.
+	TxnVersion string
+	// TxnVerification: the brokers verify a partition is in the transaction
+	// before its first transactional append (KIP-890 part 1, TV1 on 3.6+).
+	TxnVerification bool
+	// TxnTimeout: the coordinator must abort the transaction left open past
+	// the client's transaction.timeout.ms (the spec's CoordTimeout).
+	TxnTimeout bool
+	// NewInstance: a second producer with the same transactional.id must
+	// start and fence the first (the spec's NewInstanceInit).
+	NewInstance bool
 }
 
 // Step is one step of a counterexample: its TLC state number, the spec

@@ -36,6 +36,7 @@ type job struct {
 	cfgFile string // in the work directory
 	size    int    // the model's NumBatches: larger ones take longer
 	what    string // for messages: Config.Invariant, or Config with family F
+	module  string // the module's file, such as IdempotentProducer.tla
 	res     *tlc.Result
 }
 
@@ -99,13 +100,13 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 	var jobs []*job
 	byText := map[string]*job{} // generated configurations are run once each
 	var writeErr error
-	add := func(g *cfg, file, what string) *job {
+	add := func(g *cfg, file, what, module string) *job {
 		key := g.text("")
 		if j, ok := byText[key]; ok {
 			return j
 		}
 		size, _ := strconv.Atoi(g.get("NumBatches"))
-		j := &job{cfgFile: file, what: what, size: size}
+		j := &job{cfgFile: file, what: what, size: size, module: module}
 		byText[key] = j
 		jobs = append(jobs, j)
 		if writeErr == nil {
@@ -123,6 +124,14 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 				return nil, fmt.Errorf("%s: %w", e.Pos(), err)
 			}
 			modules[e.Module] = moduleConstants(string(text))
+			if e.Module == txnModule {
+				// It EXTENDS IdempotentProducer, whose constants it takes too.
+				base, err := os.ReadFile(filepath.Join(opts.SpecDir, tlc.DefaultModule+".tla"))
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", e.Pos(), err)
+				}
+				modules[e.Module] = append(modules[e.Module], moduleConstants(string(base))...)
+			}
 		}
 		path := filepath.Join(opts.SpecDir, e.Config())
 		text, rerr := os.ReadFile(path)
@@ -135,31 +144,34 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 		}
 		src := &source{exp: e, cfg: c, predict: map[string]*job{}}
 		var base []string
-		if slices.Contains(c.invariants, "TypeOK") {
-			base = []string{"TypeOK"}
+		for _, t := range []string{"TypeOK", "TxnTypeOK"} {
+			if slices.Contains(c.invariants, t) {
+				base = []string{t}
+			}
 		}
+		mod := e.ModuleFile()
 		for _, inv := range c.invariants {
-			if inv == "TypeOK" {
+			if inv == "TypeOK" || inv == "TxnTypeOK" {
 				continue
 			}
 			name := e.Name + "." + inv
-			src.checks = append(src.checks, add(c.checking(append(slices.Clone(base), inv), nil), name+".cfg", name))
+			src.checks = append(src.checks, add(c.checking(append(slices.Clone(base), inv), nil), name+".cfg", name, mod))
 			src.names = append(src.names, inv)
 		}
 		src.liveAt = len(src.checks)
 		for _, prop := range c.properties {
 			name := e.Name + "." + prop
-			src.checks = append(src.checks, add(c.checking(base, []string{prop}), name+".cfg", name))
+			src.checks = append(src.checks, add(c.checking(base, []string{prop}), name+".cfg", name, mod))
 			src.names = append(src.names, prop)
 		}
-		for _, f := range Families {
+		for _, f := range familiesFor(e.Module) {
 			set, ok := familyConstants(f, modules[e.Module])
 			if !ok {
 				src.predict[f.Name] = nil
 				continue
 			}
 			what := e.Name + " with " + f.Name + "'s rules"
-			src.predict[f.Name] = add(c.with(set...), e.Name+".predict-"+f.Name+".cfg", what)
+			src.predict[f.Name] = add(c.with(set...), e.Name+".predict-"+f.Name+".cfg", what, mod)
 		}
 		sources = append(sources, src)
 	}
@@ -208,6 +220,10 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 			s.Needs.PreWritten = src.cfg.get("PreWritten") == "TRUE"
 			s.Needs.MaxInFlight, _ = strconv.Atoi(src.cfg.get("MaxInFlight"))
 			s.Needs.DedupWindow, _ = strconv.Atoi(src.cfg.get("DedupWindow"))
+			if e.Module == txnModule {
+				s.Needs.TxnVersion = strings.ToLower(strings.Trim(src.cfg.get("TV"), `"`))
+				s.Needs.TxnVerification = src.cfg.get("Verification") == "TRUE"
+			}
 			s.Predictions = predictions
 			if want.Matches(e.Expect) {
 				found = true
@@ -224,11 +240,7 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 // NotDerivable maps a module to why its counterexamples cannot become fault
 // schedules; DeriveSpec skips its configurations, and `kcheck scenarios
 // derive` says so.
-var NotDerivable = map[string]string{
-	"TransactionalProducer": "the proxy cannot yet act on transactional requests (AddPartitionsToTxn, EndTxn, " +
-		"a Produce held across connections, the coordinator's markers: issue 30), so its counterexamples " +
-		"have no fault schedule; make tlc prints them",
-}
+var NotDerivable = map[string]string{}
 
 // A Skip is a configuration expecting a violation that DeriveSpec leaves
 // out, and why.
@@ -329,7 +341,7 @@ func runJobs(ctx context.Context, work string, jobs []*job, topts tlc.Options, o
 			defer wg.Done()
 			for j := range next {
 				o := topts
-				o.Dir, o.Module, o.Config = work, tlc.DefaultModule+".tla", j.cfgFile
+				o.Dir, o.Module, o.Config = work, j.module, j.cfgFile
 				res, err := tlc.Run(ctx, o)
 				if err == nil && res.Outcome.Kind == tlc.Error {
 					err = fmt.Errorf("TLC failed: %s", strings.Join(firstLines(res.Messages, 8), "; "))

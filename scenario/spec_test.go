@@ -124,7 +124,6 @@ func TestDeriveSpecErrors(t *testing.T) {
 	}{
 		{[]string{"Nope"}, "lists no configuration Nope"},
 		{[]string{"RuleOn"}, "RuleOn expects pass: no counterexample to derive"},
-		{[]string{"TxnTV1"}, "TxnTV1 is a configuration of TransactionalProducer, which derives no scenario: the proxy cannot yet act on transactional requests"},
 	} {
 		_, err := DeriveSpec(context.Background(), Options{SpecDir: "../spec", Configs: tt.configs, Jar: jar})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -133,21 +132,13 @@ func TestDeriveSpecErrors(t *testing.T) {
 	}
 }
 
-// Skipped lists the transactional configurations that expect a violation, in
-// the order of spec/expect.tsv, and none of IdempotentProducer.
+// Skipped lists nothing now: the transactional configurations derive too.
 func TestSkipped(t *testing.T) {
 	skips, err := Skipped(Options{SpecDir: "../spec"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, s := range skips {
-		if s.Exp.Module != "TransactionalProducer" || !strings.Contains(s.Why, "issue 30") {
-			t.Errorf("%s: module %s, why %q", s.Exp.Name, s.Exp.Module, s.Why)
-		}
-		names = append(names, s.Exp.Name)
-	}
-	if want := []string{"TxnTV1", "TxnTV1Live", "TxnTV1EndTxn", "TxnTV1VerifyEndTxn"}; !slices.Equal(names, want) {
-		t.Errorf("skipped %q, want %q", names, want)
+	if len(skips) != 0 {
+		t.Errorf("skipped %v, want none", skips)
 	}
 }

@@ -51,11 +51,24 @@ CONSTANTS
     LoseTxnAnswers, \* TRUE: the coordinator's answer may be lost (the client sends the request again)
     TxnTimeout,     \* TRUE: the coordinator may abort an ongoing transaction (transaction.timeout.ms)
     Restarts,       \* TRUE: a new instance with the same transactional.id may fence the producer
-    AppAborts       \* TRUE: the application may abort a transaction of its own accord
+    AppAborts,      \* TRUE: the application may abort a transaction of its own accord
+    \* --- client families (README.md "Transactions", "Client families"): the Java
+    \* client's rules are TRUE, TRUE, TRUE, "resend"; each other value is a client's ---
+    TxnBumpOnExpiry, \* TRUE: under TV1 a batch failed by its delivery timeout has the abort
+                     \*   followed by an epoch bump (InitProducerId with the current epoch, KIP-360)
+    TxnBumpOnError,  \* TRUE: the same after a batch failed by a non-retriable produce answer
+    ExpiryAborts,    \* TRUE: a batch failed by its delivery timeout makes the transaction
+                     \*   abortable (its commit refused); FALSE: the record alone fails, and the
+                     \*   application may commit the transaction's other records
+    EndTxnLost       \* what the client does when its EndTxn times out or its answer is lost:
+                     \*   "resend": the same EndTxn again; "fail": the commit or abort fails to
+                     \*   the application and the producer can end no transaction more
 
 ASSUME TV \in {"TV1", "TV2"}
 ASSUME NumTxns \in Nat \ {0} /\ NumBatches % NumTxns = 0
-ASSUME \A k \in {Verification, DelayProduce, DelayEndTxn, LoseTxnAnswers, TxnTimeout, Restarts, AppAborts} : k \in BOOLEAN
+ASSUME \A k \in {Verification, DelayProduce, DelayEndTxn, LoseTxnAnswers, TxnTimeout, Restarts, AppAborts,
+                 TxnBumpOnExpiry, TxnBumpOnError, ExpiryAborts} : k \in BOOLEAN
+ASSUME EndTxnLost \in {"resend", "fail"}
 \* The idempotent module's rules that the transactional model takes as Java's: no
 \* other client family, no producer-state expiry, no record already in the log.
 ASSUME BumpRule = "java" /\ ~HandBackOnError /\ ~ImplicitAck /\ ~PipelineAfterOk /\ ~PreWritten
@@ -307,6 +320,24 @@ CoordHandles(r) ==
 CAnswer(r) == [api |-> r.api, p |-> r.p, ep |-> r.ep, commit |-> r.commit,
                err |-> CoordAnswer(r).err, newEp |-> CoordAnswer(r).ep]
 
+\* EndTxnLost "fail": an EndTxn that timed out, or whose answer was lost, fails the
+\* commit or abort to the application, and the producer ends no transaction more.
+\* kafkajs 2.2.4: src/producer/eosManager/index.js, commit and abort send EndTxn once
+\* (broker.endTxn, no retrier around it), and the state stays COMMITTING or ABORTING,
+\* where neither a commit, an abort nor a new transaction is allowed (the state
+\* machine's legalStates).  The other clients send the same EndTxn again: Java
+\* (TransactionManager, EndTxnHandler reenqueued after a disconnect), librdkafka
+\* (rdkafka_txnmgr.c, rd_kafka_txn_handle_EndTxn: __TRANSPORT and __TIMED_OUT retry),
+\* sarama (transaction_manager.go, endTxn: "retry on network error"), aiokafka
+\* (producer/sender.py, BaseHandler.do: a KafkaError retries), kafka-python
+\* (transaction_manager.py, EndTxnHandler: a retriable error reenqueues), kgo
+\* (pkg/kgo/txn.go, EndTransaction: the request retried on a connection error; once
+\* its retries are spent the producer id is reloaded, an epoch bump, which is not
+\* modelled).
+EndTxnFails ==
+    /\ txn' = [txn EXCEPT !.st = "fatal"]
+    /\ told' = [told EXCEPT ![txn.t] = IF @ = "none" THEN "fatal" ELSE @]
+
 -----------------------------------------------------------------------------
 TxnInit ==
     /\ Init
@@ -376,7 +407,16 @@ TxnResend(p) == txn.st # "fatal" /\ Resend(p) /\ UNCHANGED txnVars
 \* sequence.  PRODUCER_FENCED: fatal (maybeTransitionToErrorState).  Any other error
 \* (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_TXN_STATE): the batch
 \* fails, the transaction must abort, and (TV1, a coordinator that can bump, 2.5+) the
-\* epoch is to be bumped after the abort (epochBumpRequired).
+\* epoch is to be bumped after the abort (epochBumpRequired), when TxnBumpOnError.
+\* Other clients (README.md "Transactions", "Client families"): sarama 1.61.1 bumps
+\* too (async_producer.go, maybeTransitionToErrorState sets epochBumpRequired when
+\* coordinatorSupportsBumpingEpoch; transaction_manager.go, finishTransaction then
+\* initializeTransactions); librdkafka does not (rdkafka_request.c,
+\* rd_kafka_handle_Produce_error: rd_kafka_txn_set_abortable_error, no bump, but for
+\* UNKNOWN_PRODUCER_ID); kafka-python bumps for the sequence and epoch errors only
+\* (transaction_manager.py, classify_batch_error, _NEEDS_EPOCH_BUMP_ERRORS; at once,
+\* where the model bumps after the abort); aiokafka never bumps (transaction_manager.py:
+\* the producer id and epoch are set by InitProducerId alone); kafkajs neither.
 TxnReceive(c) ==
     /\ resps[c] # <<>>
     /\ LET r  == Head(resps[c])
@@ -402,7 +442,7 @@ TxnReceive(c) ==
                [] OTHER ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
                                        ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
-                    /\ txn' = [txn EXCEPT !.abortable = TRUE, !.bump = (TV = "TV1")]
+                    /\ txn' = [txn EXCEPT !.abortable = TRUE, !.bump = (TV = "TV1" /\ TxnBumpOnError)]
                     /\ UNCHANGED <<lastAcked, told>>
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, bumpReq, unresolved, lastOk, aged, reqs, broker, faults,
                    expiries, coord, markersDue, creqs, cresps, lateP, lateC, ongoing, decided>>
@@ -410,14 +450,26 @@ TxnReceive(c) ==
 \* delivery.timeout.ms fails a batch waiting for its retry (Sender.getExpiredInflightBatches,
 \* failBatch): TransactionManager.handleFailedBatch makes it an abortable error, and its
 \* unresolved sequence (markSequenceUnresolved, maybeResolveSequences) asks for an epoch
-\* bump (TV1; under TV2 the abort's EndTxn bumps it).
+\* bump (TV1; under TV2 the abort's EndTxn bumps it), when TxnBumpOnExpiry.  Other
+\* clients: librdkafka bumps after a message timeout too (rdkafka_idempotence.c,
+\* rd_kafka_idemp_drain_epoch_bump0: rd_kafka_txn_set_abortable_error_with_bump), and
+\* sarama (async_producer.go, maybeTransitionToErrorState, for any failed message).
+\* With ~ExpiryAborts the record alone fails and the transaction goes on: kafka-python
+\* 3.0.12 fails an expired batch with no state change (sender.py, _send_producer_data:
+\* _complete_batch_with_exception; and reset_producer_id refuses a transactional
+\* producer), kafkajs 2.2.4 has no abortable state (src/producer/eosManager/index.js:
+\* a failed send() leaves it TRANSACTING), and their drivers commit a transaction
+\* whose every record was answered, failed or not (drivers/kafkajs/driver.js,
+\* drivers/python/kafka_python_driver.py).  aiokafka 0.14.0 expires no sent batch of
+\* a transactional producer (producer/sender.py, _can_retry): DeliveryTimeout FALSE.
 TxnExpire(p) ==
     /\ DeliveryTimeout /\ txn.st \in {"inTxn", "ending"}
     /\ \E b \in Batches :
         /\ batch[p][b].st = "retry"
         /\ batch' = [batch EXCEPT ![p][b].st = "failed"]
         /\ event' = [act |-> "ExpireBatch", p |-> p, b |-> b, ep |-> batch[p][b].ep, seq |-> batch[p][b].seq]
-    /\ txn' = [txn EXCEPT !.abortable = TRUE, !.bump = (TV = "TV1")]
+    /\ txn' = IF ExpiryAborts THEN [txn EXCEPT !.abortable = TRUE, !.bump = (TV = "TV1" /\ TxnBumpOnExpiry)]
+              ELSE txn
     /\ UNCHANGED <<epoch, pEpoch, nextSeq, lastAcked, bumpReq, unresolved, lastOk, aged, reqs, resps,
                    broker, faults, expiries, coord, markersDue, creqs, cresps, lateP, lateC, ongoing,
                    decided, told>>
@@ -425,7 +477,8 @@ TxnExpire(p) ==
 \* The application commits or aborts (KafkaProducer.commitTransaction / abortTransaction;
 \* TransactionManager.beginCommit / beginAbort).  EndTxn is sent once no batch is
 \* incomplete (TransactionManager.nextRequest holds it while the accumulator has any);
-\* commit flushes, so every batch of the transaction is acknowledged; an abort fails the
+\* commit flushes, so every batch of the transaction is acknowledged (with ~ExpiryAborts,
+\* acknowledged or failed by its delivery timeout); an abort fails the
 \* batches never drained (RecordAccumulator.abortUndrainedBatches).  A transaction that
 \* added nothing completes with no EndTxn (nextRequest: !transactionStarted).
 \* The application commits unless the transaction hit an abortable error; with AppAborts
@@ -434,7 +487,8 @@ EndTxn(commit) ==
     /\ txn.st = "inTxn" /\ CoordIdle
     /\ \A p \in Partitions : InFlight(p) = {}
     /\ IF commit
-       THEN ~txn.abortable /\ \A p \in Partitions : \A b \in BatchesOf(txn.t) : batch[p][b].st = "acked"
+       THEN ~txn.abortable /\ \A p \in Partitions : \A b \in BatchesOf(txn.t) :
+                                 batch[p][b].st \in IF ExpiryAborts THEN {"acked"} ELSE {"acked", "failed"}
        ELSE txn.abortable \/ AppAborts
     /\ decided' = [decided EXCEPT ![txn.t] = IF commit THEN "commit" ELSE "abort"]
     /\ batch' = [p \in Partitions |-> [b \in Batches |->
@@ -570,15 +624,18 @@ HandleCoord ==
 
 \* Fault: EndTxn delayed across connections: the client's request times out, it sends the
 \* same EndTxn again on a new connection (EndTxnHandler reenqueued after the disconnect),
-\* and the first one reaches the coordinator later (HandleLateCoord), or never.
+\* and the first one reaches the coordinator later (HandleLateCoord), or never.  With
+\* EndTxnLost "fail" the client does not send it again: the commit or abort fails to
+\* the application (EndTxnFails).
 DelayEndTxnReq ==
     /\ DelayEndTxn /\ faults < MaxFaults
     /\ creqs # <<>> /\ Head(creqs).api = "EndTxn"
     /\ lateC' = lateC \cup {Head(creqs)}
     /\ faults' = faults + 1
     /\ event' = [act |-> "DelayEndTxn", ep |-> Head(creqs).ep, commit |-> Head(creqs).commit]
-    /\ UNCHANGED <<client, reqs, resps, broker, expiries, coord, markersDue, txn, creqs, cresps,
-                   lateP, ongoing, decided, told>>
+    /\ IF EndTxnLost = "fail" THEN EndTxnFails /\ creqs' = <<>> ELSE UNCHANGED <<txn, told, creqs>>
+    /\ UNCHANGED <<client, reqs, resps, broker, expiries, coord, markersDue, cresps,
+                   lateP, ongoing, decided>>
 
 \* A delayed coordinator request arrives; nobody reads the answer.
 HandleLateCoord ==
@@ -591,17 +648,21 @@ HandleLateCoord ==
                    decided, told>>
 
 \* Fault: the coordinator's answer is lost; the client's request times out and it sends
-\* the same request again (TxnRequestHandler reenqueued on the disconnect).
+\* the same request again (TxnRequestHandler reenqueued on the disconnect), but for an
+\* EndTxn with EndTxnLost "fail" (EndTxnFails).
 LoseCoordAnswer ==
     /\ LoseTxnAnswers /\ faults < MaxFaults
     /\ cresps # <<>>
     /\ LET a == Head(cresps) IN
        /\ cresps' = Tail(cresps)
-       /\ creqs' = <<[api |-> a.api, p |-> a.p, ep |-> a.ep, commit |-> a.commit]>>
        /\ event' = [act |-> "LoseCoordAnswer", api |-> a.api, err |-> a.err]
+       /\ IF EndTxnLost = "fail" /\ a.api = "EndTxn"
+          THEN EndTxnFails /\ UNCHANGED creqs
+          ELSE /\ creqs' = <<[api |-> a.api, p |-> a.p, ep |-> a.ep, commit |-> a.commit]>>
+               /\ UNCHANGED <<txn, told>>
     /\ faults' = faults + 1
-    /\ UNCHANGED <<client, reqs, resps, broker, expiries, coord, markersDue, txn, lateP, lateC,
-                   ongoing, decided, told>>
+    /\ UNCHANGED <<client, reqs, resps, broker, expiries, coord, markersDue, lateP, lateC,
+                   ongoing, decided>>
 
 \* The coordinator writes its decision's marker to p (TransactionMarkerChannelManager sends
 \* WriteTxnMarkers; the leader appends a control batch, ProducerAppendInfo.appendEndTxnMarker:
@@ -728,12 +789,13 @@ InEpochOrder ==
     \A p \in Partitions : \A i, j \in Data(p) :
         i < j /\ log[p][i].ep = log[p][j].ep => log[p][i].b < log[p][j].b
 
-\* Acknowledged commit implies in the log: once the markers are written, every batch of a
-\* transaction the application was told committed is in the log, committed.
+\* Acknowledged commit implies in the log: once the markers are written, every
+\* acknowledged batch of a transaction the application was told committed is in the log,
+\* committed (with ExpiryAborts a committed transaction's batches are all acknowledged).
 AckedCommitInLog ==
     \A t \in Txns :
         told[t] = "committed" /\ markersDue = {} =>
-            \A p \in Partitions : \A b \in BatchesOf(t) :
+            \A p \in Partitions : \A b \in BatchesOf(t) : batch[p][b].st = "acked" =>
                 \E i \in Data(p) : log[p][i].b = b /\ Fate(p, i) = "COMMIT"
 
 \* The last stable offset eventually advances: a transaction open on a partition is

@@ -281,6 +281,10 @@ CONSTANTS
     TxnTimeout = TRUE
     Restarts = FALSE
     AppAborts = TRUE
+    TxnBumpOnExpiry = TRUE
+    TxnBumpOnError = TRUE
+    ExpiryAborts = TRUE
+    EndTxnLost = "resend"
     MaxInFlight = 5
     DedupWindow = 5
     FirstAckRule = TRUE

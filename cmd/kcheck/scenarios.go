@@ -27,17 +27,21 @@ in <spec-dir>/expect.tsv that expects a violation, TLC checks each invariant it
 lists alone (with TypeOK), and each temporal property alone, so that every
 invariant's shortest counterexample is found, not only the first. Each
 counterexample becomes a fault schedule: the broker's and the network's steps
-(RejectBeforeAppend, AppendThenFail, Disconnect, ExpireProducerState) as
+(RejectBeforeAppend, AppendThenFail, Disconnect, ExpireProducerState; for
+transactions DelayProduce, DelayEndTxn, LoseCoordAnswer) as
 faults keyed by partition, epoch and sequence, each answer held until the
 client has made the sends it made before reading that answer in the
 counterexample; the steps only the client or the application can take (its
 delivery timeout, producing a batch again) as needs and notes. TLC then checks the configuration with each client family's rules
 (NoStateRule "v25to44", PreWritten FALSE) for the predictions.
 
-A configuration of a module whose counterexamples cannot become fault
-schedules yet is skipped, and the output names it with the reason: those of
-TransactionalProducer, since the proxy cannot act on transactional requests
-(issue 30).
+The configurations of TransactionalProducer derive too: a Produce or EndTxn
+delayed across connections becomes late-produce or late-txn (kept from the
+broker, sent once the client has taken the step the counterexample took
+before the late request was handled), a lost coordinator answer txn-cut, and
+the predictions are the transactional families' (scenario.TxnFamilies). A
+configuration of a module whose counterexamples cannot become fault
+schedules is skipped, and the output names it with the reason (none now).
 
 TLC runs two at a time, in a temporary directory; the spec directory is only
 read. Two invariants whose counterexamples give the same schedule keep a file

@@ -315,6 +315,10 @@ func runScenariosRun(c *cli.Context) error {
 		if err != nil {
 			return usageErrorf("scenarios run: %w", err)
 		}
+		// The transactional scenarios (need transactional) are not in the
+		// matrix yet: their drivers' transactional runs and the late faults'
+		// cells are still to be wired (issue 30); kcheck proxy runs them.
+		scs = slices.DeleteFunc(scs, func(s *scenario.Scenario) bool { return s.Needs.TxnVersion != "" })
 		if groups, err = scenarioGroups(scs, c.Bool("baseline")); err != nil {
 			return usageErrorf("scenarios run: %w", err)
 		}

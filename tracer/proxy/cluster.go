@@ -383,6 +383,15 @@ func (p *Proxy) target(ctx context.Context, f fault.Fault, topic string) (int32,
 		}
 		return n, nil
 	}
+	if f.Coordinator {
+		p.mu.Lock()
+		n, ok := p.txnCoord, p.txnCoordKnown
+		p.mu.Unlock()
+		if !ok {
+			return -1, errors.New("no transaction coordinator to act on: the client has found none (it is not transactional, or the fault fired before its FindCoordinator was answered)")
+		}
+		return n, nil
+	}
 	if f.ByNode {
 		nodes, err := cl.Nodes(ctx)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/checker/verify"
@@ -270,5 +271,61 @@ func TestBootstrapFallsBack(t *testing.T) {
 	}
 	if err := metadata(); err != nil {
 		t.Fatalf("bootstrap with the upstream down: %v", err)
+	}
+}
+
+// pause:node=coordinator acts on the node the transactional client's
+// FindCoordinator named, asked of the cluster the same way here.
+func TestPauseCoordinator(t *testing.T) {
+	f, err := fault.Parse("pause:node=coordinator,for=200ms,records=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(workload.Emulations["4.1"].Versions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	fc := &fakeCluster{}
+	fc.Bootstrap = kc.ListenAddrs()
+	ctx := context.Background()
+	p, err := proxy.Start(ctx, proxy.Config{
+		Listen: "127.0.0.1:0", Upstream: kc.ListenAddrs()[0], Topic: "t",
+		Broker: tracer.Broker{Kind: "kfake", Version: "4.1", NoStateRule: "v25to44"},
+		Faults: []fault.Fault{f}, Cluster: fc, HealBound: 5 * time.Second, Seed: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sum, err := workload.Run(ctx, workload.Config{
+		Brokers: []string{p.Addr()}, BrokerVersion: "4.1.0", Topic: "t", Partitions: 4, Records: 400, ValueBytes: 50, Keys: 16,
+		Codec: recordbatch.CodecNone, FirstAck: true, MaxInFlight: 5, Linger: time.Millisecond, BatchBytes: 512,
+		DeliveryTimeout: 20 * time.Second, RequestTimeout: 2 * time.Second, Seed: 1,
+		Txn: &workload.Txn{ID: "coord", Records: 40, Version: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sum.TxnCommitted != 10 {
+		t.Errorf("run: %+v", sum)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType, req.CoordinatorKey = 1, "coord"
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %v %+v", err, resp)
+	}
+	want := []string{fmt.Sprint("pause ", resp.NodeID), fmt.Sprint("resume ", resp.NodeID)}
+	if !slices.Equal(fc.calls, want) {
+		t.Errorf("the cluster was asked %q, want %q (the transaction coordinator)", fc.calls, want)
 	}
 }

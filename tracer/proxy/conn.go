@@ -44,8 +44,12 @@ type exchange struct {
 	// cutAfter is the Fault of a cut when the broker's answer arrives: the
 	// connection is closed instead of delivering it.
 	cutAfter *tracer.Event
-	produce  *produceTrace // traced batches, for produce requests
-	txn      kmsg.Request  // a transactional request, decoded for its answer's trace (txn.go)
+	// cutTxn: a txn-cut's request: the connection is closed when its
+	// answer arrives, instead of delivering it (no Fault event: it hits no
+	// produce attempt).
+	cutTxn  bool
+	produce *produceTrace // traced batches, for produce requests
+	txn     kmsg.Request  // a transactional request, decoded for its answer's trace (txn.go)
 }
 
 type outbound struct {
@@ -126,8 +130,8 @@ func (c *conn) readRequests() {
 				return // DropConnection: cut instead of handling it
 			}
 		}
-		if txnKey(rq.key) && rq.bodyAt >= 0 {
-			c.txnRequest(ex)
+		if txnKey(rq.key) && rq.bodyAt >= 0 && c.txnRequest(ex) {
+			return // a late fault kept it: the connection closed as if it timed out
 		}
 		if respond {
 			select {
@@ -140,6 +144,9 @@ func (c *conn) readRequests() {
 			select {
 			case c.toUp <- outbound{frame: frame, due: ex.at.Add(slow)}:
 				c.p.markForwarded(ex)
+				if api := apiOf(rq.key); api != "" {
+					c.p.seen("send:" + api)
+				}
 			case <-c.done:
 				return
 			}
@@ -216,7 +223,7 @@ func (c *conn) readResponses() {
 				c.close()
 				return
 			}
-			if ex.cutAfter != nil {
+			if ex.cutAfter != nil || ex.cutTxn {
 				c.cutAnswer(ex)
 				return
 			}
@@ -240,6 +247,9 @@ func (c *conn) readResponses() {
 		if _, err := c.cc.Write(buf); err != nil {
 			c.close()
 			return
+		}
+		if api := apiOf(ex.rq.key); api != "" {
+			c.p.seen("answer:" + api)
 		}
 	}
 }
@@ -276,7 +286,7 @@ func (c *conn) answer(ex *exchange, events []tracer.Event) bool {
 // ex and every request after it.
 func (c *conn) cutAnswer(ex *exchange) {
 	c.mu.Lock()
-	if !c.dead {
+	if !c.dead && ex.cutAfter != nil {
 		c.p.mu.Lock()
 		c.p.emitLocked(*ex.cutAfter)
 		c.p.mu.Unlock()

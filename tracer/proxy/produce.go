@@ -102,6 +102,7 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 	changed := false
 	var events, faults []tracer.Event // the batches' events, then the faults'
 	var cut *tracer.Event             // the Fault of a cut before the request is forwarded
+	var late *partitionFault          // a late-produce: the request kept, the connection closed (late.go)
 	for ti := 0; ti < len(pr.Topics); ti++ {
 		t := &pr.Topics[ti]
 		name := t.Topic
@@ -148,12 +149,17 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 			n := a.N
 			var f partitionFault
 			i := -1
-			if cut == nil { // once the request is cut, nothing of it is handled
+			if cut == nil && late == nil { // once the request is cut, nothing of it is handled
 				f, i = p.partitionFaultLocked(tp.Partition, a)
 			}
 			here := tracer.Event{Kind: tracer.Fault, Fault: f.action, Partition: tp.Partition, Epoch: tb.ep, Seq: tb.seq, Node: node, Err: f.err}
 			switch {
 			case i < 0:
+			case f.eff.Late:
+				// Traced as a Delay (the broker handles it, later), then the
+				// Disconnect of the connection closed.
+				here.Fault = "Delay"
+				cut, late = &here, &f
 			case f.eff.Cut == fault.CutBefore:
 				cut = &here
 			case f.eff.Cut == fault.CutAfter:
@@ -195,6 +201,9 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 		return frame, respond, false
 	}
 	ex.produce = pt
+	if late != nil {
+		p.sendLateLocked(c.l, ex.rq.raw, late.lateUntil, late.delay)
+	}
 	if cut != nil {
 		// Closed as the attempt arrived: the faults chosen for the
 		// request's other attempts never act. The batches were sent and
@@ -309,6 +318,9 @@ type partitionFault struct {
 	// attempt with base sequence untilK (same producer and epoch) has.
 	untilNext, untilSeq bool
 	untilK              int32
+	// lateUntil and delay: a late-produce's condition and bound (late.go).
+	lateUntil string
+	delay     time.Duration
 }
 
 // nextAttempt is a partition and the number of its attempt whose answer is
@@ -336,7 +348,8 @@ func (p *Proxy) partitionFaultLocked(part int32, a fault.Attempt) (partitionFaul
 			continue
 		}
 		if p.rollLocked(i) {
-			pf := partitionFault{eff: eff, action: eff.Action, untilNext: f.UntilNext, untilSeq: f.UntilSeq, untilK: f.UntilK}
+			pf := partitionFault{eff: eff, action: eff.Action, untilNext: f.UntilNext, untilSeq: f.UntilSeq, untilK: f.UntilK,
+				lateUntil: f.LateUntil, delay: f.Delay}
 			if eff.Holds {
 				// The seed's race: the first produce's answer is held so
 				// that the client sends its next batch first (KAFKA-14359).

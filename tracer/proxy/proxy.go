@@ -127,6 +127,16 @@ type Proxy struct {
 	cluster    *clusterRun
 	clusterErr error        // what the faults on the cluster failed to do (Err)
 	poller     *poll.Poller // a transactional client's read_committed poller (poll.go); nil for none
+	// The late requests (late.go): the client-visible steps seen so far
+	// ("send:API", "answer:API"), a channel closed (and replaced) at each,
+	// and quit, closed by Close; guarded by mu.
+	seenSteps map[string]int
+	seenWake  chan struct{}
+	quit      chan struct{}
+	// txnCoord: the node the client's last FindCoordinator for its
+	// transactional id named, when txnCoordKnown; guarded by mu.
+	txnCoord      int32
+	txnCoordKnown bool
 }
 
 type batchKey struct {
@@ -193,6 +203,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		nextSynth:    1 << 40,
 		progress:     newProgress(),
 		nodeAddrs:    map[int32]string{},
+		quit:         make(chan struct{}),
 	}
 	for _, f := range cfg.Faults {
 		p.faultsLeft = append(p.faultsLeft, f.Count)
@@ -353,6 +364,7 @@ func (p *Proxy) closeConns() {
 		return
 	}
 	p.closed = true
+	close(p.quit)
 	if p.boot != nil {
 		p.boot.ln.Close()
 	}

@@ -62,6 +62,7 @@ func (p *Proxy) response(c *conn, ex *exchange, raw []byte) ([]byte, []tracer.Ev
 			b.Host, b.Port = p.rewrite(b.Host, b.Port)
 		}
 	case *kmsg.FindCoordinatorResponse:
+		p.noteTxnCoordinator(ex, r)
 		if rq.version < 4 {
 			if r.ErrorCode == 0 {
 				r.Host, r.Port = p.rewrite(r.Host, r.Port)

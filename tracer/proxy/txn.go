@@ -23,20 +23,26 @@ func txnKey(key int16) bool {
 	return false
 }
 
-// txnRequest decodes a transactional request for its answer, and traces an
-// EndTxn as it goes upstream.
-func (c *conn) txnRequest(ex *exchange) {
+// txnRequest decodes a transactional request for its answer, applies the
+// transactional faults (late.go), and traces an EndTxn as it goes upstream.
+// It reports whether the connection is to be closed instead (a late fault
+// kept the request).
+func (c *conn) txnRequest(ex *exchange) (drop bool) {
 	req, err := ex.rq.decode()
 	if err != nil {
 		c.p.cfg.Logf("proxy: %v: not traced", err)
-		return
+		return false
 	}
 	ex.txn = req
-	if r, ok := req.(*kmsg.EndTxnRequest); ok {
-		c.p.mu.Lock()
-		c.p.emitLocked(tracer.Event{Kind: tracer.EndTxn, PID: r.ProducerID, Epoch: r.ProducerEpoch, Node: c.id, Commit: r.Commit, Tx: c.p.tx + 1})
-		c.p.mu.Unlock()
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if c.p.txnFaultLocked(c, ex, req) {
+		return true
 	}
+	if r, ok := req.(*kmsg.EndTxnRequest); ok {
+		c.p.emitLocked(tracer.Event{Kind: tracer.EndTxn, PID: r.ProducerID, Epoch: r.ProducerEpoch, Node: c.id, Commit: r.Commit, Tx: c.p.tx + 1})
+	}
+	return false
 }
 
 // txnResponse returns the events of a transactional request's answer.
