@@ -229,7 +229,7 @@ func Kinds() map[Kind]string {
 		LateTxn:        "the client's request to the transaction coordinator selected by api=end-txn|add-partitions|init-pid, commit=true|false (EndTxn's) and txn=N (the wire's N-th transaction, from 1) is kept from the coordinator and its connection closed; it goes to the coordinator later, as for late-produce (until, delay; kcheck proxy only)",
 		TxnCut:         "the connection of the client's request to the transaction coordinator (api, commit and txn as for late-txn) is closed when the coordinator's answer arrives, instead of delivering it (kcheck proxy only)",
 		MoveLeaders:    "every partition's leader moves to its next replica (a reassignment, then a preferred election); every=D repeats it every D for for=D.",
-		Pause:          "a node's process is stopped (SIGSTOP) for for=D (default 3s), then continued: node=N, node=coordinator the client's transaction coordinator (as its FindCoordinator was answered; also for kill, isolate, slow-node), or leader=P the leader of partition P when it fires (default leader=0).",
+		Pause:          "a node's process is stopped (SIGSTOP) for for=D (default 3s), then continued: node=N, node=coordinator (the client's transaction coordinator, as its FindCoordinator was answered, also for kill, isolate and slow-node), or leader=P the leader of partition P when it fires (default leader=0).",
 		Kill:           "a node's process is killed (SIGKILL) and started again on its data after for=D (default 2s); node=N or leader=P as for pause.",
 		KillController: "the active KRaft controller is killed (SIGKILL) and started again after for=D (default 2s).",
 		RollingRestart: "every node in turn is stopped (SIGTERM) and started again, each back and its replicas in sync before the next.",
