@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -194,11 +195,16 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, err
 	}
 	var skipped []Skipped
-	for _, name := range cfg.Brokers {
+	cfg.Brokers = slices.Clone(cfg.Brokers)
+	for i, name := range cfg.Brokers {
 		spec, err := bk.Parse(name)
 		if err != nil {
 			return nil, err
 		}
+		// One name per broker from here on: kafka-4.1.0 is 4.1.0, as the
+		// cells, the tables and Kafka's fetch name it.
+		name = spec.Name()
+		cfg.Brokers[i] = name
 		if spec.Kind == bk.Crabka {
 			return nil, fmt.Errorf("broker %s: %s", name, bk.CrabkaRefused)
 		}
