@@ -87,13 +87,7 @@ func (c cellSpec) cell() Cell {
 		fam = c.scenario.Family(c.client.family())
 	}
 	cell := Cell{Scenario: c.scenario.Name, Broker: c.broker, Client: c.client.Name, Family: fam, Shape: c.shape.Name, Run: c.run}
-	predictions := c.scenario.Predictions
-	if spec, _ := bk.Parse(c.broker); spec.Kind == bk.Tansu {
-		// The spec's broker is Apache Kafka's (kfake emulates it): for a
-		// broker that follows other rules it predicts nothing yet.
-		predictions = nil
-	}
-	cell.predict(predictions, len(c.scenario.Schedule) > 0)
+	cell.predict(c.scenario.PredictionsFor(c.broker), len(c.scenario.Schedule) > 0)
 	return cell
 }
 

@@ -161,7 +161,7 @@ func TestUnknownFamilyCells(t *testing.T) {
 	}
 	// The model changes: now sarama loses too, and java is not modelled.
 	now := map[string]string{"java": "not modelled", "kgo": "pass", "sarama": "invariant:NoGap", "ours": "pass"}
-	if err := back.Repredict(func(string) (map[string]string, bool) { return now, true }, "now"); err != nil {
+	if err := back.Repredict(func(string, string) (map[string]string, bool) { return now, true }, "now"); err != nil {
 		t.Fatal(err)
 	}
 	if c := back.Cells[2]; !slices.Equal(c.Like, []string{"sarama"}) || len(c.Predictions) != 4 || !strings.HasPrefix(c.Predicted, "pass (kgo, ours); invariant:NoGap (sarama)") {

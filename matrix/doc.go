@@ -3,7 +3,8 @@
 // with a scenario's fault schedule, on a real Kafka broker. A cell records
 // whether the client reached the scenario's dangerous state (reached.go),
 // what happened to its records by its own read-back and by what it told
-// its application, what the model predicts for the client's rules, and
+// its application, what the model predicts for the client's rules (on the
+// spec's variant for a broker that follows other rules: tansu), and
 // whether kcheck verify's verdict agrees with the read-back (judge.go).
 // Results are a Markdown matrix and a JSON file (table.go), JUnit XML
 // (junit.go) and a self-contained HTML page (html.go). The cells are

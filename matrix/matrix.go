@@ -35,6 +35,10 @@ type Scenario struct {
 	// Caveats say what the counterexample needs that the brokers here lack.
 	Also, Caveats []string
 	Predictions   map[string]string // client family → TLC's outcome for its rules
+	// On are the predictions on the spec's broker variants (broker kind →
+	// client family → TLC's outcome: scenario.Scenario.On); PredictionsFor
+	// chooses.
+	On map[string]map[string]string
 	// Violates are the invariants (and temporal properties) that the
 	// counterexamples run as this scenario, its own and Also's, violate,
 	// those whose counterexample needs nothing the brokers here lack (no
@@ -133,14 +137,14 @@ type Results struct {
 // matched), anew from predict, which gives a scenario's predictions by
 // family as the scenario files are now: the model changes, the runs stand.
 // A cell of a scenario predict does not know is an error.
-func (r *Results) Repredict(predict func(scenario string) (map[string]string, bool), when string) error {
+func (r *Results) Repredict(predict func(scenario, broker string) (map[string]string, bool), when string) error {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		if c.Scenario == Baseline {
 			c.predict(nil, false)
 			continue
 		}
-		ps, ok := predict(c.Scenario)
+		ps, ok := predict(c.Scenario, c.Broker)
 		if !ok {
 			return fmt.Errorf("cell %d: scenario %q is not in the scenario files", i+1, c.Scenario)
 		}
@@ -164,6 +168,28 @@ func ReadResults(rd io.Reader, name string) (*Results, error) {
 		return nil, fmt.Errorf("%s: no cells", name)
 	}
 	return &r, nil
+}
+
+// Variant is the broker variant of the spec that a broker (as --brokers
+// names it) follows, named for its kind: "" for Apache Kafka and kfake
+// (which emulates it), whose rules are the spec's own; "tansu" for tansu.
+func Variant(broker string) string {
+	spec, err := bk.Parse(broker)
+	if err != nil || spec.Kind == bk.Kafka || spec.Kind == bk.Kfake {
+		return ""
+	}
+	return string(spec.Kind)
+}
+
+// PredictionsFor returns s's predictions for a cell on broker: those on
+// its variant of the spec (Variant, On) for a broker that follows other
+// rules than Apache Kafka's, else Predictions; nil when s has none for
+// that broker, so that every family's is "not modelled".
+func (s *Scenario) PredictionsFor(broker string) map[string]string {
+	if v := Variant(broker); v != "" {
+		return s.On[v]
+	}
+	return s.Predictions
 }
 
 func (s *Scenario) also() []string {

@@ -151,3 +151,34 @@ func TestFamilies(t *testing.T) {
 		}
 	}
 }
+
+// A prediction on the tansu variant sets the family's rules and tansu's
+// broker in place of Kafka's; kafka-python's renewal and producer-state
+// expiry are not modelled there.
+func TestVariantConstants(t *testing.T) {
+	declared := []string{"FirstAckRule", "HoldWhileRetrying", "MaxInFlight", "NoStateRule", "PreWritten",
+		"HandBackOnError", "ImplicitAck", "PipelineAfterOk", "AppSerial", "RearmAfterIdle", "BumpRule", "LateAnswerFails"}
+	v, ok := VariantOf("tansu")
+	if !ok {
+		t.Fatal("no tansu variant")
+	}
+	java, _ := family("java")
+	set, ok := variantConstants(java, v, declared, false)
+	var got []string
+	for _, c := range set {
+		got = append(got, c.Name+"="+c.Value)
+	}
+	if want := `HandBackOnError=FALSE ImplicitAck=FALSE PipelineAfterOk=FALSE AppSerial=FALSE RearmAfterIdle=FALSE BumpRule="java" FirstAckRule=FALSE HoldWhileRetrying=FALSE LateAnswerFails=TRUE MaxInFlight=5 NoStateRule="tansu" PreWritten=FALSE`; !ok || strings.Join(got, " ") != want {
+		t.Errorf("java on tansu: %s (%v), want %s", strings.Join(got, " "), ok, want)
+	}
+	if _, ok := variantConstants(java, v, declared, true); ok {
+		t.Error("java on tansu with producer-state expiry: modelled")
+	}
+	kp, _ := family("one-in-flight")
+	if _, ok := variantConstants(kp, v, declared, false); ok {
+		t.Error("kafka-python on tansu: modelled")
+	}
+	if _, ok := VariantOf("kafka"); ok || !variantRule(`"tansu"`) || variantRule(`"v25to44"`) {
+		t.Error("VariantOf or variantRule: Kafka taken for a variant, or tansu not")
+	}
+}

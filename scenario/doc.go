@@ -17,9 +17,11 @@
 // expects a violation, one invariant (or temporal property) at a time, so
 // that every invariant's shortest counterexample is found and not only the
 // first; it derives a [Scenario] from each, and predicts, per client family
-// ([Families]), what the family's rules allow on the same configuration.
+// ([Families]), what the family's rules allow on the same configuration,
+// and the same on each broker variant of the spec ([Variants]: tansu).
 // Configurations of a module in [NotDerivable] (spec/TransactionalProducer.tla,
-// whose faults the proxy cannot force yet) are left out; [Skipped] names them.
+// whose faults the proxy cannot force yet), and those that model a broker
+// variant themselves, are left out; [Skipped] names them.
 //
 // The file format is line-based text: one keyword a line, the
 // counterexample one step a line (see [Read] and spec/scenarios/README.md).

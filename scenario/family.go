@@ -179,6 +179,56 @@ var rulesOff = []Constant{{"HandBackOnError", "FALSE"}, {"ImplicitAck", "FALSE"}
 // broker kcheck runs (Kafka 4.1.0, 4.3.1, 4.4.0) is in 2.5-4.4, on a new log.
 var predictionBroker = []Constant{{"NoStateRule", `"v25to44"`}, {"PreWritten", "FALSE"}}
 
+// A Variant is a broker the spec models with rules other than Apache
+// Kafka's; its predictions set Broker in place of predictionBroker.
+type Variant struct {
+	Name   string     // as broker kinds are named (brokers.Kind)
+	Doc    string     // what the variant models
+	Broker []Constant // the constants that select it
+	// Unmodelled are the families the variant does not model, each with
+	// why: their prediction on it is NotModelled.
+	Unmodelled map[string]string
+	// NoExpiry: the broker never forgets a producer, so a source
+	// configuration with producer-state expiry predicts nothing on it.
+	NoExpiry bool
+}
+
+// Variants are the broker variants of spec/IdempotentProducer.tla, in the
+// order scenario files list their predictions.
+var Variants = []Variant{
+	{
+		Name: "tansu", Doc: "tansu 0.6.0 (TansuVerdict): the next sequence only, any lower one DUPLICATE_SEQUENCE_NUMBER with no offset, any epoch but InitProducerId's PRODUCER_FENCED",
+		Broker: []Constant{{"NoStateRule", `"tansu"`}, {"PreWritten", "FALSE"}},
+		Unmodelled: map[string]string{
+			"one-in-flight": "kafka-python renews its producer id with InitProducerId, which tansu answers UNKNOWN_SERVER_ERROR for a producer that has an id",
+		},
+		NoExpiry: true,
+	},
+}
+
+// VariantOf returns the variant named name, and whether there is one.
+func VariantOf(name string) (Variant, bool) {
+	for _, v := range Variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// variantRule reports whether a NoStateRule value (as a .cfg writes it,
+// quoted) selects a broker variant rather than a Kafka version.
+func variantRule(value string) bool {
+	for _, v := range Variants {
+		for _, k := range v.Broker {
+			if k.Name == "NoStateRule" && k.Value == value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FamilyOf returns the name of the family client is in (client as
 // bench/race.sh names it, such as java-4.3.1 or kafka-python), or "" if none.
 func FamilyOf(client string) string {
@@ -203,9 +253,24 @@ func family(name string) (Family, bool) {
 	return Family{}, false
 }
 
+// variantConstants returns the constants a prediction for f on the broker
+// variant v sets, given the constants the module declares and the source
+// configuration's StateExpiry; false if v or the module does not model f
+// there.
+func variantConstants(f Family, v Variant, declared []string, expiry bool) ([]Constant, bool) {
+	if _, no := v.Unmodelled[f.Name]; no || v.NoExpiry && expiry {
+		return nil, false
+	}
+	set, ok := familyConstants(f, declared)
+	if !ok {
+		return nil, false
+	}
+	return append(set[:len(set)-len(predictionBroker)], v.Broker...), true
+}
+
 // familyConstants returns the constants a prediction for f sets, given
 // the constants the module declares; false if f's rules name one it does
-// not declare.
+// not declare. predictionBroker comes last.
 func familyConstants(f Family, declared []string) ([]Constant, bool) {
 	var set []Constant
 	for _, k := range rulesOff {

@@ -45,6 +45,7 @@ var keywords = []keyword{
 	{"need", false, false},
 	{"note", false, false},
 	{"predict", false, false},
+	{"predict-on", false, false},
 }
 
 func keywordRank(w string) int {
@@ -143,6 +144,7 @@ func positive64(v string) (int64, error) {
 //	need <key> [<value>]                         what a run needs
 //	note <text>                                  what is no fault
 //	predict <family> <outcome>                   one per family
+//	predict-on <variant> <family> <outcome>      one per broker variant and family
 //
 // with a blank line between the groups.
 func (s *Scenario) Write(w io.Writer) error {
@@ -199,6 +201,15 @@ func (s *Scenario) Write(w io.Writer) error {
 		}
 	}
 	group(lines)
+	lines = nil
+	for _, v := range Variants {
+		for _, f := range Families {
+			if p, ok := s.On[v.Name][f.Name]; ok {
+				lines = append(lines, "predict-on "+v.Name+" "+f.Name+" "+p)
+			}
+		}
+	}
+	group(lines)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -242,6 +253,19 @@ func (s *Scenario) validate() error {
 		}
 		if err := checkPrediction(p); err != nil {
 			return err
+		}
+	}
+	for v, ps := range s.On {
+		if _, ok := VariantOf(v); !ok {
+			return fmt.Errorf("predictions on %q: no such broker variant", v)
+		}
+		for name, p := range ps {
+			if _, ok := family(name); !ok {
+				return fmt.Errorf("prediction on %s for %q: no such family", v, name)
+			}
+			if err := checkPrediction(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -422,6 +446,28 @@ func Read(r io.Reader, name string) (*Scenario, error) {
 				return nil, errf("%v", err)
 			}
 			s.Predictions[fam] = p
+		case "predict-on":
+			v, r, _ := strings.Cut(rest, " ")
+			fam, p, _ := strings.Cut(r, " ")
+			if _, ok := VariantOf(v); !ok {
+				return nil, errf("predict-on %q: no such broker variant (want one of %s)", v, variantList())
+			}
+			if _, ok := family(fam); !ok {
+				return nil, errf("predict-on %s %q: no such family (want one of %s)", v, fam, familyList())
+			}
+			if _, ok := s.On[v][fam]; ok {
+				return nil, errf("a second prediction on %s for %s", v, fam)
+			}
+			if err := checkPrediction(p); err != nil {
+				return nil, errf("%v", err)
+			}
+			if s.On == nil {
+				s.On = map[string]map[string]string{}
+			}
+			if s.On[v] == nil {
+				s.On[v] = map[string]string{}
+			}
+			s.On[v][fam] = p
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -503,4 +549,12 @@ func needList() string {
 
 func familyList() string {
 	return strings.Join(familyOrder(), ", ")
+}
+
+func variantList() string {
+	var vs []string
+	for _, v := range Variants {
+		vs = append(vs, v.Name)
+	}
+	return strings.Join(vs, ", ")
 }

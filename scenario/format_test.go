@@ -24,6 +24,7 @@ func sample() *Scenario {
 			ExpiryMs: 2000, ExpiryCheckMs: 500, Idle: true, DeliveryTimeout: true, AppResends: true},
 		Notes:       []string{"state 3 ExpireBatch: a note"},
 		Predictions: map[string]string{"ours": "pass", "java": "invariant:NoGap", "kafkajs": NotModelled, "one-in-flight": "liveness"},
+		On:          map[string]map[string]string{"tansu": {"librdkafka": "liveness", "ours": "pass", "one-in-flight": NotModelled}},
 	}
 }
 
@@ -57,6 +58,10 @@ predict ours pass
 predict java invariant:NoGap
 predict one-in-flight liveness
 predict kafkajs not modelled
+
+predict-on tansu ours pass
+predict-on tansu one-in-flight not modelled
+predict-on tansu librdkafka liveness
 `
 
 func TestWriteRead(t *testing.T) {
@@ -150,12 +155,17 @@ func TestReadErrors(t *testing.T) {
 		{replace(29, "predict nobody pass"), `s.scenario:29: predict "nobody": no such family (want one of ours, ours-norearm, java, ours-off, kgo, sarama, aiokafka, one-in-flight, kafkajs, librdkafka)`},
 		{replace(29, "predict java pass"), `s.scenario:30: a second prediction for java`},
 		{replace(29, "predict ours fine"), `s.scenario:29: prediction "fine": want pass, invariant:<Name>, liveness, deadlock or "not modelled"`},
-		{replace(29, "frobnicate"), `s.scenario:29: unknown line "frobnicate": want one of scenario, config, expect, violates, step, loop, stutter, fault, need, note, predict`},
+		{replace(29, "frobnicate"), `s.scenario:29: unknown line "frobnicate": want one of scenario, config, expect, violates, step, loop, stutter, fault, need, note, predict, predict-on`},
 		{replace(29, "config Cfg"), `s.scenario:29: a second config line (the first is line 5)`},
-		{replace(30, "step 4 Receive"), `s.scenario:30: step line after a predict line: want the order scenario, config, expect, violates, step, loop, stutter, fault, need, note, predict`},
+		{replace(30, "step 4 Receive"), `s.scenario:30: step line after a predict line: want the order scenario, config, expect, violates, step, loop, stutter, fault, need, note, predict, predict-on`},
 		{replace(29, " predict ours pass"), `s.scenario:29: leading or trailing space`},
 		{replace(27, "note"), `s.scenario:27: an empty note`},
-		{replace(7, ""), `s.scenario:31: no violates line`},
+		{replace(7, ""), `s.scenario:35: no violates line`},
+		{replace(34, "predict-on kafka ours pass"), `s.scenario:34: predict-on "kafka": no such broker variant (want one of tansu)`},
+		{replace(34, "predict-on tansu nobody pass"), `s.scenario:34: predict-on tansu "nobody": no such family (want one of ours, `},
+		{replace(34, "predict-on tansu librdkafka pass"), `s.scenario:36: a second prediction on tansu for librdkafka`},
+		{replace(34, "predict-on tansu ours fine"), `s.scenario:34: prediction "fine": want pass`},
+		{replace(35, "predict aiokafka pass"), `s.scenario:35: predict line after a predict-on line`},
 		{replace(12, "stutter"), `s.scenario:12: stutter after loop: a lasso ends one way`},
 		{strings.Repeat("#", maxLine+1), `s.scenario:1: a line longer than 65536 bytes`},
 	}

@@ -36,6 +36,10 @@ type Scenario struct {
 	// with the family's rules: "pass", "invariant:<Name>", "liveness", or
 	// NotModelled.
 	Predictions map[string]string
+	// On maps a broker variant's name (Variants) to its predictions, as
+	// Predictions: TLC's outcome on Config with the family's rules and the
+	// variant's broker.
+	On map[string]map[string]string
 
 	file       string // where it was read, for messages
 	nameLine   int    // the line of its scenario line in file
@@ -158,6 +162,16 @@ func (s *Scenario) faultPos(i int) string {
 		return fmt.Sprintf("%s:%d", s.file, s.faultLines[i])
 	}
 	return fmt.Sprintf("scenario %s: fault %d", s.Name, i+1)
+}
+
+// PredictionsOn returns the predictions for a broker: the variant's
+// (On[variant]) for a broker variant, Predictions for variant "" (Apache
+// Kafka's rules); nil when the scenario has none for it.
+func (s *Scenario) PredictionsOn(variant string) map[string]string {
+	if variant == "" {
+		return s.Predictions
+	}
+	return s.On[variant]
 }
 
 // Predict returns the prediction for client (a name as bench/race.sh

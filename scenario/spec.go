@@ -93,8 +93,9 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 		cfg     *cfg
 		checks  []*job // one per invariant, then per property
 		names   []string
-		liveAt  int             // index in checks of the first property
-		predict map[string]*job // family -> its run; nil when not modelled
+		liveAt  int                        // index in checks of the first property
+		predict map[string]*job            // family -> its run; nil when not modelled
+		on      map[string]map[string]*job // broker variant -> family -> its run, as predict
 	}
 	var sources []*source
 	var jobs []*job
@@ -142,7 +143,7 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 		if perr != nil {
 			return nil, perr
 		}
-		src := &source{exp: e, cfg: c, predict: map[string]*job{}}
+		src := &source{exp: e, cfg: c, predict: map[string]*job{}, on: map[string]map[string]*job{}}
 		var base []string
 		for _, t := range []string{"TypeOK", "TxnTypeOK"} {
 			if slices.Contains(c.invariants, t) {
@@ -173,6 +174,22 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 			what := e.Name + " with " + f.Name + "'s rules"
 			src.predict[f.Name] = add(c.with(set...), e.Name+".predict-"+f.Name+".cfg", what, mod)
 		}
+		expiry := c.get("StateExpiry") == "TRUE"
+		for _, v := range Variants {
+			if e.Module == txnModule {
+				break // no variant has transactions (tansu lists no EndTxn)
+			}
+			src.on[v.Name] = map[string]*job{}
+			for _, f := range Families {
+				set, ok := variantConstants(f, v, modules[e.Module], expiry)
+				if !ok {
+					src.on[v.Name][f.Name] = nil
+					continue
+				}
+				what := e.Name + " with " + f.Name + "'s rules on " + v.Name
+				src.on[v.Name][f.Name] = add(c.with(set...), e.Name+".predict-"+v.Name+"-"+f.Name+".cfg", what, mod)
+			}
+		}
 		sources = append(sources, src)
 	}
 	if writeErr != nil {
@@ -190,13 +207,21 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 	var out []*Scenario
 	for _, src := range sources {
 		e := src.exp
-		predictions := map[string]string{}
-		for fam, j := range src.predict {
-			if j == nil {
-				predictions[fam] = NotModelled
-				continue
+		outcomes := func(jobs map[string]*job) map[string]string {
+			out := map[string]string{}
+			for fam, j := range jobs {
+				if j == nil {
+					out[fam] = NotModelled
+					continue
+				}
+				out[fam] = j.res.Outcome.String()
 			}
-			predictions[fam] = j.res.Outcome.String()
+			return out
+		}
+		predictions := outcomes(src.predict)
+		on := map[string]map[string]string{}
+		for v, jobs := range src.on {
+			on[v] = outcomes(jobs)
 		}
 		found := false
 		for i, j := range src.checks {
@@ -224,7 +249,7 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 				s.Needs.TxnVersion = strings.ToLower(strings.Trim(src.cfg.get("TV"), `"`))
 				s.Needs.TxnVerification = src.cfg.get("Verification") == "TRUE"
 			}
-			s.Predictions = predictions
+			s.Predictions, s.On = predictions, on
 			if want.Matches(e.Expect) {
 				found = true
 			}
@@ -249,8 +274,27 @@ type Skip struct {
 	Why string
 }
 
+// variantWhy is why a configuration of a broker variant derives no
+// scenario.
+const variantWhy = "they model a broker variant (NoStateRule \"tansu\"): a scenario runs the Kafka configurations' " +
+	"counterexamples, and their predictions on the variant (predict-on) say what each client does there"
+
+// variantConfig reports whether e's configuration models a broker variant
+// (its NoStateRule selects one, Variants); a configuration that does not
+// read is left to DeriveSpec to report.
+func variantConfig(specDir string, e tlc.Expectation) bool {
+	path := filepath.Join(specDir, e.Config())
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	c, err := parseCfg(string(text), path)
+	return err == nil && variantRule(c.get("NoStateRule"))
+}
+
 // Skipped returns the configurations of opts that expect a violation but
-// whose module is NotDerivable, in the order of the expectations file.
+// whose module is NotDerivable, or that model a broker variant, in the
+// order of the expectations file.
 func Skipped(opts Options) ([]Skip, error) {
 	if opts.Expect == "" {
 		opts.Expect = filepath.Join(opts.SpecDir, "expect.tsv")
@@ -263,6 +307,8 @@ func Skipped(opts Options) ([]Skip, error) {
 	for _, e := range exps {
 		if why, ok := NotDerivable[e.Module]; ok && violation(e) {
 			out = append(out, Skip{Exp: e, Why: why})
+		} else if violation(e) && variantConfig(opts.SpecDir, e) {
+			out = append(out, Skip{Exp: e, Why: variantWhy})
 		}
 	}
 	return out, nil
@@ -283,7 +329,8 @@ func selectViolations(opts Options) ([]tlc.Expectation, error) {
 	}
 	var out []tlc.Expectation
 	for _, e := range exps {
-		if _, skip := NotDerivable[e.Module]; violation(e) && !skip && (len(opts.Configs) == 0 || slices.Contains(opts.Configs, e.Name)) {
+		if _, skip := NotDerivable[e.Module]; violation(e) && !skip && !variantConfig(opts.SpecDir, e) &&
+			(len(opts.Configs) == 0 || slices.Contains(opts.Configs, e.Name)) {
 			out = append(out, e)
 		}
 	}
@@ -296,6 +343,8 @@ func selectViolations(opts Options) ([]tlc.Expectation, error) {
 			return nil, fmt.Errorf("%s: %s expects %s: no counterexample to derive", exps[i].Pos(), name, exps[i].Expect)
 		case NotDerivable[exps[i].Module] != "":
 			return nil, fmt.Errorf("%s: %s is a configuration of %s, which derives no scenario: %s", exps[i].Pos(), name, exps[i].Module, NotDerivable[exps[i].Module])
+		case variantConfig(opts.SpecDir, exps[i]):
+			return nil, fmt.Errorf("%s: %s derives no scenario: %s", exps[i].Pos(), name, variantWhy)
 		}
 	}
 	if len(out) == 0 {

@@ -50,6 +50,8 @@ CONSTANTS
                          \*                only on a log that never held a record
                          \*   "kafka19880" the KAFKA-19880 proposal (PR #22619): seq # 0 gets
                          \*                UNKNOWN_PRODUCER_ID, the client bumps its epoch
+                         \*   "tansu"      not Kafka: the broker variant of tansu 0.6.0, whose
+                         \*                producer-state rules all differ (TansuVerdict)
     PreWritten,          \* TRUE: each log already holds another producer's record
     ErrorsBeforeAppend,  \* errors a produce may fail with before the append
     ErrorsAfterAppend,   \* errors a produce may get after its batch was appended
@@ -88,7 +90,12 @@ CONSTANTS
                          \*              wait; nothing renumbered; a batch of the old id gets one
                          \*              more try; a timed-out retry leaves the producer with no id
 
-ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880"}
+ASSUME NoStateRule \in {"pre25", "v25to44", "v45", "kafka19880", "tansu"}
+\* tansu 0.6.0 keeps a producer's state for as long as it runs (no producer.id.expiration.ms),
+\* and its InitProducerId refuses a producer that already has an id (UNKNOWN_SERVER_ERROR:
+\* tansu-storage/src/dynostore.rs, DynoStore::init_producer), which kafka-python's renewal
+\* (BumpRule "renew") sends: neither is modelled on it.
+ASSUME NoStateRule = "tansu" => ~StateExpiry /\ BumpRule # "renew"
 ASSUME BumpRule \in {"java", "drain", "failbump", "none", "pin", "renew"}
 ASSUME MaxInFlight \in Nat \ {0} /\ DedupWindow \in Nat \ {0} /\ NumBatches \in Nat \ {0}
 
@@ -112,6 +119,29 @@ UnsureErrors == {"REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
 PinRefused == {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID", "INVALID_PRODUCER_EPOCH"}
 \* The answers a client takes as success: kafkajs fails a send on DUPLICATE_SEQUENCE_NUMBER.
 Success == IF HandBackOnError THEN {"NONE"} ELSE {"NONE", "DUPLICATE_SEQUENCE_NUMBER"}
+\* PRODUCER_FENCED: tansu's answer to a produce of an epoch other than the one its
+\* InitProducerId gave (TansuVerdict); Apache Kafka answers it to a transactional
+\* producer only, so no Kafka configuration sees it.  No client family retries it, and
+\* each does what it does with a Fatal error: kcheck's producer fails the batch
+\* (producer/core/seq.go, seqState.onError: not retriable, Fail; core.go, Core.answer marks
+\* the sequence unresolved); kgo fails the partition's batches and bumps (sink.go,
+\* handleReqRespBatch: not retriable, so finishBatch with the error); librdkafka fails
+\* the batch and bumps (rdkafka_request.c, rd_kafka_handle_Produce_error: an error its
+\* action table does not list is permanent, and a permanent error of an idempotent
+\* producer without enable.gapless.guarantee starts rd_kafka_idemp_drain_epoch_bump);
+\* sarama and aiokafka by their rule for every error they do not retry (Receive).  The
+\* Java client alone makes it fatal to the producer (JavaFenced).  kafkajs never bumps
+\* its epoch, so tansu never answers it so.  Kept out of Fatal, which checker/kafkaerr
+\* mirrors for Kafka's answers.
+NotRetried == Fatal \cup {"PRODUCER_FENCED"}
+\* The Java client takes PRODUCER_FENCED as fatal to the producer: handleFailedBatch calls
+\* TransactionManager.maybeTransitionToErrorState, which moves to the fatal error state for
+\* a ProducerFencedException, idempotent or transactional, and Sender.runOnce then aborts
+\* every incomplete batch (maybeAbortBatches: RecordAccumulator.abortBatches, sent or not)
+\* and KafkaProducer.send refuses every new one.  LateAnswerFails is the constant only the
+\* Java client's family sets (scenario/family.go): kcheck's producer with its rules off
+\* has Java's other rules, and fails the fenced batch alone.
+JavaFenced(err) == err = "PRODUCER_FENCED" /\ BumpRule = "java" /\ LateAnswerFails
 ASSUME ErrorsBeforeAppend \subseteq STRING /\ ErrorsAfterAppend \subseteq STRING
 ASSUME \A k \in {AppResends, AppSerial, HandBackOnError, ImplicitAck, PipelineAfterOk, RearmAfterIdle, LateAnswerFails} : k \in BOOLEAN
 ASSUME LateAnswerFails => BumpRule = "java" /\ ~HandBackOnError
@@ -277,12 +307,41 @@ LastSeq(e) == e.win[Len(e.win)].seq
 DupOf(p, r) == LET e == Entry(p, r) IN
                {i \in 1..Len(e.win) : e.ep = r.ep /\ e.win[i].seq = r.seq}
 
+\* tansu 0.6.0's verdict (NoStateRule "tansu"), as its in-memory storage engine gives it
+\* (tansu-storage/src/dynostore.rs, DynoStore::produce, the idempotent branch of a batch
+\* outside a transaction; service/produce.rs, ProduceService::partition turns an error
+\* into the partition's answer with base offset -1).  InitProducerId (DynoStore::
+\* init_producer) records the producer with epoch 0 and an empty sequence map, and
+\* nothing but a new InitProducerId changes that epoch; the model's epoch 0 is that one.
+\* Each (producer, epoch, partition) has one counter, the next sequence it takes
+\* (or_default: 0 for a partition not produced to yet), and no window of batches:
+\*  - an epoch other than the recorded one is fenced (current.key() != producer_epoch:
+\*    PRODUCER_FENCED), the client's own bump (KIP-360) included, while the recorded
+\*    epoch is still taken;
+\*  - the counter's sequence is appended, and the counter moves past the batch;
+\*  - a sequence above it is OUT_OF_ORDER_SEQUENCE_NUMBER: a new producer's sequence 1
+\*    too, so the seed's gap cannot open (no KAFKA-14359 no-state rule);
+\*  - any sequence below it is DUPLICATE_SEQUENCE_NUMBER, with no offset (-1), however
+\*    far back: no five-batch window, and no offset even for the last batch.
+\* The counter is LastSeq of the producer's entry + 1 (NewState keeps the last batch
+\* appended; only epoch 0 is ever appended), 0 while there is none.  Producer-state
+\* expiry and an unknown producer id (UNKNOWN_PRODUCER_ID) do not arise: tansu keeps
+\* the state while it runs, and the model's producer has the id InitProducerId gave.
+TansuNext(p) == IF pstate[p] = NoState THEN 0 ELSE LastSeq(pstate[p]) + 1
+TansuVerdict(p, r) ==
+    IF r.ep # 0 THEN "PRODUCER_FENCED"
+    ELSE IF r.seq = TansuNext(p) THEN "APPEND"
+    ELSE IF r.seq > TansuNext(p) THEN "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    ELSE "DUPLICATE_SEQUENCE_NUMBER"
+
 \* The broker's verdict for request r on p, with no fault: "APPEND" or an error.
 \* UnifiedLog.analyzeAndValidateProducerState checks for a duplicate first, then
 \* ProducerAppendInfo.checkProducerEpoch, then ProducerAppendInfo.checkSequence.
+\* With NoStateRule "tansu", tansu's rules instead (TansuVerdict).
 Verdict(p, r) ==
     LET e == Entry(p, r) IN
-    IF DupOf(p, r) # {} THEN "DUPLICATE"
+    IF NoStateRule = "tansu" THEN TansuVerdict(p, r)
+    ELSE IF DupOf(p, r) # {} THEN "DUPLICATE"
     ELSE IF e = NoState THEN
         \* No entry for the producer: the rule differs by version (see NoStateRule).
         CASE r.seq = 0                                   -> "APPEND"
@@ -453,6 +512,13 @@ Resend(p) ==
 \*  - Fatal errors (INVALID_PRODUCER_EPOCH, INVALID_RECORD, ...): not retriable, the
 \*    batch fails to the application and its sequence is unresolved (kcheck's
 \*    producer; TransactionManager.handleFailedBatch);
+\*  - PRODUCER_FENCED (tansu's, NotRetried): as a Fatal error for kcheck's producer
+\*    and every family below; the Java client's is fatal to the producer
+\*    (JavaFenced): every batch not acknowledged fails (Halted);
+\*  - DUPLICATE_SEQUENCE_NUMBER (tansu's, with no offset): a success (Success) with no
+\*    offset: Sender.completeBatch completes a batch so answered, and so do kcheck's
+\*    producer (Core.answer), librdkafka (rd_kafka_handle_idempotent_Produce_error) and
+\*    kgo (handleReqRespBatch); kafkajs fails the send() (NotRetriedByKafkajs);
 \*  - every other error here is retriable: the batch is reenqueued, sequence kept.
 \* Client families:
 \*  - ImplicitAck (librdkafka): a success whose batch lies beyond the highest batch
@@ -534,7 +600,7 @@ Receive(c) ==
                        ELSE {}
        IN /\ resps' = [resps EXCEPT ![c] = Tail(@)]
           /\ event' = [act |-> "Receive", p |-> p, b |-> r.b, ep |-> r.ep, seq |-> r.seq, err |-> r.err, off |-> r.off]
-          /\ unresolved' = IF live /\ r.err \in Fatal /\ ~HandBackOnError /\ BumpRule = "java"
+          /\ unresolved' = IF live /\ r.err \in NotRetried /\ ~JavaFenced(r.err) /\ ~HandBackOnError /\ BumpRule = "java"
                            THEN [unresolved EXCEPT ![p] = TRUE] ELSE unresolved
           /\ nextSeq' = IF HandBackOnError /\ live /\ r.err \notin Success
                         THEN [nextSeq EXCEPT ![p] = @ - 1] ELSE nextSeq
@@ -542,7 +608,7 @@ Receive(c) ==
                        THEN [lastOk EXCEPT ![p] = r.err \in Success] ELSE lastOk
           /\ aged' = IF live /\ r.err \in Success THEN [aged EXCEPT ![p] = FALSE] ELSE aged
           /\ epoch' = IF BumpRule = "pin" /\ live /\ ~skipped /\ r.err \in PinRefused /\ r.ep = epoch THEN epoch + 1
-                      ELSE IF BumpRule = "pin" /\ live /\ ~skipped /\ r.err \in Fatal /\ PinnedNow(p) THEN epoch + 1
+                      ELSE IF BumpRule = "pin" /\ live /\ ~skipped /\ r.err \in NotRetried /\ PinnedNow(p) THEN epoch + 1
                       ELSE epoch
           /\ LET sure == IF r.err \in UnsureErrors \/ bt.sure = "poison" THEN "poison" ELSE "yes"
                  \* kgo's batch after this answer (the fields CASE below leaves alone).
@@ -563,13 +629,17 @@ Receive(c) ==
                                    ELSE batch[p][b]]]
                     /\ lastAcked' = IF cur THEN [lastAcked EXCEPT ![p] = Max(@, r.seq)] ELSE lastAcked
                     /\ UNCHANGED bumpReq
+               [] JavaFenced(r.err) ->
+                    \* The Java client's fatal state: every batch not acknowledged fails.
+                    /\ batch' = Halted(p, r.b, FALSE)
+                    /\ UNCHANGED <<lastAcked, bumpReq>>
                [] HandBackOnError ->
                     /\ batch' = IF r.err \in NotRetriedByKafkajs
                                 THEN [batch EXCEPT ![p][r.b].st = "failed",
                                                    ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
                                 ELSE [batch EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-               [] BumpRule \in {"failbump", "none"} /\ r.err \in Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
+               [] BumpRule \in {"failbump", "none"} /\ r.err \in NotRetried \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"} ->
                     \* The batch fails alone; sarama's failure bumps the epoch, aiokafka's does not.
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed",
                                        ![p][r.b].ooo = (r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
@@ -589,7 +659,7 @@ Receive(c) ==
                        ELSE /\ batch' = Halted(p, r.b, TRUE)
                             /\ UNCHANGED bumpReq
                     /\ UNCHANGED lastAcked
-               [] BumpRule = "drain" /\ r.err \in Fatal ->
+               [] BumpRule = "drain" /\ r.err \in NotRetried ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ bumpReq' = [bumpReq EXCEPT ![p] = TRUE]
                     /\ UNCHANGED lastAcked
@@ -608,7 +678,7 @@ Receive(c) ==
                     /\ batch' = [kept EXCEPT ![p][r.b].st = "retry", ![p][r.b].retried = TRUE, ![p][r.b].ep = -1,
                                        ![p][r.b].ooo = (@ \/ r.err = "OUT_OF_ORDER_SEQUENCE_NUMBER")]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
-               [] BumpRule = "pin" /\ r.err \in Fatal ->
+               [] BumpRule = "pin" /\ r.err \in NotRetried ->
                     /\ batch' = FailAll(p)
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] r.err = "UNKNOWN_PRODUCER_ID" ->
@@ -622,7 +692,7 @@ Receive(c) ==
                          ELSE IF ~unresolved[p] \/ isNext THEN [bumpReq EXCEPT ![p] = TRUE]
                          ELSE bumpReq
                     /\ UNCHANGED lastAcked
-               [] r.err \in Fatal ->
+               [] r.err \in NotRetried ->
                     /\ batch' = [batch EXCEPT ![p][r.b].st = "failed"]
                     /\ UNCHANGED <<lastAcked, bumpReq>>
                [] OTHER ->
@@ -651,7 +721,7 @@ ReceiveLate(c) ==
            p  == r.p
            bt == batch[p][r.b]
        IN /\ bt.st = "sent" /\ bt.ep = r.ep /\ bt.seq = r.seq
-          /\ r.err \notin Success \cup Fatal \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"}
+          /\ r.err \notin Success \cup NotRetried \cup {"OUT_OF_ORDER_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID"}
           \* Deadlines pass in the order the batches were made, and the sweep runs
           \* before each poll: no earlier batch of p still waits for its retry.
           /\ \A b \in Batches : b < r.b => batch[p][b].st # "retry"

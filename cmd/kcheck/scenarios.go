@@ -33,7 +33,9 @@ faults keyed by partition, epoch and sequence, each answer held until the
 client has made the sends it made before reading that answer in the
 counterexample; the steps only the client or the application can take (its
 delivery timeout, producing a batch again) as needs and notes. TLC then checks the configuration with each client family's rules
-(NoStateRule "v25to44", PreWritten FALSE) for the predictions.
+(NoStateRule "v25to44", PreWritten FALSE) for the predictions, and with each
+family's rules on each broker variant of the spec (NoStateRule "tansu") for
+the predictions on it (predict-on lines).
 
 The configurations of TransactionalProducer derive too: a Produce or EndTxn
 delayed across connections becomes late-produce or late-txn (kept from the
@@ -41,7 +43,9 @@ broker, sent once the client has taken the step the counterexample took
 before the late request was handled), a lost coordinator answer txn-cut, and
 the predictions are the transactional families' (scenario.TxnFamilies). A
 configuration of a module whose counterexamples cannot become fault
-schedules is skipped, and the output names it with the reason (none now).
+schedules is skipped, and the output names it with the reason; so is one
+that models a broker variant (NoStateRule "tansu"): the Kafka
+configurations' predictions on the variant say what each client does there.
 
 TLC runs two at a time, in a temporary directory; the spec directory is only
 read. Two invariants whose counterexamples give the same schedule keep a file
@@ -227,21 +231,20 @@ func runScenariosDerive(ctx context.Context, f scenariosDeriveFlags, stdout, std
 	return nil
 }
 
-// printSkipped says which configurations derive left out, a line per module:
+// printSkipped says which configurations derive left out, a line per module and reason:
 // their names and why.
 func printSkipped(w io.Writer, skipped []scenario.Skip) {
-	var modules []string
-	names := map[string][]string{}
-	why := map[string]string{}
+	type group struct{ module, why string }
+	var groups []group
+	names := map[group][]string{}
 	for _, s := range skipped {
-		m := s.Exp.Module
-		if _, ok := names[m]; !ok {
-			modules = append(modules, m)
+		g := group{s.Exp.Module, s.Why}
+		if _, ok := names[g]; !ok {
+			groups = append(groups, g)
 		}
-		names[m] = append(names[m], s.Exp.Name)
-		why[m] = s.Why
+		names[g] = append(names[g], s.Exp.Name)
 	}
-	for _, m := range modules {
-		fmt.Fprintf(w, "skipped %d configurations of %s (%s): %s\n", len(names[m]), m, strings.Join(names[m], ", "), why[m])
+	for _, g := range groups {
+		fmt.Fprintf(w, "skipped %d configurations of %s (%s): %s\n", len(names[g]), g.module, strings.Join(names[g], ", "), g.why)
 	}
 }

@@ -58,9 +58,11 @@ tansu-0.6.0 (built once with cargo into the cache, about 15 minutes on 2
 cores; kcheck broker --help). A broker other than Apache Kafka runs as one
 node with no producer-state expiry setting: the scenarios that need a
 cluster or an expiry are listed as skipped on it, with why. tansu's cells
-show no prediction: the spec's broker follows Apache Kafka's rules, and
-kcheck verify holds tansu's answers to them (a nonconformance is the
-broker's). crabka cannot be had from crates.io: exit 2, with the registry's
+take the predictions of the spec's tansu variant (each scenario file's
+predict-on tansu lines: TLC on the scenario's configuration with the
+family's rules and tansu's producer-state rules), while kcheck verify holds
+tansu's answers to Apache Kafka's rules (a nonconformance is the broker's).
+crabka cannot be had from crates.io: exit 2, with the registry's
 answer.
 
 A client can also be a build of one of them, NAME@VERSION or NAME@PATH
@@ -457,12 +459,12 @@ func retabulate(c *cli.Context, from string, groups []*matrix.Scenario) error {
 	if err != nil {
 		return usageErrorf("scenarios run: --from: %w", err)
 	}
-	predict := func(name string) (map[string]string, bool) {
+	predict := func(name, broker string) (map[string]string, bool) {
 		g := findGroup(groups, name)
 		if g == nil {
 			return nil, false
 		}
-		return g.Predictions, true
+		return g.PredictionsFor(broker), true
 	}
 	if err := res.Repredict(predict, time.Now().UTC().Format("2006-01-02 15:04 UTC")); err != nil {
 		return usageErrorf("scenarios run: --from: %w", err)
@@ -545,7 +547,7 @@ func scenarioGroups(scs []*scenario.Scenario, baseline bool) ([]*matrix.Scenario
 		} else {
 			g = &matrix.Scenario{Name: s.Name, Schedule: s.Schedule, Steps: matrix.StepsOf(fs),
 				Expiry: time.Duration(s.Needs.ExpiryMs) * time.Millisecond, ExpiryCheck: time.Duration(s.Needs.ExpiryCheckMs) * time.Millisecond,
-				Caveats: caveats(s), Predictions: s.Predictions, Family: scenario.FamilyOf}
+				Caveats: caveats(s), Predictions: s.Predictions, On: s.On, Family: scenario.FamilyOf}
 			byKey[key] = g
 			out = append(out, g)
 		}
