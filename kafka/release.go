@@ -55,3 +55,11 @@ func checkVersion(version string) error {
 	_, err := parseRelease(version)
 	return err
 }
+
+// ExpiryCheckable reports whether Kafka version has
+// producer.id.expiration.check.interval.ms (KIP-854, 3.4.0), which a
+// scenario that needs an idle producer forgotten within seconds sets.
+func ExpiryCheckable(version string) bool {
+	r, err := parseRelease(version)
+	return err == nil && r.producerIDExpiry
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	bk "github.com/kcheck/kcheck/brokers"
+	"github.com/kcheck/kcheck/kafka"
 	"github.com/kcheck/kcheck/topics"
 	"github.com/kcheck/kcheck/wire"
 )
@@ -33,9 +34,13 @@ func NeedsOwnBrokers(s *Scenario) string {
 
 // CannotRun says why scenario s cannot run on broker b, or "" when it can:
 // a broker other than Apache Kafka runs as one node here, with no setting
-// for producer-state expiry.
+// for producer-state expiry; Kafka before 3.4 has no expiry check interval
+// to set (kafka.ExpiryCheckable).
 func CannotRun(b bk.Spec, s *Scenario) string {
 	if b.Kind == bk.Kafka {
+		if s.Expiry > 0 && !kafka.ExpiryCheckable(b.Version) {
+			return fmt.Sprintf("it needs brokers set to forget an idle producer after %v, and Kafka %s has no producer.id.expiration.check.interval.ms (KIP-854, 3.4.0): it looks for idle producers every ten minutes", s.Expiry, b.Version)
+		}
 		return ""
 	}
 	switch {

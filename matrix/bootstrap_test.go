@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bk "github.com/kcheck/kcheck/brokers"
 )
 
 // On a cluster kcheck did not start, a scenario that needs producer-state
@@ -36,5 +38,38 @@ func TestRunID(t *testing.T) {
 	at := time.Date(2026, 12, 4, 4, 30, 5, 0, time.FixedZone("x", 3600))
 	if got := RunID(at); got != "20261204t033005" || topicUnsafe.MatchString(got) {
 		t.Errorf("RunID = %q; want 20261204t033005", got)
+	}
+}
+
+// A broker that cannot act on a scenario's needs skips it, with why: an
+// expiry scenario on Kafka before 3.4 (no expiry check interval), and on
+// tansu; a cluster scenario on tansu. Kafka from 3.4 runs them all.
+func TestCannotRun(t *testing.T) {
+	expiry := &Scenario{Name: "Expiry", Expiry: 2 * time.Second}
+	cluster := &Scenario{Name: "kill-leader", Nodes: 3}
+	race := &Scenario{Name: "Race"}
+	for _, c := range []struct {
+		broker string
+		s      *Scenario
+		want   string // a phrase of why; "" runs
+	}{
+		{"kafka-2.8.2", expiry, "KIP-854"},
+		{"3.3.2", expiry, "KIP-854"},
+		{"3.4.0", expiry, ""},
+		{"4.4.0", expiry, ""},
+		{"kafka-2.8.2", race, ""},
+		{"4.4.0", cluster, ""},
+		{"tansu-0.6.0", expiry, "producer.id.expiration.ms"},
+		{"tansu-0.6.0", cluster, "nodes"},
+		{"kfake-4.1", race, ""},
+	} {
+		b, err := bk.Parse(c.broker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := CannotRun(b, c.s)
+		if c.want == "" && why != "" || c.want != "" && !strings.Contains(why, c.want) {
+			t.Errorf("%s on %s: %q; want %q", c.s.Name, c.broker, why, c.want)
+		}
 	}
 }
