@@ -23,7 +23,7 @@ func TestHelp(t *testing.T) {
 		{nil, []string{"kcheck <command> [flags]", "tlc", "Exit status"}},
 		{[]string{"--help"}, []string{"kcheck <command> [flags]", "tlc", "Exit status"}},
 		{[]string{"tlc", "--help"}, []string{
-			"kcheck tlc [--jar PATH] [--spec-dir DIR] [--expect FILE] [--run NAME]... [--timeout DURATION] [--format text|json]",
+			"kcheck tlc [--jar PATH] [--spec-dir DIR] [--expect FILE] [--run NAME]... [--timeout DURATION] [--parallel N] [--format text|json]",
 			"expect.tsv", "invariant:<Name>", "$KCHECK_TLA2TOOLS", "--spec-dir DIR", "Exit status",
 		}},
 		{[]string{"help", "tlc"}, []string{"kcheck tlc [--jar PATH]"}},
@@ -53,6 +53,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"tlc", "--timeout", "soon"}, "kcheck: invalid value \"soon\" for flag -timeout: parse error (see kcheck tlc --help)\n"},
 		{[]string{"tlc", "extra"}, "kcheck: tlc: unexpected argument \"extra\" (see kcheck tlc --help)\n"},
 		{[]string{"tlc", "--format", "xml"}, "kcheck: tlc: --format \"xml\": want text or json\n"},
+		{[]string{"tlc", "--parallel", "0"}, "kcheck: tlc: --parallel 0: want at least 1\n"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := runKcheck(t, tt.args...)

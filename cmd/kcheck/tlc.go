@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -89,7 +90,7 @@ func tlcCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "tlc",
 		Usage:       "model-check the spec's configurations with TLC and compare with expect.tsv",
-		UsageText:   "kcheck tlc [--jar PATH] [--spec-dir DIR] [--expect FILE] [--run NAME]... [--timeout DURATION] [--format text|json]",
+		UsageText:   "kcheck tlc [--jar PATH] [--spec-dir DIR] [--expect FILE] [--run NAME]... [--timeout DURATION] [--parallel N] [--format text|json]",
 		Description: tlcDescription,
 		Flags: []cli.Flag{
 			jarFlag(),
@@ -107,6 +108,11 @@ func tlcCommand() *cli.Command {
 				Name:  "timeout",
 				Usage: "stop TLC after `DURATION` on one configuration; a timeout is a mismatch",
 				Value: 5 * time.Minute,
+			},
+			&cli.IntFlag{
+				Name:  "parallel",
+				Usage: "run TLC on `N` configurations at once (one TLC worker each; 1 with --verbose); the reports keep the expectations' order",
+				Value: 2,
 			},
 			&cli.StringFlag{
 				Name:  "format",
@@ -128,14 +134,15 @@ func tlcCommand() *cli.Command {
 				return usageErrorf("tlc: unexpected argument %q (see kcheck tlc --help)", c.Args().First())
 			}
 			return runTLC(c.Context, tlcFlags{
-				Jar:     c.String("jar"),
-				Java:    c.String("java"),
-				SpecDir: c.String("spec-dir"),
-				Expect:  c.String("expect"),
-				Run:     listFlag(c, "run"),
-				Timeout: c.Duration("timeout"),
-				Format:  c.String("format"),
-				Verbose: c.Bool("verbose"),
+				Jar:      c.String("jar"),
+				Java:     c.String("java"),
+				SpecDir:  c.String("spec-dir"),
+				Expect:   c.String("expect"),
+				Run:      listFlag(c, "run"),
+				Timeout:  c.Duration("timeout"),
+				Parallel: c.Int("parallel"),
+				Format:   c.String("format"),
+				Verbose:  c.Bool("verbose"),
 			}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
@@ -143,14 +150,15 @@ func tlcCommand() *cli.Command {
 
 // tlcFlags are the flags of "kcheck tlc".
 type tlcFlags struct {
-	Jar     string
-	Java    string
-	SpecDir string
-	Expect  string // default SpecDir/expect.tsv
-	Run     []string
-	Timeout time.Duration
-	Format  string
-	Verbose bool
+	Jar      string
+	Java     string
+	SpecDir  string
+	Expect   string // default SpecDir/expect.tsv
+	Run      []string
+	Timeout  time.Duration
+	Parallel int // TLC runs at once
+	Format   string
+	Verbose  bool
 }
 
 // runTLC checks the configurations listed in the expectations file, writing
@@ -161,6 +169,9 @@ func runTLC(ctx context.Context, f tlcFlags, stdout, stderr io.Writer) error {
 	}
 	if f.Expect == "" {
 		f.Expect = filepath.Join(f.SpecDir, "expect.tsv")
+	}
+	if f.Parallel < 1 {
+		return usageErrorf("tlc: --parallel %d: want at least 1", f.Parallel)
 	}
 	exps, err := tlc.ReadExpectations(f.Expect)
 	if err != nil {
@@ -192,9 +203,19 @@ func runTLC(ctx context.Context, f tlcFlags, stdout, stderr io.Writer) error {
 	}
 
 	var reports []tlc.Report
-	for i, e := range exps {
+	if f.Verbose {
+		f.Parallel = 1 // TLC's output, copied as it comes, stays one run's
+	}
+	var mu sync.Mutex // stderr, written by the runs at once
+	next := checkAll(ctx, exps, f.Parallel, func(ctx context.Context, i int) (tlc.Report, error) {
+		e := exps[i]
+		mu.Lock()
 		fmt.Fprintf(stderr, "kcheck tlc: [%d/%d] %s: checking %s with %s ...\n", i+1, len(exps), e.Name, e.ModuleFile(), e.Config())
-		rep, err := tlc.Check(ctx, f.SpecDir, e, opts)
+		mu.Unlock()
+		return tlc.Check(ctx, f.SpecDir, e, opts)
+	})
+	for range exps {
+		rep, err := next()
 		if err != nil {
 			return fmt.Errorf("tlc: %w", err)
 		}
@@ -229,6 +250,51 @@ func runTLC(ctx context.Context, f tlcFlags, stdout, stderr io.Writer) error {
 		return &exitError{code: exitMismatch} // the summary says it
 	default:
 		return &exitError{code: exitMismatch, err: fmt.Errorf("tlc: %d of %d configurations did not conclude as expected", bad, len(reports))}
+	}
+}
+
+// checkAll runs check on every expectation, n at once, in their order, and
+// returns a function that gives the results in that order, each as soon as
+// it and those before it are done. After an error the rest are cancelled
+// and next gives that error; its caller stops there. check runs on n
+// goroutines at once.
+func checkAll(ctx context.Context, exps []tlc.Expectation, n int, check func(context.Context, int) (tlc.Report, error)) (next func() (tlc.Report, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		rep tlc.Report
+		err error
+	}
+	out := make([]chan result, len(exps))
+	for i := range out {
+		out[i] = make(chan result, 1)
+	}
+	jobs := make(chan int)
+	go func() {
+		defer close(jobs)
+		for i := range exps {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range min(n, len(exps)) {
+		go func() {
+			for i := range jobs {
+				rep, err := check(ctx, i)
+				out[i] <- result{rep, err}
+			}
+		}()
+	}
+	i := 0
+	return func() (tlc.Report, error) {
+		r := <-out[i]
+		i++
+		if r.err != nil || i == len(exps) {
+			cancel()
+		}
+		return r.rep, r.err
 	}
 }
 
