@@ -25,21 +25,12 @@ import (
 // then, after that produce: the read-back's order says which came first.
 func TestLateProduce(t *testing.T) {
 	r := startRaw(t, "late-produce:until=send:produce,seq=1,partitions=0")
-	c := r.dial()
-	pid, ep := c.initPID()
-	c.produce(0, pid, ep, 0, 1)
-	if err, _ := c.answer(); err != "NONE" {
-		t.Fatalf("seq 0: %s", err)
-	}
-	c.produce(0, pid, ep, 1, 2) // kept
-	if !c.closed() {
-		t.Fatal("the connection is open after the late request")
-	}
+	pid, ep := keepSecond(t, r)
 	// The late request has not reached the broker: partition 1's first
 	// produce is appended at offset 0 of its own log, and partition 0's
 	// next is refused as out of order (seq 1 is not there yet) unless the
 	// late one came first: the condition is what releases it.
-	c = r.dial()
+	c := r.dial()
 	c.produce(1, pid, ep, 0, 3)
 	if err, _ := c.answer(); err != "NONE" {
 		t.Fatalf("partition 1: %s", err)
@@ -59,16 +50,7 @@ func TestLateProduce(t *testing.T) {
 // late-produce with no condition and no delay is never sent.
 func TestLateProduceNever(t *testing.T) {
 	r := startRaw(t, "late-produce:seq=1,partitions=0")
-	c := r.dial()
-	pid, ep := c.initPID()
-	c.produce(0, pid, ep, 0, 1)
-	if err, _ := c.answer(); err != "NONE" {
-		t.Fatalf("seq 0: %s", err)
-	}
-	c.produce(0, pid, ep, 1, 2)
-	if !c.closed() {
-		t.Fatal("the connection is open after the late request")
-	}
+	keepSecond(t, r)
 	_, logs := r.finish(verify.Valid)
 	if !slices.Equal(logs[0], []int64{1}) {
 		t.Fatalf("read back %v: want the late batch never appended", logs)
@@ -80,17 +62,8 @@ func TestLateProduceNever(t *testing.T) {
 // appended; the late original, sent after it, is the broker's duplicate.
 func TestLateProduceAfterRetry(t *testing.T) {
 	r := startRaw(t, "late-produce:until=send:produce,seq=1,partitions=0")
+	pid, ep := keepSecond(t, r)
 	c := r.dial()
-	pid, ep := c.initPID()
-	c.produce(0, pid, ep, 0, 1)
-	if err, _ := c.answer(); err != "NONE" {
-		t.Fatalf("seq 0: %s", err)
-	}
-	c.produce(0, pid, ep, 1, 2) // kept
-	if !c.closed() {
-		t.Fatal("the connection is open after the late request")
-	}
-	c = r.dial()
 	c.produce(0, pid, ep, 1, 3) // the retry
 	if err, _ := c.answer(); err != "NONE" {
 		t.Fatalf("the retry: %s", err)
@@ -161,4 +134,22 @@ func TestLateEndTxnAndLostAnswer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keepSecond dials r as a new producer, has partition 0's sequence 0
+// answered, then sends its sequence 1 (record 2), which the schedule keeps
+// from the broker: the client's connection is closed after it.
+func keepSecond(t *testing.T, r *rawRun) (pid int64, ep int16) {
+	t.Helper()
+	c := r.dial()
+	pid, ep = c.initPID()
+	c.produce(0, pid, ep, 0, 1)
+	if err, _ := c.answer(); err != "NONE" {
+		t.Fatalf("seq 0: %s", err)
+	}
+	c.produce(0, pid, ep, 1, 2)
+	if !c.closed() {
+		t.Fatal("the connection is open after the late request")
+	}
+	return pid, ep
 }
