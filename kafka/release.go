@@ -23,6 +23,11 @@ type release struct {
 	// transactional.id.expiration.ms expired producer ids too and the check
 	// ran every ten minutes, a constant of LogManager.
 	producerIDExpiry bool
+	// txnVerification: the release has
+	// transaction.partition.verification.enable (KIP-890 part 1, 3.6.0),
+	// on by default: a leader asks the coordinator whether a transactional
+	// producer's partition is in its transaction before the first append.
+	txnVerification bool
 }
 
 // parseRelease returns what kcheck knows of version, or an error naming
@@ -38,10 +43,11 @@ func parseRelease(version string) (release, error) {
 	r.patch, _ = strconv.Atoi(m[3])
 	switch {
 	case r.major >= 4:
-		r.producerIDExpiry = true
+		r.producerIDExpiry, r.txnVerification = true, true
 	case r.major == 3 && r.minor >= 3:
 		r.log4j1 = true
 		r.producerIDExpiry = r.minor >= 4
+		r.txnVerification = r.minor >= 6
 	case r.major == 2 && r.minor == 8:
 		r.log4j1, r.zooKeeper = true, true
 	default:
@@ -62,4 +68,18 @@ func checkVersion(version string) error {
 func ExpiryCheckable(version string) bool {
 	r, err := parseRelease(version)
 	return err == nil && r.producerIDExpiry
+}
+
+// TxnVerifiable reports whether Kafka version has
+// transaction.partition.verification.enable (KIP-890 part 1, 3.6.0).
+func TxnVerifiable(version string) bool {
+	r, err := parseRelease(version)
+	return err == nil && r.txnVerification
+}
+
+// TV2Capable reports whether Kafka version can finalize transaction.version
+// 2 (KIP-890 part 2, 4.0.0; the default of a new 4.x cluster).
+func TV2Capable(version string) bool {
+	r, err := parseRelease(version)
+	return err == nil && r.major >= 4
 }

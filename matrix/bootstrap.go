@@ -28,6 +28,8 @@ func NeedsOwnBrokers(s *Scenario) string {
 		return fmt.Sprintf("its faults pause, kill or restart the cluster's nodes, which only a cluster kcheck starts (%d nodes) lets it do", s.Nodes)
 	case s.Expiry > 0:
 		return fmt.Sprintf("it needs brokers set to forget an idle producer after %v (producer.id.expiration.ms), which only brokers kcheck starts are", s.Expiry)
+	case s.TxnVersion > 0:
+		return "it needs the cluster's transaction.version and transaction.partition.verification.enable set for it, which kcheck sets only on brokers it starts"
 	}
 	return ""
 }
@@ -37,13 +39,23 @@ func NeedsOwnBrokers(s *Scenario) string {
 // for producer-state expiry; Kafka before 3.4 has no expiry check interval
 // to set (kafka.ExpiryCheckable).
 func CannotRun(b bk.Spec, s *Scenario) string {
+	if s.TxnTimeout {
+		return "it needs the coordinator to abort a transaction left open past the client's transaction.timeout.ms, and no driver sets transaction.timeout.ms (each client keeps its own default, 60 s)"
+	}
 	if b.Kind == bk.Kafka {
-		if s.Expiry > 0 && !kafka.ExpiryCheckable(b.Version) {
+		switch {
+		case s.Expiry > 0 && !kafka.ExpiryCheckable(b.Version):
 			return fmt.Sprintf("it needs brokers set to forget an idle producer after %v, and Kafka %s has no producer.id.expiration.check.interval.ms (KIP-854, 3.4.0): it looks for idle producers every ten minutes", s.Expiry, b.Version)
+		case s.TxnVerification && !kafka.TxnVerifiable(b.Version):
+			return fmt.Sprintf("it needs brokers that verify a partition is in the transaction before its first transactional append (KIP-890 part 1, 3.6.0), and Kafka %s does not", b.Version)
+		case s.TxnVersion > 1 && !kafka.TV2Capable(b.Version):
+			return fmt.Sprintf("it needs transaction version %d (KIP-890 part 2, Kafka 4.0), and Kafka %s has only 1", s.TxnVersion, b.Version)
 		}
 		return ""
 	}
 	switch {
+	case s.TxnVersion > 0:
+		return fmt.Sprintf("it needs the cluster's transaction.version and partition verification set for it, which kcheck sets only on Apache Kafka; %s runs as it is", b)
 	case s.Nodes > 1:
 		return fmt.Sprintf("its faults pause, kill or restart the nodes of an Apache Kafka cluster of %d kcheck starts; %s runs as one broker here", s.Nodes, b)
 	case s.Expiry > 0:

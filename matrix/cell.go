@@ -210,6 +210,13 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		}
 	}
 	cell.Happened = Happen(sum, rep.Order)
+	if c.shape.TxnRecords > 0 {
+		v, err := readTxnView(trace)
+		if err != nil {
+			return fail("reading %s: %v", trace, err)
+		}
+		cell.Happened.LostCommitted, cell.Happened.AbortedRead, cell.Happened.Mingled, cell.Happened.Torn = v.LostCommitted, v.AbortedRead, v.Mingled, v.Torn
+	}
 	cell.What = cell.Happened.String()
 	cell.Agreement = Agree(flagged, cell.Happened)
 	cell.judge()

@@ -240,6 +240,18 @@ type Shape struct {
 	// produced for Idle.
 	IdleAfter int
 	Idle      time.Duration
+	// TxnRecords > 0: a transactional shape, for the transactional
+	// scenarios: the client produces in transactions of TxnRecords records,
+	// every TxnAbortEvery-th aborted on purpose (0: none), with its own
+	// transactional API (drivers/WORKLOADS.md, "Transactions").
+	TxnRecords, TxnAbortEvery int
+}
+
+// For reports whether the shape runs scenario s: a transactional shape
+// runs the transactional scenarios, every other shape the rest, and every
+// shape the Baseline.
+func (s Shape) For(sc *Scenario) bool {
+	return sc.Name == Baseline || (s.TxnRecords > 0) == (sc.TxnVersion > 0)
 }
 
 // Shapes are the workloads a scenario runs with unless told otherwise: one
@@ -258,6 +270,17 @@ func Shapes() []Shape {
 func MoreShapes() []Shape {
 	return []Shape{
 		{Name: "2p-deep", Partitions: 2, Records: 20000, ValueBytes: 100, BatchRecords: "many"},
+	}
+}
+
+// TxnShapes are the workloads of the transactional scenarios (and a
+// transactional Baseline): 1p-txn is the counterexamples' one partition,
+// a record a batch, in transactions of two records (a transaction's first
+// batch and one after it), every third aborted on purpose, so that aborted
+// records are in the log to be misread.
+func TxnShapes() []Shape {
+	return []Shape{
+		{Name: "1p-txn", Partitions: 1, Records: 40, ValueBytes: 1024, BatchRecords: "one", TxnRecords: 2, TxnAbortEvery: 3},
 	}
 }
 
@@ -314,6 +337,7 @@ func (c Client) args(s Shape, topic, brokerVersion, own string, o clientOpts) []
 	if c.NoRearm {
 		a = append(a, "--idle-rearm", "off")
 	}
+	a = append(a, txnFlags(s)...)
 	if s.IdleAfter > 0 {
 		a = append(a, "--idle-after", strconv.Itoa(s.IdleAfter), "--idle", s.Idle.String())
 	}
@@ -338,5 +362,14 @@ func workloadFlags(s Shape, to Timeouts, replication int) []string {
 	if replication > 1 {
 		a = append(a, "--replication-factor", strconv.Itoa(replication))
 	}
-	return a
+	return append(a, txnFlags(s)...)
+}
+
+// txnFlags are the transactional flags of shape s (kcheck run's and the
+// drivers' alike), none for a shape that is not transactional.
+func txnFlags(s Shape) []string {
+	if s.TxnRecords <= 0 {
+		return nil
+	}
+	return []string{"--transactional", "--txn-records", strconv.Itoa(s.TxnRecords), "--txn-abort-every", strconv.Itoa(s.TxnAbortEvery)}
 }

@@ -48,7 +48,7 @@ func (c Cell) Gate() (Gate, string) {
 	switch {
 	case c.Err != "":
 		return GateError, "could not run: " + c.Err
-	case h.LostAcked > 0 || h.LostTold > 0:
+	case h.LostAcknowledged():
 		return GateFail, fmt.Sprintf("%s: a record acknowledged to the application lost (the model predicts %s for family %s)", c.What, c.Predicted, c.familyName())
 	case h.Anomaly() && c.Family == Unknown && len(c.Like) == 0:
 		return GateFail, fmt.Sprintf("%s: an anomaly no family's model predicts (family unknown; predictions %s)", c.What, c.Predicted)

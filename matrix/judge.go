@@ -44,15 +44,24 @@ func ParseSummary(out []byte) (Summary, error) {
 var (
 	runSent = regexp.MustCompile(`sent (\d+), acknowledged (\d+), failed (\d+), read back (\d+)`)
 	runLost = regexp.MustCompile(`lost (\d+) \((\d+) of them acknowledged\), duplicated (\d+), out of order (\d+)`)
+	// A transactional run's: records of committed transactions lost (each
+	// acknowledged), then of aborted ones committed (which Summary does
+	// not count: txnView does, from the trace).
+	runTxnLost = regexp.MustCompile(`of committed transactions lost or aborted (\d+); of aborted ones committed \d+; duplicated (\d+), out of order (\d+)`)
 )
 
-// ParseRunSummary reads kcheck run's summary lines.
+// ParseRunSummary reads kcheck run's summary lines, an idempotent run's or a
+// transactional one's.
 func ParseRunSummary(out []byte) (Summary, error) {
+	n := func(s []byte) int { v, _ := strconv.Atoi(string(s)); return v }
 	a, b := runSent.FindSubmatch(out), runLost.FindSubmatch(out)
+	if t := runTxnLost.FindSubmatch(out); a != nil && b == nil && t != nil {
+		return Summary{Sent: n(a[1]), Acked: n(a[2]), Failed: n(a[3]), ReadBack: n(a[4]),
+			Lost: n(t[1]), LostAcked: n(t[1]), Duplicated: n(t[2]), OutOfOrder: n(t[3])}, nil
+	}
 	if a == nil || b == nil {
 		return Summary{}, fmt.Errorf("kcheck run printed no summary (sent ..., lost ...)")
 	}
-	n := func(s []byte) int { v, _ := strconv.Atoi(string(s)); return v }
 	return Summary{Sent: n(a[1]), Acked: n(a[2]), Failed: n(a[3]), ReadBack: n(a[4]),
 		Lost: n(b[1]), LostAcked: n(b[2]), Duplicated: n(b[3]), OutOfOrder: n(b[4])}, nil
 }
@@ -61,6 +70,15 @@ func ParseRunSummary(out []byte) (Summary, error) {
 // and from what it told its application (kcheck verify's counts of Told).
 type Happened struct {
 	Lost, LostAcked, LostTold, Duplicated, Reordered, Stalls, Failed int
+	// A transactional run's: records of transactions told committed that
+	// read_committed did not return, and of transactions told aborted that
+	// it did (txnView).
+	LostCommitted int `json:",omitempty"`
+	AbortedRead   int `json:",omitempty"`
+	// Records the markers close with another transaction's, and records
+	// of a transaction the markers both commit and abort (txnView).
+	Mingled int `json:",omitempty"`
+	Torn    int `json:",omitempty"`
 }
 
 // Happen combines a client's summary with verify's ordering statistics.
@@ -74,7 +92,14 @@ func Happen(s Summary, o order.Stats) Happened {
 // application) and lost, a duplicate, or a reorder. Records that failed
 // and are absent are no anomaly.
 func (h Happened) Anomaly() bool {
-	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered > 0
+	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered+h.LostCommitted+h.AbortedRead+h.Mingled+h.Torn > 0
+}
+
+// LostAcknowledged reports whether a record acknowledged to the
+// application was lost: by the client's read-back, by what it told the
+// application, or as a record of a transaction told committed.
+func (h Happened) LostAcknowledged() bool {
+	return h.LostAcked > 0 || h.LostTold > 0 || h.LostCommitted > 0
 }
 
 // Clean reports whether nothing failed, was lost, stalled, duplicated or
@@ -94,6 +119,10 @@ func (h Happened) String() string {
 			ps = append(ps, fmt.Sprintf("%s %d", what, n))
 		}
 	}
+	add(h.LostCommitted, "lost though committed")
+	add(h.AbortedRead, "aborted yet read committed")
+	add(h.Mingled, "in another transaction's commit or abort")
+	add(h.Torn, "in a torn transaction")
 	add(h.LostTold, "lost though acknowledged to the application")
 	if h.LostAcked > h.LostTold {
 		add(h.LostAcked, "lost though acknowledged")

@@ -34,6 +34,15 @@ func TestParseRunSummary(t *testing.T) {
 	if _, err := ParseRunSummary([]byte("kcheck run: setup failed\n")); err == nil {
 		t.Error("no error for a run without a summary")
 	}
+	txn := "  sent 40, acknowledged 39, failed 1, read back 40: committed 26, aborted 12, open 0\n" +
+		"  of committed transactions lost or aborted 2; of aborted ones committed 1; duplicated 3, out of order 4\n"
+	s, err = ParseRunSummary([]byte(txn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Summary{Sent: 40, Acked: 39, Failed: 1, ReadBack: 40, Lost: 2, LostAcked: 2, Duplicated: 3, OutOfOrder: 4}); s != want {
+		t.Errorf("transactional: got %+v, want %+v", s, want)
+	}
 }
 
 func TestJudge(t *testing.T) {

@@ -144,7 +144,7 @@ func plain(s string) string { return strings.ReplaceAll(s, "**", "") }
 
 // failureType names why a cell fails the gate, for a failure's type.
 func failureType(c Cell) string {
-	if c.Happened.LostAcked > 0 || c.Happened.LostTold > 0 {
+	if c.Happened.LostAcknowledged() {
 		return "lost though acknowledged"
 	}
 	return "anomaly the model does not predict"

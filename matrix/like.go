@@ -30,9 +30,11 @@ const notModelled = "not modelled"
 //	liveness           a stalled batch (verify's stall)
 //
 // and spec/TransactionalProducer.tla's, each from checker/txn's kinds:
-// NoAbortedRead (aborted-read, abort-committed), CommittedAtomically
-// (torn-transaction), NoWriteInOtherTxn, AckedCommitInLog (lost-commit),
-// LSOAdvances (hanging-transaction).
+// NoAbortedRead (aborted-read, abort-committed, or a record of a
+// transaction told aborted that read_committed returned),
+// CommittedAtomically (torn-transaction), NoWriteInOtherTxn,
+// AckedCommitInLog (lost-commit, or a record of a transaction told
+// committed that it did not return), LSOAdvances (hanging-transaction).
 func Shown(h Happened, kinds []string) []string {
 	has := func(k checker.Kind) bool { return slices.Contains(kinds, string(k)) }
 	var out []string
@@ -48,10 +50,10 @@ func Shown(h Happened, kinds []string) []string {
 	add(h.Reordered > 0 || has(checker.Reorder), "NoReorder")
 	add(h.Stalls > 0 || has(checker.Stall), "liveness")
 	// spec/TransactionalProducer.tla's (checker/txn's kinds).
-	add(has(checker.AbortedRead) || has(checker.AbortCommitted), "NoAbortedRead")
-	add(has(checker.TornTxn), "CommittedAtomically")
-	add(has(checker.WriteInOtherTxn), "NoWriteInOtherTxn")
-	add(has(checker.LostCommit), "AckedCommitInLog")
+	add(h.AbortedRead > 0 || has(checker.AbortedRead) || has(checker.AbortCommitted), "NoAbortedRead")
+	add(h.Torn > 0 || has(checker.TornTxn), "CommittedAtomically")
+	add(h.Mingled > 0 || has(checker.WriteInOtherTxn), "NoWriteInOtherTxn")
+	add(h.LostCommitted > 0 || has(checker.LostCommit), "AckedCommitInLog")
 	add(has(checker.HangingTxn), "LSOAdvances")
 	return out
 }

@@ -46,6 +46,15 @@ type Scenario struct {
 	Violates []string
 	// Family maps a client to its family (scenario.FamilyOf).
 	Family func(client string) string
+	// TxnVersion > 0: a transactional scenario (spec/TransactionalProducer.tla),
+	// run on the transactional shapes (Shape.TxnRecords) on brokers whose
+	// transaction.version is lowered to TxnVersion where it is higher, and
+	// which verify a transactional partition (KIP-890 part 1) exactly when
+	// TxnVerification; TxnTimeout: the coordinator must time the
+	// transaction out (no driver can be told to: CannotRun).
+	TxnVersion      int
+	TxnVerification bool
+	TxnTimeout      bool
 	// Nodes > 1: the scenario runs on a cluster of that many nodes
 	// (ClusterNodes), its faults on the nodes done through the cluster's
 	// control (nemesis.Serve), the topic replicated (ClusterReplication)
@@ -357,6 +366,19 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 type brokerNeed struct {
 	expiry time.Duration
 	nodes  int
+	// txn > 0: transaction.version at most txn, and partition
+	// verification (KIP-890 part 1) on exactly when verify.
+	txn    int
+	verify bool
+}
+
+// needOf is what s needs of its brokers.
+func needOf(s *Scenario) brokerNeed {
+	n := brokerNeed{expiry: s.Expiry, nodes: max(s.Nodes, 1)}
+	if s.TxnVersion > 0 {
+		n.txn, n.verify = s.TxnVersion, s.TxnVerification
+	}
+	return n
 }
 
 // running are the brokers of a group of scenarios, running.
@@ -390,9 +412,27 @@ func startBrokers(ctx context.Context, cfg Config, v string, need brokerNeed, s 
 	if need.nodes > 1 {
 		kc.Properties = ClusterProperties()
 	}
+	if need.txn > 0 && kafka.TxnVerifiable(v) {
+		if kc.Properties == nil {
+			kc.Properties = map[string]string{}
+		}
+		kc.Properties["transaction.partition.verification.enable"] = fmt.Sprint(need.verify)
+	}
 	cl, err := kafka.Start(ctx, kc)
 	if err != nil {
 		return nil, fmt.Errorf("starting Kafka %s (%d nodes): %w", v, need.nodes, err)
+	}
+	if need.txn > 0 {
+		// A new 4.x cluster finalizes transaction.version 2; a TV1
+		// scenario lowers it, so that every client speaks TV1.
+		was, err := kafka.LowerFeature(ctx, cl.Addrs()[0], "transaction.version", int16(need.txn))
+		if err != nil {
+			cl.Stop()
+			return nil, fmt.Errorf("Kafka %s: %w", v, err)
+		}
+		if was > int16(need.txn) {
+			fmt.Fprintf(cfg.Log, "matrix: Kafka %s: transaction.version lowered from %d to %d\n", v, was, need.txn)
+		}
 	}
 	b := &running{addr: cl.Addrs()[0], cl: cl, expiryCheck: kc.ProducerIDExpirationCheck}
 	if need.nodes > 1 {

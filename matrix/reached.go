@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kcheck/kcheck/fault"
@@ -21,7 +22,8 @@ type Step struct {
 	Partitions []int32 // nil: any
 	// Wait is what the step's held answer waits for: "" nothing, "next"
 	// (a later batch of the partition sent), "seq" (the attempt with base
-	// sequence WaitSeq of the same epoch sent).
+	// sequence WaitSeq of the same epoch sent), "late" (a late request's
+	// condition, the fault's LateUntil: its tracer.LateSent event).
 	Wait    string
 	WaitSeq int32
 	// Idle > 0: the step needs the partition idle that long on the wire
@@ -118,6 +120,9 @@ type sentKey struct {
 func (r *Reacher) Add(e *tracer.Event) {
 	switch e.Kind {
 	case tracer.Fault:
+		if r.late(e) {
+			return
+		}
 		if tracer.IsClusterFault(e.Fault) {
 			// A fault on the cluster's nodes is reached when it acts: its
 			// first step not yet fired that emits this event.
@@ -137,6 +142,7 @@ func (r *Reacher) Add(e *tracer.Event) {
 			}
 			r.fired[i]++
 			switch {
+			case s.Wait == "late": // met by its LateSent
 			case s.Wait == "seq" && r.wasSent(sentKey{e.Partition, e.Epoch, s.WaitSeq}):
 				r.met[i]++ // sent before the held attempt: the proxy counts it too
 			case s.Wait != "":
@@ -184,6 +190,33 @@ func (r *Reacher) Add(e *tracer.Event) {
 	}
 }
 
+// late takes a late request's Fault events: a request to the transaction
+// coordinator kept (a Delay of no partition) fires the first late step of
+// that scope not fired yet, and a LateSent meets the first late step fired
+// and not met. A late Produce's keeping is an attempt's Delay, which Add
+// takes as any step's.
+func (r *Reacher) late(e *tracer.Event) bool {
+	switch {
+	case e.Fault == tracer.LateSent:
+		for i, s := range r.steps {
+			if s.Wait == "late" && r.met[i] < r.fired[i] {
+				r.met[i]++
+				break
+			}
+		}
+		return true
+	case e.Fault == "Delay" && e.Partition < 0:
+		for i, s := range r.steps {
+			if s.Wait == "late" && s.Fault.Effect().Scope == fault.OnTxn && r.fired[i] == 0 {
+				r.fired[i]++
+				break
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // Result says whether the run reached the schedule's state.
 func (r *Reacher) Result() Reach {
 	if len(r.steps) == 0 {
@@ -211,11 +244,13 @@ func (r *Reacher) Result() Reach {
 	}
 	for i, s := range r.steps {
 		if s.Wait != "" && r.met[i] == 0 {
-			what := "a later batch of the partition"
-			if s.Wait == "seq" {
-				what = fmt.Sprintf("the attempt with base sequence %d", s.WaitSeq)
+			switch s.Wait {
+			case "late":
+				return Reach{HeldBack, fmt.Sprintf("%s: kept the request %d times, and the client never did %s while it was kept", s.Line, r.fired[i], lateWords(s.Fault.LateUntil))}
+			case "seq":
+				return Reach{HeldBack, fmt.Sprintf("%s: acted %d times, and each time the attempt with base sequence %d was not sent while the answer was held", s.Line, r.fired[i], s.WaitSeq)}
 			}
-			return Reach{HeldBack, fmt.Sprintf("%s: acted %d times, and each time %s was not sent while the answer was held", s.Line, r.fired[i], what)}
+			return Reach{HeldBack, fmt.Sprintf("%s: acted %d times, and each time a later batch of the partition was not sent while the answer was held", s.Line, r.fired[i])}
 		}
 	}
 	return Reach{Status: Reached}
@@ -228,6 +263,10 @@ func StepsOf(fs []fault.Fault) []Step {
 		eff := f.Effect()
 		s := Step{Line: f.String(), Action: eff.Action, Fault: f, Partitions: f.Partitions}
 		switch {
+		case eff.Late:
+			// Traced as the attempt's (or, to the coordinator, no
+			// partition's) Delay, then LateSent once its condition held.
+			s.Action, s.Wait = "Delay", "late"
 		case f.Kind == fault.StateExpiry:
 			s.Idle = f.Delay
 		case f.UntilNext:
@@ -238,4 +277,22 @@ func StepsOf(fs []fault.Fault) []Step {
 		steps = append(steps, s)
 	}
 	return steps
+}
+
+// lateWords says a late fault's condition (fault.Fault.LateUntil) as what
+// the client had to do: "send:end-txn" is "send an EndTxn", "answer:API"
+// "get the coordinator's answer to API".
+func lateWords(until string) string {
+	kind, api, _ := strings.Cut(until, ":")
+	name := map[string]string{"produce": "a Produce", "add-partitions": "an AddPartitionsToTxn", "end-txn": "an EndTxn", "init-pid": "an InitProducerId"}[api]
+	if name == "" {
+		name = api
+	}
+	switch kind {
+	case "send":
+		return "send " + name
+	case "answer":
+		return "get the answer to " + name
+	}
+	return until
 }

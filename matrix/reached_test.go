@@ -33,6 +33,8 @@ func TestReacher(t *testing.T) {
 	idle := step(t, "state-expiry:delay=2s")
 	pause, kill := step(t, "pause:leader=0,records=10"), step(t, "kill:node=2")
 	pause2 := step(t, "pause:node=1,at=1s")
+	lateProduce := step(t, "late-produce:until=answer:init-pid,epoch=0,seq=0,partitions=0")
+	lateTxn := step(t, "late-txn:api=end-txn,commit=true,txn=1,until=answer:add-partitions")
 	clusterFault := func(name string, node int32) tracer.Event {
 		return tracer.Event{Kind: tracer.Fault, Partition: -1, Epoch: -1, Seq: -1, Fault: name, Node: node}
 	}
@@ -94,6 +96,24 @@ func TestReacher(t *testing.T) {
 		{"a fault on the cluster that never fired", []Step{pause, kill}, []tracer.Event{
 			ev(tracer.SendNew, 0, 0, ""), clusterFault(tracer.KillBroker, 2), clusterFault(tracer.StartBroker, 2),
 		}, NotReached, "pause:leader=0,records=10: never acted (the client ended before its trigger)"},
+		{"a late produce kept, then sent once its condition held", []Step{lateProduce}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "Delay"), {Kind: tracer.Disconnect}, ev(tracer.Fault, 0, 0, tracer.LateSent),
+		}, Reached, ""},
+		{"a late produce kept and never sent: the client never did what it waited for", []Step{lateProduce}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), ev(tracer.Fault, 0, 0, "Delay"), {Kind: tracer.Disconnect}, ev(tracer.Resend, 0, 0, ""), ev(tracer.Receive, 0, 0, ""),
+		}, HeldBack, "never did get the answer to an InitProducerId while it was kept"},
+		{"a late produce whose attempt never came", []Step{lateProduce}, []tracer.Event{
+			ev(tracer.SendNew, 0, 1, ""), ev(tracer.Fault, 0, 1, "Delay"),
+		}, NotReached, "never acted"},
+		{"a late EndTxn kept, then sent", []Step{lateTxn}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), clusterFault("Delay", 7), clusterFault(tracer.LateSent, 7),
+		}, Reached, ""},
+		{"a late EndTxn kept, never sent", []Step{lateTxn}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""), clusterFault("Delay", 7),
+		}, HeldBack, "get the answer to an AddPartitionsToTxn"},
+		{"a late EndTxn never kept", []Step{lateTxn}, []tracer.Event{
+			ev(tracer.SendNew, 0, 0, ""),
+		}, NotReached, "never acted"},
 		{"two pauses: each claims its own event", []Step{pause, pause2}, []tracer.Event{
 			clusterFault(tracer.PauseBroker, 1), clusterFault(tracer.ResumeBroker, 1),
 		}, NotReached, "pause:node=1,at=1s"},

@@ -101,7 +101,7 @@ func plan(cfg Config) []planned {
 	var needs []brokerNeed
 	byNeed := map[brokerNeed][]*Scenario{}
 	for _, s := range cfg.Scenarios {
-		n := brokerNeed{expiry: s.Expiry, nodes: max(s.Nodes, 1)}
+		n := needOf(s)
 		if _, ok := byNeed[n]; !ok {
 			needs = append(needs, n)
 		}
@@ -118,6 +118,9 @@ func plan(cfg Config) []planned {
 				}
 				for _, c := range cfg.Clients {
 					for _, sh := range cfg.Shapes {
+						if !sh.For(s) {
+							continue
+						}
 						for run := 1; run <= runs; run++ {
 							out = append(out, planned{broker: v, need: need, first: scs[0], scenario: s, client: c, shape: sh, run: run})
 						}
@@ -148,6 +151,9 @@ func Identity(cfg Config) string {
 	h := sha256.New()
 	for _, s := range cfg.Scenarios {
 		fmt.Fprintf(h, "scenario\t%q\t%q\t%d\t%d\t%d\n", s.Name, s.Schedule, s.Expiry, s.ExpiryCheck, max(s.Nodes, 1))
+		if s.TxnVersion > 0 {
+			fmt.Fprintf(h, "txn\t%q\t%d\t%v\t%v\n", s.Name, s.TxnVersion, s.TxnVerification, s.TxnTimeout)
+		}
 	}
 	for _, c := range cfg.Clients {
 		fmt.Fprintf(h, "client\t%q\t%v\t%v\t%v\n", c.Name, c.Ours, c.FirstAck, c.NoRearm)
@@ -157,6 +163,9 @@ func Identity(cfg Config) string {
 	}
 	for _, s := range cfg.Shapes {
 		fmt.Fprintf(h, "shape\t%q\t%d\t%d\t%d\t%q\t%d\t%d\n", s.Name, s.Partitions, s.Records, s.ValueBytes, s.BatchRecords, s.IdleAfter, s.Idle)
+		if s.TxnRecords > 0 {
+			fmt.Fprintf(h, "txnshape\t%q\t%d\t%d\n", s.Name, s.TxnRecords, s.TxnAbortEvery)
+		}
 	}
 	fmt.Fprintf(h, "brokers\t%q\nruns\t%d\n", cfg.Brokers, max(cfg.Runs, 1))
 	for _, p := range plan(cfg) {

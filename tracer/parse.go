@@ -623,7 +623,7 @@ var interned = func() map[string]string {
 	for _, s := range []string{"NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER", "NOT_LEADER_OR_FOLLOWER",
 		"NOT_ENOUGH_REPLICAS", "REQUEST_TIMED_OUT", "DUPLICATE_SEQUENCE_NUMBER", "UNKNOWN_PRODUCER_ID",
 		"NETWORK_EXCEPTION", "RejectBeforeAppend", "AppendThenFail", "DropConnection", "DropResponse", "TimeoutBeforeAppend",
-		"ExpireProducerState", "Delay", "producer closed"} {
+		"ExpireProducerState", "Delay", LateSent, "producer closed"} {
 		m[s] = s
 	}
 	return m

@@ -1053,11 +1053,13 @@ func (m *Machine) fault(line int, e *tracer.Event) error {
 			pt := m.part(e.Partition)
 			pt.cuts = append(pt.cuts, pending{fault: e.Fault, ep: e.Epoch, seq: e.Seq, node: e.Node, line: line})
 		}
-	case "DropResponse", "TimeoutBeforeAppend", "Delay":
-		// The Disconnect the client sees (or nothing) is what counts: a
-		// response dropped as it came (DropResponse) leaves its attempt
-		// uncertain, as any lost with its connection.
 	default:
+		if tracer.ActsThroughClient(e.Fault) {
+			// The Disconnect the client sees (or nothing) is what counts: a
+			// response dropped as it came (DropResponse) leaves its attempt
+			// uncertain, as any lost with its connection.
+			return nil
+		}
 		if tracer.IsClusterFault(e.Fault) {
 			// A node paused, killed, cut off or slowed: the client meets
 			// it as the errors, delays and Disconnects that follow.

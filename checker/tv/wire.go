@@ -377,9 +377,11 @@ func (t *Translator) wirePlan() (*wirePlan, error) {
 				if e.p >= 0 {
 					cuts[e.p] = append(cuts[e.p], wireCut{e.node, e.ep, e.seq})
 				}
-			case "DropResponse", "TimeoutBeforeAppend", "Delay":
-				// Acts through the Disconnect the client sees, or not at all.
 			default:
+				if tracer.ActsThroughClient(e.fault) {
+					// Acts through the Disconnect the client sees, or not at all.
+					break
+				}
 				if tracer.IsClusterFault(e.fault) {
 					// A node paused, killed, cut off or slowed: it acts
 					// through the answers, delays and Disconnects that follow.

@@ -317,10 +317,6 @@ func runScenariosRun(c *cli.Context) error {
 		if err != nil {
 			return usageErrorf("scenarios run: %w", err)
 		}
-		// The transactional scenarios (need transactional) are not in the
-		// matrix yet: their drivers' transactional runs and the late faults'
-		// cells are still to be wired (issue 30); kcheck proxy runs them.
-		scs = slices.DeleteFunc(scs, func(s *scenario.Scenario) bool { return s.Needs.TxnVersion != "" })
 		if groups, err = scenarioGroups(scs, c.Bool("baseline")); err != nil {
 			return usageErrorf("scenarios run: %w", err)
 		}
@@ -373,7 +369,7 @@ func runScenariosRun(c *cli.Context) error {
 	var shapes []matrix.Shape
 	if want := splitList(c.StringSlice("shapes")); len(want) > 0 {
 		for _, n := range want {
-			known := append(matrix.Shapes(), matrix.MoreShapes()...)
+			known := slices.Concat(matrix.Shapes(), matrix.TxnShapes(), matrix.MoreShapes())
 			i := slices.IndexFunc(known, func(s matrix.Shape) bool { return s.Name == n })
 			if i < 0 {
 				return usageErrorf("scenarios run: --shapes: unknown shape %q (known: %s)", n, strings.Join(shapeNames(known), ", "))
@@ -381,7 +377,7 @@ func runScenariosRun(c *cli.Context) error {
 			shapes = append(shapes, known[i])
 		}
 	} else {
-		shapes = matrix.Shapes()
+		shapes = slices.Concat(matrix.Shapes(), matrix.TxnShapes())
 		if c.Bool("quick") {
 			shapes = slices.DeleteFunc(shapes, func(s matrix.Shape) bool { return s.Name != quickShape })
 		}
@@ -540,14 +536,19 @@ func scenarioGroups(scs []*scenario.Scenario, baseline bool) ([]*matrix.Scenario
 		if err != nil {
 			return nil, err
 		}
-		key := fmt.Sprintf("%q %d %d", s.Schedule, s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs)
+		tv, err := txnVersion(s)
+		if err != nil {
+			return nil, err
+		}
+		key := fmt.Sprintf("%q %d %d %d %v %v", s.Schedule, s.Needs.ExpiryMs, s.Needs.ExpiryCheckMs, tv, s.Needs.TxnVerification, s.Needs.TxnTimeout)
 		g, ok := byKey[key]
 		if ok {
 			g.Also = append(g.Also, s.Name)
 		} else {
 			g = &matrix.Scenario{Name: s.Name, Schedule: s.Schedule, Steps: matrix.StepsOf(fs),
 				Expiry: time.Duration(s.Needs.ExpiryMs) * time.Millisecond, ExpiryCheck: time.Duration(s.Needs.ExpiryCheckMs) * time.Millisecond,
-				Caveats: caveats(s), Predictions: s.Predictions, On: s.On, Family: scenario.FamilyOf}
+				Caveats: caveats(s), Predictions: s.Predictions, On: s.On, Family: scenario.FamilyOf,
+				TxnVersion: tv, TxnVerification: s.Needs.TxnVerification, TxnTimeout: s.Needs.TxnTimeout}
 			byKey[key] = g
 			out = append(out, g)
 		}
@@ -556,6 +557,20 @@ func scenarioGroups(scs []*scenario.Scenario, baseline bool) ([]*matrix.Scenario
 		}
 	}
 	return out, nil
+}
+
+// txnVersion is the transaction version a transactional scenario needs
+// ("tv1": 1, "tv2": 2), 0 for an idempotent one.
+func txnVersion(s *scenario.Scenario) (int, error) {
+	switch s.Needs.TxnVersion {
+	case "":
+		return 0, nil
+	case "tv1":
+		return 1, nil
+	case "tv2":
+		return 2, nil
+	}
+	return 0, fmt.Errorf("scenario %s: need transactional %q: want tv1 or tv2", s.Name, s.Needs.TxnVersion)
 }
 
 // caveats says what a scenario's counterexample needs that the brokers and

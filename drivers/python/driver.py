@@ -258,7 +258,13 @@ def run(cfg, t0):
     else:
         sent = produce(ck, producer, cfg, w, key_of, reports, idle, on_delivery)
     reports.close()
-    producer.flush(seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); callbacks no longer count
+    try:
+        producer.flush(seed.CLOSE_TIMEOUT_S)  # Java's producer.close(5 s); callbacks no longer count
+    except ck.KafkaException as e:
+        # A producer in a fatal state (a transactional one told
+        # INVALID_TXN_STATE, fenced) raises it here too: the run goes on
+        # to its read-back, the error already reported.
+        reports.note("flush: %s" % (e.args[0].str() if e.args and isinstance(e.args[0], ck.KafkaError) else e))
     seed.close_outcomes(out, PREFIX)
 
     tally = seed.Tally(key_of)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kcheck/kcheck/fault"
+	"github.com/kcheck/kcheck/tracer"
 )
 
 // Late requests (fault.LateProduce, fault.LateTxn): the proxy keeps a
@@ -53,8 +54,11 @@ func (p *Proxy) seen(what string) {
 
 // sendLateLocked sends frame, a request kept from the broker behind l, once
 // until (a fault's LateUntil) has been seen again, or delay has passed
-// (whichever first; with neither, never). Call with p.mu held.
-func (p *Proxy) sendLateLocked(l *listener, frame []byte, until string, delay time.Duration) {
+// (whichever first; with neither, never). kept is the Fault event that
+// traced its keeping: when its condition held (or it has none but a
+// delay), the request's going is traced as kept with tracer.LateSent; sent
+// on its delay before its condition, it is not. Call with p.mu held.
+func (p *Proxy) sendLateLocked(l *listener, frame []byte, until string, delay time.Duration, kept tracer.Event) {
 	if until == "" && delay <= 0 {
 		p.cfg.Logf("proxy: a late request is never sent (no until, no delay)")
 		return
@@ -110,6 +114,12 @@ func (p *Proxy) sendLateLocked(l *listener, frame []byte, until string, delay ti
 				return
 			}
 		}
+		p.mu.Lock()
+		if until == "" || p.seenSteps[until] > from {
+			kept.Fault = tracer.LateSent
+			p.emitLocked(kept)
+		}
+		p.mu.Unlock()
 		p.sendLate(l, frame, until)
 	}()
 }
@@ -155,7 +165,9 @@ func (p *Proxy) txnFaultLocked(c *conn, ex *exchange, req kmsg.Request) (drop bo
 		}
 		if f.Effect().Late {
 			p.cfg.Logf("proxy: fault %s: %s kept from the coordinator, the client's connection closed", f, api)
-			p.sendLateLocked(c.l, ex.rq.raw, f.LateUntil, f.Delay)
+			kept := tracer.Event{Kind: tracer.Fault, Fault: "Delay", Partition: -1, Epoch: txnEpoch(req), Seq: -1, Node: c.id}
+			p.emitLocked(kept)
+			p.sendLateLocked(c.l, ex.rq.raw, f.LateUntil, f.Delay, kept)
 			return true
 		}
 		p.cfg.Logf("proxy: fault %s: the answer to %s will be lost", f, api)
@@ -163,6 +175,20 @@ func (p *Proxy) txnFaultLocked(c *conn, ex *exchange, req kmsg.Request) (drop bo
 		return false
 	}
 	return false
+}
+
+// txnEpoch is the producer epoch a request to the transaction coordinator
+// carries, -1 if none.
+func txnEpoch(req kmsg.Request) int16 {
+	switch r := req.(type) {
+	case *kmsg.EndTxnRequest:
+		return r.ProducerEpoch
+	case *kmsg.AddPartitionsToTxnRequest:
+		return r.ProducerEpoch
+	case *kmsg.InitProducerIDRequest:
+		return r.ProducerEpoch
+	}
+	return -1
 }
 
 // noteTxnCoordinator keeps the node a FindCoordinator for a transactional

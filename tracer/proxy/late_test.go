@@ -36,10 +36,11 @@ func TestLateProduce(t *testing.T) {
 		t.Fatalf("partition 1: %s", err)
 	}
 	evs, logs := r.finish(verify.Valid)
-	if got, want := faultsOf(evs), []string{"Delay p0 e0 s1 "}; !slices.Equal(got, want) {
+	// Its keeping is a Delay, its going (the condition held) a LateSent.
+	if got, want := faultsOf(evs), []string{"Delay p0 e0 s1 ", "LateSent p0 e0 s1 "}; !slices.Equal(got, want) {
 		t.Fatalf("Fault events %q, want %q", got, want)
 	}
-	if got, want := kinds(evs, 0), []string{"SendNew", "Receive NONE", "SendNew", "Fault Delay", "Disconnect"}; !slices.Equal(got, want) {
+	if got, want := kinds(evs, 0), []string{"SendNew", "Receive NONE", "SendNew", "Fault Delay", "Disconnect", "Fault LateSent"}; !slices.Equal(got, want) {
 		t.Fatalf("partition 0: %q, want %q", got, want)
 	}
 	if !slices.Equal(logs[0], []int64{1, 2}) || !slices.Equal(logs[1], []int64{3}) {
@@ -51,7 +52,10 @@ func TestLateProduce(t *testing.T) {
 func TestLateProduceNever(t *testing.T) {
 	r := startRaw(t, "late-produce:seq=1,partitions=0")
 	keepSecond(t, r)
-	_, logs := r.finish(verify.Valid)
+	evs, logs := r.finish(verify.Valid)
+	if got, want := faultsOf(evs), []string{"Delay p0 e0 s1 "}; !slices.Equal(got, want) {
+		t.Fatalf("Fault events %q, want %q (no LateSent: it never went)", got, want)
+	}
 	if !slices.Equal(logs[0], []int64{1}) {
 		t.Fatalf("read back %v: want the late batch never appended", logs)
 	}

@@ -202,7 +202,7 @@ func (p *Proxy) produceRequest(c *conn, ex *exchange) (frame []byte, respond, dr
 	}
 	ex.produce = pt
 	if late != nil {
-		p.sendLateLocked(c.l, ex.rq.raw, late.lateUntil, late.delay)
+		p.sendLateLocked(c.l, ex.rq.raw, late.lateUntil, late.delay, *cut)
 	}
 	if cut != nil {
 		// Closed as the attempt arrived: the faults chosen for the

@@ -1,0 +1,114 @@
+package matrix
+
+import (
+	"github.com/kcheck/kcheck/tracer"
+)
+
+// txnView is what a transactional run did to its transactions as the
+// application and a read_committed consumer saw them, from the trace
+// alone and apart from kcheck verify's checks (checker/txn, which reads
+// the markers): the read-back a transactional cell holds verify to.
+type txnView struct {
+	// LostCommitted: records of a transaction the application was told
+	// committed that the read_committed read after the run did not return.
+	LostCommitted int
+	// AbortedRead: records of a transaction the application was told
+	// aborted that it did return.
+	AbortedRead int
+	// Mingled: records closed by a marker (the read-back's, the first of
+	// their producer after them) that also closes another transaction's;
+	// Torn: records of a transaction whose records the markers both
+	// commit and abort.
+	Mingled, Torn int
+}
+
+// readTxnView reads the trace at path: each record belongs to the
+// transaction whose TxnTold follows its Told (drivers/OUTCOMES.md,
+// "Transactions": a record's line comes before its transaction's, and a
+// failed commit's abort is the same transaction's second line), not to
+// the wire's numbering that kcheck verify goes by; a transaction told
+// neither committed nor aborted, or never ended, counts in neither
+// LostCommitted nor AbortedRead. The markers are the read-back's.
+func readTxnView(path string) (txnView, error) {
+	f, err := tracer.Open(path)
+	if err != nil {
+		return txnView{}, err
+	}
+	defer f.Close()
+	type txn struct {
+		recs   []int64
+		result string
+	}
+	var txns []*txn
+	var pending []int64
+	read := map[int64]bool{}
+	type closed struct {
+		p int32
+		c int // the closing marker's index in the partition's ctl
+	}
+	closer := map[int64]closed{}
+	fate := map[int64]tracer.Fate{}
+	err = f.Each(func(_ int, e *tracer.Event) error {
+		switch e.Kind {
+		case tracer.Told:
+			pending = append(pending, e.RecordID)
+		case tracer.TxnTold:
+			if n := len(txns); len(pending) == 0 && n > 0 && txns[n-1].result == tracer.Failed {
+				txns[n-1].result = e.Result // the abort after a failed commit
+				return nil
+			}
+			txns = append(txns, &txn{recs: pending, result: e.Result})
+			pending = nil
+		case tracer.ReadCommitted:
+			for _, r := range e.Log {
+				read[r.ID] = true
+			}
+		case tracer.ReadBack:
+			for i, c := range tracer.Closers(e.Log, e.Ctl) {
+				if c >= 0 {
+					closer[e.Log[i].ID] = closed{e.Partition, c}
+				}
+				fate[e.Log[i].ID] = tracer.FateOf(e.Ctl, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return txnView{}, err
+	}
+	var v txnView
+	owners := map[closed]map[*txn]int{} // a marker's records, by transaction
+	for _, t := range txns {
+		var fates [3]int
+		for _, id := range t.recs {
+			if c, ok := closer[id]; ok {
+				if owners[c] == nil {
+					owners[c] = map[*txn]int{}
+				}
+				owners[c][t]++
+			}
+			if f, ok := fate[id]; ok {
+				fates[f]++
+			}
+		}
+		if fates[tracer.FateCommitted] > 0 && fates[tracer.FateAborted] > 0 {
+			v.Torn += fates[tracer.FateCommitted] + fates[tracer.FateAborted]
+		}
+		for _, id := range t.recs {
+			switch {
+			case t.result == tracer.Committed && !read[id]:
+				v.LostCommitted++
+			case t.result == tracer.Aborted && read[id]:
+				v.AbortedRead++
+			}
+		}
+	}
+	for _, by := range owners {
+		if len(by) > 1 {
+			for _, n := range by {
+				v.Mingled += n
+			}
+		}
+	}
+	return v, nil
+}
