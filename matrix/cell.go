@@ -215,7 +215,8 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		if err != nil {
 			return fail("reading %s: %v", trace, err)
 		}
-		cell.Happened.LostCommitted, cell.Happened.AbortedRead, cell.Happened.Mingled, cell.Happened.Torn = v.LostCommitted, v.AbortedRead, v.Mingled, v.Torn
+		h := &cell.Happened
+		h.LostCommitted, h.AbortedRead, h.Mingled, h.Torn, h.ReadEarly = v.LostCommitted, v.AbortedRead, v.Mingled, v.Torn, v.ReadEarly
 	}
 	cell.What = cell.Happened.String()
 	cell.Agreement = Agree(flagged, cell.Happened)

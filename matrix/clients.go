@@ -349,7 +349,8 @@ func (c Client) args(s Shape, topic, brokerVersion, own string, o clientOpts) []
 
 // workloadFlags are a driver's flags for shape s (drivers/WORKLOADS.md),
 // with timeouts to and the topic's replication factor (given only when
-// above 1): what a defined client's {workload} stands for.
+// above 1), and a transactional shape's flags: what a defined client's
+// {workload} stands for.
 func workloadFlags(s Shape, to Timeouts, replication int) []string {
 	a := []string{"--partitions", strconv.Itoa(s.Partitions), "--records", strconv.Itoa(s.Records),
 		"--value-bytes", strconv.Itoa(s.ValueBytes), "--keys", "1024", "--compression", "gzip",

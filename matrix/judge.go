@@ -79,6 +79,9 @@ type Happened struct {
 	// of a transaction the markers both commit and abort (txnView).
 	Mingled int `json:",omitempty"`
 	Torn    int `json:",omitempty"`
+	// Records a read_committed poll returned before their transaction was
+	// asked to commit (txnView).
+	ReadEarly int `json:",omitempty"`
 }
 
 // Happen combines a client's summary with verify's ordering statistics.
@@ -92,7 +95,7 @@ func Happen(s Summary, o order.Stats) Happened {
 // application) and lost, a duplicate, or a reorder. Records that failed
 // and are absent are no anomaly.
 func (h Happened) Anomaly() bool {
-	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered+h.LostCommitted+h.AbortedRead+h.Mingled+h.Torn > 0
+	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered+h.LostCommitted+h.AbortedRead+h.Mingled+h.Torn+h.ReadEarly > 0
 }
 
 // LostAcknowledged reports whether a record acknowledged to the
@@ -123,6 +126,7 @@ func (h Happened) String() string {
 	add(h.AbortedRead, "aborted yet read committed")
 	add(h.Mingled, "in another transaction's commit or abort")
 	add(h.Torn, "in a torn transaction")
+	add(h.ReadEarly, "read committed before their commit")
 	add(h.LostTold, "lost though acknowledged to the application")
 	if h.LostAcked > h.LostTold {
 		add(h.LostAcked, "lost though acknowledged")

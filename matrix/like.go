@@ -50,7 +50,7 @@ func Shown(h Happened, kinds []string) []string {
 	add(h.Reordered > 0 || has(checker.Reorder), "NoReorder")
 	add(h.Stalls > 0 || has(checker.Stall), "liveness")
 	// spec/TransactionalProducer.tla's (checker/txn's kinds).
-	add(h.AbortedRead > 0 || has(checker.AbortedRead) || has(checker.AbortCommitted), "NoAbortedRead")
+	add(h.AbortedRead+h.ReadEarly > 0 || has(checker.AbortedRead) || has(checker.PollAbortedRead) || has(checker.AbortCommitted), "NoAbortedRead")
 	add(h.Torn > 0 || has(checker.TornTxn), "CommittedAtomically")
 	add(h.Mingled > 0 || has(checker.WriteInOtherTxn), "NoWriteInOtherTxn")
 	add(h.LostCommitted > 0 || has(checker.LostCommit), "AckedCommitInLog")

@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"slices"
+
 	"github.com/kcheck/kcheck/tracer"
 )
 
@@ -20,6 +22,11 @@ type txnView struct {
 	// Torn: records of a transaction whose records the markers both
 	// commit and abort.
 	Mingled, Torn int
+	// ReadEarly: records a read_committed poll returned before the client
+	// sent the EndTxn that ends their transaction (the first it sent after
+	// the record), or when it sent none after it: read before their
+	// transaction was asked to commit.
+	ReadEarly int
 }
 
 // readTxnView reads the trace at path: each record belongs to the
@@ -48,6 +55,10 @@ func readTxnView(path string) (txnView, error) {
 	}
 	closer := map[int64]closed{}
 	fate := map[int64]tracer.Fate{}
+	sent := map[int64]int64{} // a record's first send, trace time
+	var ends []int64          // the client's EndTxn requests, trace time
+	type polled struct{ t, id int64 }
+	var polls []polled
 	err = f.Each(func(_ int, e *tracer.Event) error {
 		switch e.Kind {
 		case tracer.Told:
@@ -62,6 +73,18 @@ func readTxnView(path string) (txnView, error) {
 		case tracer.ReadCommitted:
 			for _, r := range e.Log {
 				read[r.ID] = true
+			}
+		case tracer.SendNew:
+			for _, id := range e.Records {
+				if _, ok := sent[id]; !ok {
+					sent[id] = e.T
+				}
+			}
+		case tracer.EndTxn:
+			ends = append(ends, e.T)
+		case tracer.Poll:
+			for _, r := range e.Log {
+				polls = append(polls, polled{e.T, r.ID})
 			}
 		case tracer.ReadBack:
 			for i, c := range tracer.Closers(e.Log, e.Ctl) {
@@ -101,6 +124,16 @@ func readTxnView(path string) (txnView, error) {
 			case t.result == tracer.Aborted && read[id]:
 				v.AbortedRead++
 			}
+		}
+	}
+	for _, pl := range polls {
+		st, ok := sent[pl.id]
+		if !ok {
+			continue
+		}
+		i, _ := slices.BinarySearch(ends, st+1) // the first EndTxn after the send
+		if i == len(ends) || pl.t < ends[i] {
+			v.ReadEarly++
 		}
 	}
 	for _, by := range owners {

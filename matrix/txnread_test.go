@@ -23,6 +23,20 @@ func TestReadTxnView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The wire: record 0 sent, its transaction's EndTxn, then a poll
+	// returns it (in time); record 2 sent and polled before any EndTxn
+	// after it (early).
+	send := func(id int64) {
+		w.Emit(&tracer.Event{Kind: tracer.SendNew, Partition: 0, Batch: id + 1, PID: 1, Seq: int32(id), Records: []int64{id}})
+	}
+	poll := func(id int64) {
+		w.Emit(&tracer.Event{Kind: tracer.Poll, Poller: 1, Partition: 0, Offset: id, Log: []tracer.LogRecord{{Offset: id, PID: 1, Seq: -1, ID: id}}})
+	}
+	send(0)
+	w.Emit(&tracer.Event{Kind: tracer.EndTxn, PID: 1, Tx: 1, Commit: true})
+	poll(0)
+	send(2)
+	poll(2)
 	told := func(id int64) { w.Emit(&tracer.Event{Kind: tracer.Told, RecordID: id, Result: tracer.Delivered}) }
 	end := func(tx int64, res string) {
 		w.Emit(&tracer.Event{Kind: tracer.TxnTold, Tx: tx, Result: res, Commit: res == tracer.Committed})
@@ -60,7 +74,7 @@ func TestReadTxnView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (txnView{LostCommitted: 1, AbortedRead: 2, Mingled: 3, Torn: 2}); v != want {
+	if want := (txnView{LostCommitted: 1, AbortedRead: 2, Mingled: 3, Torn: 2, ReadEarly: 1}); v != want {
 		t.Errorf("got %+v, want %+v", v, want)
 	}
 	h := Happened{LostCommitted: v.LostCommitted, AbortedRead: v.AbortedRead, Mingled: v.Mingled, Torn: v.Torn}

@@ -206,6 +206,12 @@ type Checker struct {
 	// faults: on the wire, the injected fault each attempt not yet
 	// answered met, by its partition, epoch and sequence (refused).
 	faults map[attemptKey]wireFault
+
+	// lastEndTxn is the time of a transactional producer's last EndTxn
+	// (0: none): it ends every batch of its transaction, so a batch
+	// answered OUT_OF_ORDER_SEQUENCE_NUMBER before it is no stall, but
+	// its transaction's (checker/txn judges what became of it).
+	lastEndTxn int64
 }
 
 // New returns a Checker for a trace with header h.
@@ -272,6 +278,8 @@ func (c *Checker) Add(line int, e *tracer.Event) {
 			}
 			c.faults[attemptKey{e.Partition, e.Epoch, e.Seq}] = wireFault{kind: c.text(e.Fault), node: e.Node}
 		}
+	case tracer.EndTxn:
+		c.lastEndTxn = e.T
 	case tracer.Disconnect:
 		// A fault on an attempt lost with its connection names no answer.
 		for k, f := range c.faults {
@@ -563,7 +571,7 @@ func (c *Checker) finish(a *analysis, pt *part, st *Stats) []checker.Violation {
 			st.Failed += b.n
 		default:
 			st.Unknown += b.n
-			if b.ooo > 0 {
+			if b.ooo > 0 && c.lastEndTxn <= b.oooFirst {
 				out = append(out, c.stall(pt, b, st))
 			}
 		}

@@ -340,6 +340,20 @@ func TestRules(t *testing.T) {
 			tr.readBack(0)
 		}, []checker.Kind{checker.Stall}, "2 times over 2ms and never acknowledged: it had no outcome by the end of the trace"},
 
+		{"a transaction's end after the answer ends the batch: no stall", func(tr *trace) {
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
+			tr.add(&tracer.Event{Kind: tracer.EndTxn, PID: testPID, Tx: 1})
+			tr.readBack(0)
+		}, nil, ""},
+
+		{"a transaction's end before the answer does not", func(tr *trace) {
+			tr.add(&tracer.Event{Kind: tracer.EndTxn, PID: testPID, Tx: 1, Commit: true})
+			tr.send(0, 1, 0, 0, 1)
+			tr.recv(0, 1, 0, 0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1)
+			tr.readBack(0)
+		}, []checker.Kind{checker.Stall}, "had no outcome by the end of the trace"},
+
 		{"stall ended by the producer closing", func(tr *trace) {
 			tr.send(0, 1, 0, 0, 1)
 			tr.recv(0, 1, 0, 0, "OUT_OF_ORDER_SEQUENCE_NUMBER", -1)

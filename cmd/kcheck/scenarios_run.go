@@ -119,7 +119,9 @@ with these placeholders in ARGS:
                  --value-bytes N --keys 1024 --compression gzip
                  --batch-records one|many --delivery-timeout-ms N
                  --request-timeout-ms N, then --idle-after N --idle-ms N
-                 with an idle phase and --replication-factor N on a cluster
+                 with an idle phase, --replication-factor N on a cluster,
+                 and --transactional --txn-records N --txn-abort-every K
+                 on a transactional shape
    {outcomes}    the file to write the outcomes report to (also
                  $KCHECK_OUTCOMES)
 For example:
@@ -194,6 +196,27 @@ Shapes: 1p-one (1 partition, 200 records of 1 KiB, one record a batch) and
 16p-many (16 partitions, 1,600 records of 100 bytes, many a batch); a
 scenario that needs the broker to forget the producer runs on a broker with
 its producer.id.expiration.ms and an idle phase past it.
+
+The transactional scenarios (spec/TransactionalProducer.tla, Txn*) run on
+the transactional shape 1p-txn instead: 1 partition, 40 records of 1 KiB,
+one record a batch, in transactions of 2 records, every third aborted on
+purpose (the drivers' and kcheck run's --transactional --txn-records 2
+--txn-abort-every 3, drivers/WORKLOADS.md), each client with its own
+transactional API; the Baseline runs on it too. Their brokers are set as
+the counterexample assumes: a TV1 scenario lowers the cluster's
+transaction.version to 1 (UpdateFeatures, a safe downgrade: 4.x
+finalizes 2), so that every client speaks TV1, and partition
+verification (transaction.partition.verification.enable, KIP-890 part 1,
+3.6.0) is on exactly when the scenario needs it; a scenario that needs it
+is skipped on Kafka before 3.6, and every transactional one on brokers
+other than Apache Kafka. A transactional cell also says what became of
+each transaction as its application was told it ended: records of a
+transaction told committed that a read_committed read after the run did
+not return (lost though committed), of one told aborted that it did
+(aborted yet read committed), records one marker closes with another
+transaction's, and transactions the markers both commit and abort; kcheck
+verify must flag exactly the runs with one of these (or with a loss,
+duplicate or reorder). --quick leaves the transactional scenarios out.
 
 With --bootstrap HOST:PORT the cells run on a cluster kcheck did not start
 (yours: started with kcheck kafka, or any Kafka reachable from here), one

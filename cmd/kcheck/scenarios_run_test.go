@@ -27,7 +27,7 @@ func TestScenariosRunBadInput(t *testing.T) {
 	}{
 		{[]string{"--dir", specs, "--scenario", "NoSuch.Thing"}, "--scenario NoSuch.Thing: no such scenario"},
 		{[]string{"--dir", specs, "--clients", "ours-on,nope"}, `unknown client "nope"`},
-		{[]string{"--dir", specs, "--shapes", "huge"}, `unknown shape "huge" (known: 1p-one, 16p-many, 2p-deep)`},
+		{[]string{"--dir", specs, "--shapes", "huge"}, `unknown shape "huge" (known: 1p-one, 16p-many, 1p-txn, 2p-deep)`},
 		{[]string{"--dir", specs, "--runs", "0"}, "--runs 0"},
 		{[]string{"--dir", specs, "--brokers", ""}, "--brokers"},
 		{[]string{"--dir", specs, "--root", dir}, "no drivers/ there"},

@@ -276,6 +276,9 @@ async function experiment(cfg, out) {
   const w = new seed.Workload(cfg.valueBytes, cfg.keys) // letters: compressible, like text
   const keyIdx = new Array(cfg.records).fill(-1)
   const acked = new Array(cfg.records).fill(false)
+  // ackedEnd: past each partition's highest acknowledged offset, where the
+  // read-back must reach at least (readBack).
+  const ackedEnd = new Map()
   const answered = new Array(cfg.records).fill(false)
   let open = cfg.records
   let closed = false // past the wait: later outcomes are neither counted nor written
@@ -300,6 +303,7 @@ async function experiment(cfg, out) {
     if (err == null) {
       acked[n] = true
       res.acked++
+      if (p >= 0 && off !== -1 && off !== '-1') ackedEnd.set(p, Math.max(ackedEnd.get(p) || 0, Number(off) + 1))
       if (out) out.write(seed.outcomeSuccess(n, p, off))
     } else {
       res.failed++
@@ -407,7 +411,7 @@ async function experiment(cfg, out) {
   await within(CLOSE_TIMEOUT_MS, () => producer.disconnect()) // Java's producer.close(5 s)
 
   res.shape = seed.shapeKeys(cfg, idle)
-  const tally = await readBack(kafkajs, cfg, keyIdx)
+  const tally = await readBack(kafkajs, cfg, keyIdx, ackedEnd)
   tally.finish(res.sent, acked)
   Object.assign(res, {
     readBack: tally.readBack,
@@ -505,7 +509,12 @@ async function produceTxn(cfg, producer, out, res, sendRange, settle) {
  * nothing (kafkajs has no assign()), and counts the records as the Java
  * driver does (seed.Tally).
  */
-async function readBack(kafkajs, cfg, keyIdx) {
+// readBack reads the topic back to each partition's end offset, or past its
+// highest acknowledged offset (ackedEnd) when that is further: kafkajs's
+// admin lists offsets read_committed, so its end is the last stable offset,
+// which a transaction left open (until the coordinator times it out) holds
+// behind records already written.
+async function readBack(kafkajs, cfg, keyIdx, ackedEnd) {
   const kafka = setupClient(kafkajs, cfg, 'kcheck-kafkajs-readback')
   const admin = kafka.admin()
   const deadline = Date.now() + READ_TIMEOUT_MS
@@ -518,7 +527,7 @@ async function readBack(kafkajs, cfg, keyIdx) {
       try {
         await admin.connect()
         const offsets = await admin.fetchTopicOffsets(cfg.topic)
-        for (const o of offsets) end.set(o.partition, Number(o.high))
+        for (const o of offsets) end.set(o.partition, Math.max(Number(o.high), ackedEnd.get(o.partition) || 0))
         if (end.size === cfg.partitions) break
         throw new Error(`end offsets of ${end.size} partitions, want ${cfg.partitions}`)
       } catch (e) {

@@ -167,6 +167,17 @@ def produce_txn(ck, producer, cfg, w, key_of, reports, out, on_delivery):
                 raise SetupError("%scould not run transactions: transaction %d: %s: %s" % (PREFIX, tx, what, words(err)))
             return err
 
+    def serve(seconds):
+        """producer.poll(seconds); a fatal error, which librdkafka raises
+        from poll() once the producer has one, is noted, and the phase goes
+        on to end the transaction (which fails with it)."""
+        try:
+            producer.poll(seconds)
+        except ck.KafkaException as e:
+            reports.note(words(e.args[0] if e.args else e))
+            return True
+        return False
+
     try:
         producer.init_transactions(bound)
     except ck.KafkaException as e:
@@ -180,16 +191,17 @@ def produce_txn(ck, producer, cfg, w, key_of, reports, out, on_delivery):
             reports.note(words(err))
             break
         first, k = sent, min(txn.records, records - sent)
+        fatal = False
         for n in range(first, first + k):
             produce_one(ck, producer, cfg, w, key_of, reports, on_delivery, n)
-            producer.poll(0)
+            fatal = fatal or serve(0)
         sent += k
         deadline = time.monotonic() + bound
-        while reports.pending_in(first, sent) > 0:
+        while reports.pending_in(first, sent) > 0 and not fatal:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            producer.poll(min(0.1, left))
+            fatal = serve(min(0.1, left))
         stalled = reports.close_range(first, sent) > 0
         commit = not txn.abort(tx) and not stalled
         err = call(producer.commit_transaction if commit else producer.abort_transaction,

@@ -84,6 +84,11 @@ final class Txn {
         boolean abort = abortEvery > 0 && tx % abortEvery == 0;
         try {
             if (abort) {
+                // Each of its records answered first (drivers/WORKLOADS.md):
+                // abortTransaction fails the batches not yet answered with
+                // TransactionAbortedException, which would make them failed
+                // records rather than aborted ones in the log.
+                p.flush();
                 p.abortTransaction();
                 aborted++;
                 if (ends != null) ends.end(tx, false, null, count);
