@@ -769,6 +769,13 @@ func (m *Machine) answer(br broker, b *batch, fault *pending, e *tracer.Event) (
 	switch {
 	case m.h.Broker.Kind == "kfake" && e.Err == "INVALID_PRODUCER_EPOCH" && b.ep < m.maxSentEpoch:
 		return br, true, "" // kfake's per-producer epoch (see maxSentEpoch)
+	case m.sawTxn && fault == nil && e.Err == "TRANSACTION_ABORTABLE":
+		// A transactional partition the leader could not verify to be in
+		// an ongoing transaction (KIP-890 part 1): refused before the
+		// append (ReplicaManager.appendRecords, its verification
+		// callback), answered TRANSACTION_ABORTABLE to a client that
+		// knows it (KIP-1050) and NOT_ENOUGH_REPLICAS to an older one.
+		return br, true, ""
 	case fault != nil && fault.fault == "RejectBeforeAppend":
 		if e.Err != fault.err {
 			return br, false, fmt.Sprintf("the injected fault answers %s", fault.err)

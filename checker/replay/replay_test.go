@@ -417,3 +417,40 @@ func wantLine(t *testing.T, err error, badLine int, want string) {
 		t.Fatalf("got %v, want an error at line %d saying %q", err, badLine, want)
 	}
 }
+
+// TestTransactionAbortable: a transactional producer's batch answered
+// TRANSACTION_ABORTABLE (the leader could not verify its partition in the
+// transaction, KIP-890 part 1) was refused before the append: its retry
+// is appended where the spec's log is. An idempotent producer never gets
+// that answer.
+func TestTransactionAbortable(t *testing.T) {
+	for _, txnal := range []bool{true, false} {
+		h := tracer.Header{Writer: tracer.ProxyWriter, Partitions: 1, MaxInFlight: 5, Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+		if txnal {
+			h.TransactionalID, h.TxnVersion = "t", 1
+		}
+		m, err := New(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := []tracer.Event{
+			{Kind: tracer.InitProducerID, PID: 1000, Node: -1},
+			{Kind: tracer.SendNew, PID: 1000, Partition: 0, Batch: 1, N: 1, Req: 1, Node: 1, Records: []int64{1}},
+			{Kind: tracer.Receive, PID: 1000, Partition: 0, Batch: 1, Req: 1, Node: 1, Err: "TRANSACTION_ABORTABLE", Offset: -1, LogStart: -1},
+			{Kind: tracer.Resend, PID: 1000, Partition: 0, Batch: 1, N: 1, Req: 2, Node: 1},
+			{Kind: tracer.Receive, PID: 1000, Partition: 0, Batch: 1, Req: 2, Node: 1, Err: "NONE", Offset: 0, LogStart: -1},
+		}
+		for i := range evs {
+			if err = m.Step(i+1, &evs[i]); err != nil {
+				break
+			}
+		}
+		var re *Error
+		switch {
+		case txnal && err != nil:
+			t.Errorf("transactional: want the trace to conform: %v", err)
+		case !txnal && (!errors.As(err, &re) || re.Line != 3):
+			t.Errorf("idempotent: got %v, want a nonconformance at line 3", err)
+		}
+	}
+}
