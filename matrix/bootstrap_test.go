@@ -43,11 +43,18 @@ func TestRunID(t *testing.T) {
 
 // A broker that cannot act on a scenario's needs skips it, with why: an
 // expiry scenario on Kafka before 3.4 (no expiry check interval), and on
-// tansu; a cluster scenario on tansu. Kafka from 3.4 runs them all.
+// tansu; a cluster scenario on tansu; a transactional one that needs
+// partition verification before 3.6, TV2 before 4.0, and any on a broker
+// other than Apache Kafka; one that needs the coordinator's timeout
+// anywhere (no driver sets it). Kafka from 3.4 runs the rest.
 func TestCannotRun(t *testing.T) {
 	expiry := &Scenario{Name: "Expiry", Expiry: 2 * time.Second}
 	cluster := &Scenario{Name: "kill-leader", Nodes: 3}
 	race := &Scenario{Name: "Race"}
+	txn := &Scenario{Name: "TxnTV1", TxnVersion: 1}
+	verify := &Scenario{Name: "TxnTV1Verify", TxnVersion: 1, TxnVerification: true}
+	tv2 := &Scenario{Name: "TxnTV2", TxnVersion: 2}
+	timeout := &Scenario{Name: "TxnTV2Timeout", TxnVersion: 2, TxnTimeout: true}
 	for _, c := range []struct {
 		broker string
 		s      *Scenario
@@ -62,6 +69,15 @@ func TestCannotRun(t *testing.T) {
 		{"tansu-0.6.0", expiry, "producer.id.expiration.ms"},
 		{"tansu-0.6.0", cluster, "nodes"},
 		{"kfake-4.1", race, ""},
+		{"kafka-2.8.2", txn, ""},
+		{"3.5.2", txn, ""},
+		{"3.5.2", verify, "KIP-890 part 1"},
+		{"3.6.0", verify, ""},
+		{"3.9.1", tv2, "KIP-890 part 2"},
+		{"4.1.0", tv2, ""},
+		{"4.4.0", timeout, "transaction.timeout.ms"},
+		{"kfake-4.1", txn, "only on Apache Kafka"},
+		{"tansu-0.6.0", txn, "only on Apache Kafka"},
 	} {
 		b, err := bk.Parse(c.broker)
 		if err != nil {

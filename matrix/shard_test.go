@@ -80,6 +80,41 @@ func TestPlanOrder(t *testing.T) {
 	}
 }
 
+// A transactional scenario runs on the transactional shapes only, and the
+// idempotent ones on the rest; the Baseline on every shape. The
+// transactional scenarios group by what they set on the brokers
+// (verification on or off), after the idempotent ones; a scenario its
+// broker cannot run (verification on 3.5) has no cell.
+func TestPlanTransactional(t *testing.T) {
+	cfg := Config{
+		Scenarios: []*Scenario{{Name: Baseline}, {Name: "SeedGap.NoGap", Schedule: []string{"reject:seq=0"}},
+			{Name: "TxnTV1Verify", Schedule: []string{"late-txn:api=end-txn,until=send:produce"}, TxnVersion: 1, TxnVerification: true},
+			{Name: "TxnTV1", Schedule: []string{"late-produce:seq=0,until=answer:init-pid"}, TxnVersion: 1}},
+		Clients: Clients()[:1],
+		Brokers: []string{"3.5.2", "4.4.0"},
+		Shapes:  slices.Concat(Shapes()[:1], TxnShapes()),
+		Runs:    1,
+	}
+	var got []string
+	for _, p := range plan(cfg) {
+		got = append(got, fmt.Sprintf("%s %s %s txn=%d verify=%v", p.broker, p.scenario.Name, p.shape.Name, p.need.txn, p.need.verify))
+	}
+	want := []string{
+		"3.5.2 Baseline 1p-one txn=0 verify=false", "3.5.2 Baseline 1p-txn txn=0 verify=false", "3.5.2 SeedGap.NoGap 1p-one txn=0 verify=false",
+		"3.5.2 TxnTV1 1p-txn txn=1 verify=false",
+		"4.4.0 Baseline 1p-one txn=0 verify=false", "4.4.0 Baseline 1p-txn txn=0 verify=false", "4.4.0 SeedGap.NoGap 1p-one txn=0 verify=false",
+		"4.4.0 TxnTV1Verify 1p-txn txn=1 verify=true", "4.4.0 TxnTV1 1p-txn txn=1 verify=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A transactional shape gives every client its transactional flags.
+	args := strings.Join(Clients()[5].args(TxnShapes()[0], "t", "4.4.0", "", clientOpts{}), " ")
+	if !strings.HasSuffix(args, "--transactional --txn-records 2 --txn-abort-every 3") {
+		t.Errorf("kgo's flags on 1p-txn: %s", args)
+	}
+}
+
 // Every cell is in exactly one shard, the shards in K order are the whole
 // matrix in its order, their sizes differ by at most one, and the N shards
 // start at most N-1 broker groups more than the whole matrix.
