@@ -41,15 +41,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -395,18 +394,35 @@ public final class Main {
                 if (e.getCause() instanceof TopicExistsException) {
                     throw new SetupError("java driver: topic \"" + topic + "\" already exists: pick a new --topic");
                 }
-                throw new SetupError("java driver: creating topic \"" + topic + "\" at " + bootstrap + ": " + e.getCause());
+                // kfake answers CreateTopics (v5+) with the topic made but
+                // no configs, which the admin client reads as a list: it
+                // throws a NullPointerException. The wait below says
+                // whether the topic is there.
+                if (!(e.getCause() instanceof NullPointerException)) {
+                    throw new SetupError("java driver: creating topic \"" + topic + "\" at " + bootstrap + ": " + e.getCause());
+                }
             } catch (java.util.concurrent.TimeoutException e) {
                 throw new SetupError("java driver: creating topic \"" + topic + "\" at " + bootstrap + ": timed out (broker unreachable?)");
             }
+        }
+        // The leaders, from Metadata (a consumer's partitionsFor) rather
+        // than the admin client's describeTopics, which 4.x sends as
+        // DescribeTopicPartitions (KIP-966) where the broker has it: kfake
+        // lists that API and never names a leader in its answer.
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        cp.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp)) {
             long deadline = System.currentTimeMillis() + 30_000;
             for (long backoff = 10; ; backoff = Math.min(2 * backoff, 500)) {
                 try {
-                    TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+                    List<PartitionInfo> ps = c.partitionsFor(topic, Duration.ofSeconds(10));
                     int led = 0;
-                    for (TopicPartitionInfo p : d.partitions()) if (p.leader() != null && p.leader().id() >= 0) led++;
-                    if (d.partitions().size() == partitions && led == partitions) return;
-                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    for (PartitionInfo p : ps) if (p.leader() != null && p.leader().id() >= 0) led++;
+                    if (ps.size() == partitions && led == partitions) return;
+                } catch (org.apache.kafka.common.KafkaException e) {
                     // not yet visible; retry
                 }
                 if (System.currentTimeMillis() > deadline) {
