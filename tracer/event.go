@@ -8,8 +8,9 @@ package tracer
 // TxnTold, InitProducerId's txn and ReadBack's ctl); version 6
 // ReadCommitted, a partition as a read_committed consumer sees it; version 7
 // Poll and PollEnd, a read_committed consumer's polls while the run goes on
-// and after it. A reader reads every version from MinVersion to Version.
-const Version = 7
+// and after it; version 8 SendNew's and Resend's bts, the batch's
+// timestamp. A reader reads every version from MinVersion to Version.
+const Version = 8
 
 // MinVersion is the oldest format version the reader reads.
 const MinVersion = 1
@@ -106,6 +107,10 @@ type Event struct {
 	TxnID     string      // InitProducerId: the transactional id, "" for an idempotent producer
 	Ctl       []Marker    // ReadBack: the partition's control records (transaction markers), in offset order
 	Poller    int32       // Poll, PollEnd: the poller's number, from 1
+	// BatchTime, SendNew and Resend (format version 8, optional; 0: not
+	// known): the batch's max record timestamp (its CreateTime), as trace
+	// time: what the broker's producer-state expiry counts from.
+	BatchTime int64
 }
 
 // Marker is one control record read back from a partition: a transaction

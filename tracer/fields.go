@@ -24,12 +24,13 @@ const (
 	fWaited
 	fRecordID
 	fResult
-	fTx       // format version 5: the transaction's number
-	fCommit   // format version 5
-	fNewEpoch // format version 5
-	fTxnID    // format version 5; optional on InitProducerId
-	fCtl      // format version 5; optional on ReadBack
-	fPoller   // format version 7: a poller's number
+	fTx        // format version 5: the transaction's number
+	fCommit    // format version 5
+	fNewEpoch  // format version 5
+	fTxnID     // format version 5; optional on InitProducerId
+	fCtl       // format version 5; optional on ReadBack
+	fPoller    // format version 7: a poller's number
+	fBatchTime // format version 8; optional on SendNew and Resend
 )
 
 // fieldNames are the JSON keys, in the order the writer emits them.
@@ -43,6 +44,7 @@ var fieldNames = []struct {
 	{fReason, "reason"}, {fLog, "log"}, {fHWM, "hwm"}, {fWaited, "ms"},
 	{fRecordID, "id"}, {fResult, "res"}, {fTx, "tx"}, {fCommit, "commit"},
 	{fNewEpoch, "nep"}, {fTxnID, "txn"}, {fCtl, "ctl"}, {fPoller, "poll"},
+	{fBatchTime, "bts"},
 }
 
 const batchFields = fPartition | fBatch | fPID | fEpoch | fSeq
@@ -76,12 +78,23 @@ var kindFields = map[Kind]field{
 	PollEnd: fPoller | fPartition | fOffset | fErr | fReason,
 }
 
-// kindOptional are the fields a kind may carry or not (format version 5
-// on): the writer writes one when it is set (a transactional id, control
-// records), the reader takes it present or absent.
+// kindOptional are the fields a kind may carry or not (from the format
+// version optionalSince says): the writer writes one when it is set (a
+// transactional id, control records, a batch's timestamp), the reader
+// takes it present or absent.
 var kindOptional = map[Kind]field{
 	InitProducerID: fTxnID,
 	ReadBack:       fCtl,
+	SendNew:        fBatchTime,
+	Resend:         fBatchTime,
+}
+
+// optionalSince is the format version an optional field came with.
+func optionalSince(f field) int {
+	if f == fBatchTime {
+		return 8
+	}
+	return 5
 }
 
 // optionalSet reports whether e has its optional field f set, so that the
@@ -92,6 +105,8 @@ func optionalSet(e *Event, f field) bool {
 		return e.TxnID != ""
 	case fCtl:
 		return len(e.Ctl) > 0
+	case fBatchTime:
+		return e.BatchTime != 0
 	}
 	return false
 }

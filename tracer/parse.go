@@ -808,6 +808,8 @@ func (p *parser) field(f field, e *Event, seen *field) error {
 	case fPoller:
 		v, err = p.int(32)
 		e.Poller = int32(v)
+	case fBatchTime:
+		e.BatchTime, err = p.int(64)
 	case fRecords:
 		e.Records, err = p.mem.ids(p)
 	case fLog:

@@ -226,8 +226,10 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 		return 0, r.errorf("t", "time %d goes backwards (previous event at %d)", e.T, r.lastT)
 	}
 	opt := kindOptional[e.Kind]
-	if r.header.Version < 5 {
-		opt = 0
+	for _, fn := range fieldNames {
+		if opt&fn.f != 0 && r.header.Version < optionalSince(fn.f) {
+			opt &^= fn.f
+		}
 	}
 	if got := present &^ (fI | fT | fKind); got&^opt != want {
 		for _, fn := range fieldNames {
@@ -236,7 +238,7 @@ func (r *Reader) ReadInto(e *Event) (line int, err error) {
 				return 0, r.errorf(fn.name, "missing: %s carries it", e.Kind)
 			case want&fn.f == 0 && opt&fn.f == 0 && present&fn.f != 0:
 				if kindOptional[e.Kind]&fn.f != 0 {
-					return 0, r.errorf(fn.name, "a field of %s from format version 5; this trace's header says version %d", e.Kind, r.header.Version)
+					return 0, r.errorf(fn.name, "a field of %s from format version %d; this trace's header says version %d", e.Kind, optionalSince(fn.f), r.header.Version)
 				}
 				return 0, r.errorf(fn.name, "not a field of %s", e.Kind)
 			}

@@ -78,6 +78,12 @@ type Writer struct {
 	header *Header
 }
 
+// At is the trace time of the wall-clock instant wall: nanoseconds since
+// the trace started, negative before it.
+func (w *Writer) At(wall time.Time) int64 {
+	return wall.Sub(w.start.Round(0)).Nanoseconds()
+}
+
 // Amender is a Sink whose header can still be completed: the producer
 // records there what it learns from the broker at start (the idle re-arm
 // bound). Writers made by NewDeferredWriter are Amenders.
@@ -302,6 +308,8 @@ func appendField(dst []byte, e *Event, f field) []byte {
 		return strconv.AppendInt(dst, int64(e.NewEpoch), 10)
 	case fPoller:
 		return strconv.AppendInt(dst, int64(e.Poller), 10)
+	case fBatchTime:
+		return strconv.AppendInt(dst, e.BatchTime, 10)
 	case fTxnID:
 		return appendQuote(dst, e.TxnID)
 	case fCtl:

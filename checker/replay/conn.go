@@ -102,7 +102,10 @@ func (m *Machine) room(node, req int32) bool {
 // send marks b, of partition p, sent in request req on node at line.
 func (m *Machine) send(b *batch, p, node, req int32, line int) {
 	b.st, b.node, b.req, b.line = stSent, node, req, line
-	b.sentAt = m.now
+	b.sentAt, b.stamp = m.now, m.now
+	if m.batchTime != 0 {
+		b.stamp = m.batchTime
+	}
 	m.maxSentEpoch = max(m.maxSentEpoch, b.ep)
 	_, r := m.request(node, req)
 	if r == nil {

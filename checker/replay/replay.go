@@ -70,6 +70,10 @@ type batch struct {
 	req     int32 // the request of its outstanding attempt
 	line    int   // where it was last sent
 	sentAt  int64 // the trace time of its last attempt
+	// stamp is what the broker's producer-state expiry counts from once
+	// it is appended: the batch's max record timestamp where the trace
+	// has it (tracer.Event.BatchTime), else its last attempt's send.
+	stamp int64
 }
 
 func (b *batch) last() int32 { return nextSeq(b.seq, b.n-1) }
@@ -127,11 +131,12 @@ type partition struct {
 	// (Fault DropConnection naming the partition): the Disconnect that
 	// follows loses them unhandled.
 	cuts []pending
-	// lastAppend is the send time of the latest attempt of the partition
-	// the broker answered as appended (NONE, DUPLICATE_SEQUENCE_NUMBER):
-	// the broker judges a producer idle by its last appended batch's
-	// timestamp, which its client set about when it sent it. appended:
-	// whether there was one.
+	// lastAppend is the latest stamp of the partition's batches the broker
+	// answered as appended (NONE, DUPLICATE_SEQUENCE_NUMBER): the broker
+	// judges a producer idle by its last appended batch's max timestamp
+	// (ProducerStateEntry.lastTimestamp, from ProducerAppendInfo's
+	// appendDataBatch), which its client set when it made the batch, before
+	// its first send and any retry. appended: whether there was one.
 	lastAppend int64
 	appended   bool
 	// uncertain are batches whose last attempt was outstanding when its
@@ -176,6 +181,8 @@ type Machine struct {
 	// does not show). 0: no expiry.
 	expiry int64
 	now    int64 // the trace time of the event being stepped
+	// batchTime is its BatchTime (a SendNew's or Resend's; 0: not known).
+	batchTime int64
 	// txn: a transactional trace of kcheck's producer (the header's
 	// transactional_id): a failed batch dooms its transaction, which is
 	// aborted, instead of leaving an unresolved sequence
@@ -222,8 +229,8 @@ func ExpiryDelay(h tracer.Header) int64 {
 // MayExpire reports whether the broker may have expired the producer's
 // state for a partition (the spec's ExpireProducerState, unseen) before an
 // attempt sent at sentAt: with a state-expiry delay, once the partition has
-// had an attempt appended, the last of them sent at lastAppend, at least
-// the delay before. checker/tv's translation of the wire flags the same
+// had a batch appended, the last of them stamped (its max timestamp, or
+// its send) lastAppend, at least the delay before. checker/tv's translation of the wire flags the same
 // attempts, so that TLC may expire exactly where the mirror may.
 func MayExpire(delay, lastAppend, sentAt int64, appended bool) bool {
 	return delay > 0 && appended && sentAt-lastAppend >= delay
@@ -322,7 +329,7 @@ func (pt *partition) outstanding() bool {
 
 // Step applies the event e at line to the machine.
 func (m *Machine) Step(line int, e *tracer.Event) error {
-	m.now = e.T
+	m.now, m.batchTime = e.T, e.BatchTime
 	switch {
 	case e.Kind == tracer.AddPartitionsToTxn, e.Kind == tracer.EndTxn, e.Kind == tracer.EndTxnReceive, e.Kind == tracer.InitProducerID && e.TxnID != "":
 		m.sawTxn = true
@@ -670,7 +677,10 @@ func (m *Machine) handle(line int, pt *partition, b *batch, e *tracer.Event) err
 	}
 	pt.brokers, pt.spare = next, pt.brokers[:0]
 	if kafkaerr.IsAck(e.Err) {
-		pt.lastAppend, pt.appended = max(pt.lastAppend, b.sentAt), true
+		if !pt.appended || b.stamp > pt.lastAppend {
+			pt.lastAppend = b.stamp
+		}
+		pt.appended = true
 	}
 	return nil
 }

@@ -280,10 +280,10 @@ func TestWireRules(t *testing.T) {
 func TestStateExpiryOnTheWire(t *testing.T) {
 	type ev = tracer.Event
 	at := func(e ev, d time.Duration) ev { e.T = d.Nanoseconds(); return e }
-	trace := func(gap time.Duration) []ev {
+	trace := func(gap, stamp time.Duration) []ev {
 		return []ev{
 			{Kind: tracer.InitProducerID, PID: 1000, Node: -1},
-			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 1, Seq: 0, N: 1, Req: 1, Node: 1, Records: []int64{1}}, 0),
+			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 1, Seq: 0, N: 1, Req: 1, Node: 1, Records: []int64{1}, BatchTime: stamp.Nanoseconds()}, 0),
 			at(ev{Kind: tracer.Receive, PID: 1000, Batch: 1, Seq: 0, Req: 1, Node: 1, Err: "NONE", Offset: 0, LogStart: -1}, time.Millisecond),
 			at(ev{Kind: tracer.SendNew, PID: 1000, Batch: 2, Seq: 1, N: 1, Req: 2, Node: 1, Records: []int64{2}}, gap),
 			at(ev{Kind: tracer.Fault, Fault: "RejectBeforeAppend", Seq: 1, Node: 1, Err: "NOT_LEADER_OR_FOLLOWER"}, gap),
@@ -296,11 +296,16 @@ func TestStateExpiryOnTheWire(t *testing.T) {
 		name    string
 		faults  []string
 		gap     time.Duration
+		stamp   time.Duration // batch 1's BatchTime; 0: not known (its send)
 		conform bool
 	}{
-		{"idle past the expiry", []string{"state-expiry:delay=2s"}, 3 * time.Second, true},
-		{"idle short of the expiry", []string{"state-expiry:delay=2s"}, time.Second, false},
-		{"no expiry in the header", nil, 3 * time.Second, false},
+		{"idle past the expiry", []string{"state-expiry:delay=2s"}, 3 * time.Second, 0, true},
+		{"idle short of the expiry", []string{"state-expiry:delay=2s"}, time.Second, 0, false},
+		{"no expiry in the header", nil, 3 * time.Second, 0, false},
+		// The broker counts from the appended batch's max timestamp, which
+		// its client set when it made it, here 1.5 s before its send.
+		{"idle short of the expiry, the batch older than its send", []string{"state-expiry:delay=2s"}, time.Second, -1500 * time.Millisecond, true},
+		{"the batch's timestamp not old enough", []string{"state-expiry:delay=2s"}, time.Second, -500 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tracer.Header{Writer: tracer.ProxyWriter, Partitions: 1, MaxInFlight: 5, Faults: tc.faults,
@@ -309,7 +314,7 @@ func TestStateExpiryOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			evs := trace(tc.gap)
+			evs := trace(tc.gap, tc.stamp)
 			for i := range evs {
 				if err = m.Step(i+1, &evs[i]); err != nil {
 					break

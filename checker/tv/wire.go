@@ -65,6 +65,7 @@ type wireEvent struct {
 	err   string
 	off   int64
 	t     int64
+	bts   int64 // a SendNew's or Resend's BatchTime (0: not known)
 	fault string
 }
 
@@ -82,7 +83,7 @@ func (w *wireTrace) add(line int, e *tracer.Event) {
 	}
 	w.evs = append(w.evs, wireEvent{line: line, kind: e.Kind, p: e.Partition, b: e.Batch, pid: e.PID, ep: e.Epoch,
 		seq: e.Seq, n: e.N, nrecs: len(e.Records), req: e.Req, node: e.Node, err: e.Err, off: e.Offset, t: e.T,
-		fault: e.Fault})
+		bts: e.BatchTime, fault: e.Fault})
 }
 
 type wireKey struct {
@@ -101,6 +102,7 @@ type wireBatch struct {
 	seq    int32
 	n      int32
 	sentAt int64
+	stamp  int64 // replay's batch stamp: its max timestamp, else sentAt
 	line   int
 }
 
@@ -286,7 +288,10 @@ func (t *Translator) wirePlan() (*wirePlan, error) {
 			} else {
 				out[e.node] = append(q, &wireReq{req: e.req, left: map[int]bool{k: true}, answered: map[int32]bool{}})
 			}
-			*b = wireBatch{st: "sent", node: e.node, req: e.req, ep: e.ep, seq: e.seq, n: e.n, sentAt: e.t, line: e.line}
+			*b = wireBatch{st: "sent", node: e.node, req: e.req, ep: e.ep, seq: e.seq, n: e.n, sentAt: e.t, stamp: e.t, line: e.line}
+			if e.bts != 0 {
+				b.stamp = e.bts
+			}
 			maxSentEpoch = max(maxSentEpoch, e.ep)
 		case tracer.Receive:
 			parts[e.p], conns[e.node] = true, true
@@ -319,7 +324,10 @@ func (t *Translator) wirePlan() (*wirePlan, error) {
 				}
 			}
 			if ack {
-				lastAppend[e.p], appended[e.p] = max(lastAppend[e.p], b.sentAt), true
+				if !appended[e.p] || b.stamp > lastAppend[e.p] {
+					lastAppend[e.p] = b.stamp
+				}
+				appended[e.p] = true
 				b.st = "none"
 			} else if b.st == "sent" {
 				b.st = "retry"

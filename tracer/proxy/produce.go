@@ -292,6 +292,13 @@ func (p *Proxy) traceBatchLocked(topic string, part int32, b *recordbatch.Batch,
 	}
 	e := tracer.Event{Partition: part, Batch: id, PID: b.ProducerID, Epoch: b.ProducerEpoch, Seq: b.BaseSequence,
 		N: int32(len(b.Records)), Req: req, Node: node}
+	if b.MaxTimestamp > 0 {
+		// The broker's producer-state expiry counts from it
+		// (ProducerStateEntry.lastTimestamp, set from the appended batch's
+		// maxTimestamp): a batch retried for long is older than its send.
+		// Wall-clock nanoseconds until the event is written (stamp).
+		e.BatchTime = time.UnixMilli(b.MaxTimestamp).UnixNano()
+	}
 	if p.sentOnce[id] {
 		e.Kind = tracer.Resend
 	} else {

@@ -561,7 +561,19 @@ func (p *Proxy) emitLocked(e tracer.Event) {
 		p.early = append(p.early, e)
 		return
 	}
+	stamp(p.trace, &e)
 	p.trace.Emit(&e)
+}
+
+// stamp makes a SendNew's or Resend's BatchTime, kept as wall-clock
+// nanoseconds until the event is written, trace time.
+func stamp(w *tracer.Writer, e *tracer.Event) {
+	if e.BatchTime == 0 {
+		return
+	}
+	if e.BatchTime = w.At(time.Unix(0, e.BatchTime)); e.BatchTime == 0 {
+		e.BatchTime = -1 // 0 is "not known"
+	}
 }
 
 // headerLocked writes the trace's header once the topic, its partition count
@@ -592,6 +604,7 @@ func (p *Proxy) headerLocked(client string) error {
 	}
 	p.trace = w
 	for i := range p.early {
+		stamp(w, &p.early[i])
 		w.Emit(&p.early[i])
 	}
 	p.early = nil
