@@ -226,6 +226,16 @@ func ExpiryDelay(h tracer.Header) int64 {
 	return d
 }
 
+// Unverified reports whether err answers a transactional producer's (txn)
+// batch that the leader refused before the append because it could not
+// verify the partition to be in an ongoing transaction (KIP-890 part 1;
+// ReplicaManager.appendRecords, its verification callback):
+// TRANSACTION_ABORTABLE to a client that knows it (KIP-1050). An older
+// client gets NOT_ENOUGH_REPLICAS, which any real broker may answer.
+func Unverified(txn bool, err string) bool {
+	return txn && err == "TRANSACTION_ABORTABLE"
+}
+
 // MayExpire reports whether the broker may have expired the producer's
 // state for a partition (the spec's ExpireProducerState, unseen) before an
 // attempt sent at sentAt: with a state-expiry delay, once the partition has
@@ -779,12 +789,7 @@ func (m *Machine) answer(br broker, b *batch, fault *pending, e *tracer.Event) (
 	switch {
 	case m.h.Broker.Kind == "kfake" && e.Err == "INVALID_PRODUCER_EPOCH" && b.ep < m.maxSentEpoch:
 		return br, true, "" // kfake's per-producer epoch (see maxSentEpoch)
-	case m.sawTxn && fault == nil && e.Err == "TRANSACTION_ABORTABLE":
-		// A transactional partition the leader could not verify to be in
-		// an ongoing transaction (KIP-890 part 1): refused before the
-		// append (ReplicaManager.appendRecords, its verification
-		// callback), answered TRANSACTION_ABORTABLE to a client that
-		// knows it (KIP-1050) and NOT_ENOUGH_REPLICAS to an older one.
+	case fault == nil && Unverified(m.sawTxn, e.Err):
 		return br, true, ""
 	case fault != nil && fault.fault == "RejectBeforeAppend":
 		if e.Err != fault.err {

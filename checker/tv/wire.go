@@ -305,7 +305,7 @@ func (t *Translator) wirePlan() (*wirePlan, error) {
 			f = []string{`ev |-> "Receive"`, "c |-> " + num(int64(e.node)), "req |-> " + num(int64(e.req)),
 				"p |-> " + num(int64(e.p)), "k |-> " + num(int64(k)), "ep |-> " + num(int64(e.ep)),
 				"seq |-> " + num(int64(e.seq)), "err |-> " + str(e.err), "off |-> " + num(e.off),
-				"ack |-> " + tf(ack), "own |-> " + tf(realBroker && kafkaerr.OwnBrokerError(e.err)),
+				"ack |-> " + tf(ack), "own |-> " + tf(realBroker && (kafkaerr.OwnBrokerError(e.err) || replay.Unverified(h.TransactionalID != "", e.err))),
 				"kstale |-> " + tf(kfake && e.err == "INVALID_PRODUCER_EPOCH" && e.ep < maxSentEpoch),
 				"expire |-> " + tf(expire), "pid |-> " + num(int64(pidOf(e.pid)))}
 			// The answer must be to the oldest request outstanding on its
