@@ -183,6 +183,9 @@ type Machine struct {
 	now    int64 // the trace time of the event being stepped
 	// batchTime is its BatchTime (a SendNew's or Resend's; 0: not known).
 	batchTime int64
+	// lateTxn: a late request to the coordinator went since the last
+	// transaction's end (tracer.LateSent of no partition).
+	lateTxn bool
 	// txn: a transactional trace of kcheck's producer (the header's
 	// transactional_id): a failed batch dooms its transaction, which is
 	// aborted, instead of leaving an unresolved sequence
@@ -926,7 +929,7 @@ func (m *Machine) markers() {
 		}
 		brs := m.expand(pt)
 		out := make([]broker, 0, 2*len(brs))
-		if pt.inTxn == txnMaybe {
+		if pt.inTxn == txnMaybe || m.lateTxn {
 			out = append(out, brs...)
 		}
 		for _, br := range brs {
@@ -937,6 +940,7 @@ func (m *Machine) markers() {
 		}
 		pt.brokers, pt.inTxn = out, 0
 	}
+	m.lateTxn = false
 }
 
 // endTxn checks that EndTxn was sent once every batch of the transaction
@@ -1057,6 +1061,16 @@ func (m *Machine) disconnect(line int, node int32) error {
 // broker handles, or applies a producer-state expiry at once.
 func (m *Machine) fault(line int, e *tracer.Event) error {
 	switch e.Fault {
+	case tracer.LateSent:
+		// A late request to the coordinator (a late EndTxn) may end the
+		// transaction open when it lands, under the same epoch (TV1's
+		// KAFKA-17754 class), and its markers are written after its
+		// answer: until the client's own transaction ends, each
+		// partition's marker may have come already (a gap the next append
+		// shows) or may still come (markers).
+		if e.Partition < 0 {
+			m.lateTxn = true
+		}
 	case "RejectBeforeAppend", "AppendThenFail":
 		pt := m.part(e.Partition)
 		pt.faults = append(pt.faults, pending{fault: e.Fault, ep: e.Epoch, seq: e.Seq, err: e.Err, line: line})

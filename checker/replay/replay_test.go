@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -456,6 +457,55 @@ func TestTransactionAbortable(t *testing.T) {
 			t.Errorf("transactional: want the trace to conform: %v", err)
 		case !txnal && (!errors.As(err, &re) || re.Line != 3):
 			t.Errorf("idempotent: got %v, want a nonconformance at line 3", err)
+		}
+	}
+}
+
+// TestLateEndTxn: a late request to the coordinator (tracer.LateSent of no
+// partition) may end the open transaction when it lands, its marker at any
+// offset until the client's own end, which then may write none: the next
+// transaction's batch at the offset after the gap conforms. Without it,
+// the client's end writes a marker for sure, and that offset is taken.
+func TestLateEndTxn(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		h := tracer.Header{Writer: tracer.ProxyWriter, Partitions: 1, MaxInFlight: 5, TransactionalID: "t", TxnVersion: 1,
+			Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
+		m, err := New(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func(b int64, seq int32, req int32) tracer.Event {
+			return tracer.Event{Kind: tracer.SendNew, PID: 1000, Partition: 0, Batch: b, Seq: seq, N: 1, Req: req, Node: 1, Records: []int64{b}}
+		}
+		recv := func(b int64, seq int32, req int32, off int64) tracer.Event {
+			return tracer.Event{Kind: tracer.Receive, PID: 1000, Partition: 0, Batch: b, Seq: seq, Req: req, Node: 1, Err: "NONE", Offset: off, LogStart: -1}
+		}
+		add := func(tx int64) tracer.Event {
+			return tracer.Event{Kind: tracer.AddPartitionsToTxn, PID: 1000, Partition: 0, Node: 2, Err: "NONE", Tx: tx}
+		}
+		evs := []tracer.Event{
+			{Kind: tracer.InitProducerID, PID: 1000, Node: 2, TxnID: "t"},
+			add(1), send(1, 0, 1), recv(1, 0, 1, 0),
+			{Kind: tracer.Fault, Fault: tracer.LateSent, Partition: -1, Epoch: 0, Seq: -1, Node: 2},
+			send(2, 1, 2), recv(2, 1, 2, 2), // the late EndTxn's marker at offset 1
+			{Kind: tracer.EndTxn, PID: 1000, Node: 2, Commit: true, Tx: 1},
+			{Kind: tracer.EndTxnReceive, PID: 1000, Node: 2, Err: "NONE", Commit: true, Tx: 1, NewEpoch: -1},
+			add(2), send(3, 2, 3), recv(3, 2, 3, 3), // no marker of its own: the transaction had ended
+		}
+		if !late {
+			evs = slices.Delete(evs, 4, 5)
+		}
+		for i := range evs {
+			if err = m.Step(i+1, &evs[i]); err != nil {
+				break
+			}
+		}
+		var re *Error
+		switch {
+		case late && err != nil:
+			t.Errorf("with the late request: want the trace to conform: %v", err)
+		case !late && (!errors.As(err, &re) || !strings.Contains(re.Reason, "at offset 4 or later")):
+			t.Errorf("without it: got %v, want the batch at offset 3 refused (the spec appends at offset 4 or later)", err)
 		}
 	}
 }
