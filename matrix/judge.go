@@ -82,6 +82,9 @@ type Happened struct {
 	// Records a read_committed poll returned before their transaction was
 	// asked to commit (txnView).
 	ReadEarly int `json:",omitempty"`
+	// Records no marker closes though their transaction's EndTxn was
+	// answered (txnView).
+	Hanging int `json:",omitempty"`
 }
 
 // Happen combines a client's summary with verify's ordering statistics.
@@ -95,7 +98,7 @@ func Happen(s Summary, o order.Stats) Happened {
 // application) and lost, a duplicate, or a reorder. Records that failed
 // and are absent are no anomaly.
 func (h Happened) Anomaly() bool {
-	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered+h.LostCommitted+h.AbortedRead+h.Mingled+h.Torn+h.ReadEarly > 0
+	return h.LostAcked+h.LostTold+h.Duplicated+h.Reordered+h.LostCommitted+h.AbortedRead+h.Mingled+h.Torn+h.ReadEarly+h.Hanging > 0
 }
 
 // LostAcknowledged reports whether a record acknowledged to the
@@ -127,6 +130,7 @@ func (h Happened) String() string {
 	add(h.Mingled, "in another transaction's commit or abort")
 	add(h.Torn, "in a torn transaction")
 	add(h.ReadEarly, "read committed before their commit")
+	add(h.Hanging, "in a hanging transaction")
 	add(h.LostTold, "lost though acknowledged to the application")
 	if h.LostAcked > h.LostTold {
 		add(h.LostAcked, "lost though acknowledged")

@@ -54,7 +54,7 @@ func Shown(h Happened, kinds []string) []string {
 	add(h.Torn > 0 || has(checker.TornTxn), "CommittedAtomically")
 	add(h.Mingled > 0 || has(checker.WriteInOtherTxn), "NoWriteInOtherTxn")
 	add(h.LostCommitted > 0 || has(checker.LostCommit), "AckedCommitInLog")
-	add(has(checker.HangingTxn), "LSOAdvances")
+	add(h.Hanging > 0 || has(checker.HangingTxn), "LSOAdvances")
 	return out
 }
 

@@ -15,7 +15,8 @@ type txnView struct {
 	// committed that the read_committed read after the run did not return.
 	LostCommitted int
 	// AbortedRead: records of a transaction the application was told
-	// aborted that it did return.
+	// aborted that it returned, or that it or a poll returned though the
+	// client had asked to abort their transaction (its EndTxn).
 	AbortedRead int
 	// Mingled: records closed by a marker (the read-back's, the first of
 	// their producer after them) that also closes another transaction's;
@@ -27,6 +28,10 @@ type txnView struct {
 	// the record), or when it sent none after it: read before their
 	// transaction was asked to commit.
 	ReadEarly int
+	// Hanging: records no marker closes in the read-back, though the
+	// EndTxn that ends their transaction was answered: the last stable
+	// offset stays behind them.
+	Hanging int
 }
 
 // readTxnView reads the trace at path: each record belongs to the
@@ -57,6 +62,8 @@ func readTxnView(path string) (txnView, error) {
 	fate := map[int64]tracer.Fate{}
 	sent := map[int64]int64{} // a record's first send, trace time
 	var ends []int64          // the client's EndTxn requests, trace time
+	var asked []bool          // each one's commit (false: an abort)
+	var answered []bool       // each one answered
 	type polled struct{ t, id int64 }
 	var polls []polled
 	err = f.Each(func(_ int, e *tracer.Event) error {
@@ -81,7 +88,11 @@ func readTxnView(path string) (txnView, error) {
 				}
 			}
 		case tracer.EndTxn:
-			ends = append(ends, e.T)
+			ends, asked, answered = append(ends, e.T), append(asked, e.Commit), append(answered, false)
+		case tracer.EndTxnReceive:
+			if n := len(answered); n > 0 {
+				answered[n-1] = true
+			}
 		case tracer.Poll:
 			for _, r := range e.Log {
 				polls = append(polls, polled{e.T, r.ID})
@@ -100,6 +111,7 @@ func readTxnView(path string) (txnView, error) {
 		return txnView{}, err
 	}
 	var v txnView
+	early, abortRead := map[int64]bool{}, map[int64]bool{}
 	owners := map[closed]map[*txn]int{} // a marker's records, by transaction
 	for _, t := range txns {
 		var fates [3]int
@@ -122,20 +134,42 @@ func readTxnView(path string) (txnView, error) {
 			case t.result == tracer.Committed && !read[id]:
 				v.LostCommitted++
 			case t.result == tracer.Aborted && read[id]:
-				v.AbortedRead++
+				abortRead[id] = true
 			}
 		}
 	}
-	for _, pl := range polls {
-		st, ok := sent[pl.id]
+	// end is the index in ends of the EndTxn that ends record id's
+	// transaction, the first after its send; len(ends) if none.
+	end := func(id int64) (int, bool) {
+		st, ok := sent[id]
 		if !ok {
-			continue
+			return 0, false
 		}
-		i, _ := slices.BinarySearch(ends, st+1) // the first EndTxn after the send
-		if i == len(ends) || pl.t < ends[i] {
-			v.ReadEarly++
+		i, _ := slices.BinarySearch(ends, st+1)
+		return i, true
+	}
+	for _, pl := range polls {
+		i, ok := end(pl.id)
+		switch {
+		case !ok:
+		case i == len(ends) || pl.t < ends[i]:
+			early[pl.id] = true
+		case !asked[i]:
+			abortRead[pl.id] = true // returned once its transaction was asked to abort
 		}
 	}
+	for id := range read {
+		if i, ok := end(id); ok && i < len(ends) && !asked[i] {
+			abortRead[id] = true
+		}
+	}
+	for id, f := range fate {
+		if i, ok := end(id); ok && f == tracer.FateOpen && i < len(ends) && answered[i] {
+			v.Hanging++
+		}
+	}
+	v.ReadEarly = len(early)
+	v.AbortedRead = len(abortRead)
 	for _, by := range owners {
 		if len(by) > 1 {
 			for _, n := range by {

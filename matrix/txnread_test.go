@@ -82,3 +82,35 @@ func TestReadTxnView(t *testing.T) {
 		t.Errorf("Happened %+v: anomaly %v, lost acknowledged %v, %q", h, h.Anomaly(), h.LostAcknowledged(), h.String())
 	}
 }
+
+// A transaction the client asked to abort whose record a poll returned
+// anyway counts as aborted yet read; its record left open by every marker,
+// though its EndTxn was answered, as hanging.
+func TestReadTxnViewAbortAsked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "txn.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tracer.NewWriter(f, tracer.Header{Writer: tracer.ProxyWriter, Client: "test", Topic: "t", Partitions: 1, MaxInFlight: 5,
+		TransactionalID: "x", TxnVersion: 1, Broker: tracer.Broker{Kind: "kafka", Version: "4.4.0", NoStateRule: "v25to44"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Emit(&tracer.Event{Kind: tracer.SendNew, Partition: 0, Batch: 1, PID: 1, Records: []int64{0}})
+	w.Emit(&tracer.Event{Kind: tracer.EndTxn, PID: 1, Tx: 1})
+	w.Emit(&tracer.Event{Kind: tracer.EndTxnReceive, PID: 1, Tx: 1, Err: "INVALID_TXN_STATE", NewEpoch: -1})
+	w.Emit(&tracer.Event{Kind: tracer.Poll, Poller: 1, Partition: 0, Log: []tracer.LogRecord{{Offset: 0, PID: 1, Seq: -1, ID: 0}}})
+	w.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: 0, Log: []tracer.LogRecord{{Offset: 0, PID: 1, ID: 0}}})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	v, err := readTxnView(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (txnView{AbortedRead: 1, Hanging: 1}); v != want {
+		t.Errorf("got %+v, want %+v", v, want)
+	}
+}

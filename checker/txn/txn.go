@@ -51,6 +51,11 @@ type txState struct {
 	commitAsked int
 	pending     bool // that EndTxn is unanswered
 	endOK       int  // the line of the EndTxnReceive NONE that ended it; 0: none
+	// notOngoing is the line of an EndTxnReceive INVALID_TXN_STATE: the
+	// coordinator held no such transaction ongoing (a late EndTxn of an
+	// earlier one had ended it), so nothing of it will close what it
+	// wrote after that; 0: none.
+	notOngoing int
 	commit      bool // what that EndTxn asked
 	told        string
 	toldLine    int
@@ -159,6 +164,9 @@ func (c *Checker) Add(line int, e *tracer.Event) error {
 			return bad(line, "EndTxnReceive for transaction %d (%s), which no unanswered EndTxn asked for", e.Tx, decision(e.Commit))
 		}
 		t.pending = false
+		if e.Err == "INVALID_TXN_STATE" && t.notOngoing == 0 {
+			t.notOngoing = line
+		}
 		if e.Err != "NONE" {
 			return nil
 		}
@@ -363,9 +371,12 @@ func (c *Checker) Finish() ([]checker.Violation, Stats) {
 			out = append(out, txViolation(checker.TornTxn, append(f.committed, f.aborted...), dl,
 				fmt.Sprintf("transaction %d is torn: the markers commit %s and abort %s", n, records(f.committed), records(f.aborted))))
 		}
-		if len(f.open) > 0 && (t.endOK > 0 || n < c.cur) {
+		if len(f.open) > 0 && (t.endOK > 0 || t.notOngoing > 0 || n < c.cur) {
 			why := fmt.Sprintf("EndTxn was answered at line %d", t.endOK)
-			if t.endOK == 0 {
+			switch {
+			case t.endOK == 0 && t.notOngoing > 0:
+				why = fmt.Sprintf("the coordinator answered its EndTxn INVALID_TXN_STATE at line %d: it held no such transaction open to end", t.notOngoing)
+			case t.endOK == 0:
 				why = fmt.Sprintf("the trace went on to transaction %d", c.cur)
 			}
 			out = append(out, txViolation(checker.HangingTxn, f.open, dl,

@@ -210,13 +210,19 @@ verification (transaction.partition.verification.enable, KIP-890 part 1,
 3.6.0) is on exactly when the scenario needs it; a scenario that needs it
 is skipped on Kafka before 3.6, and every transactional one on brokers
 other than Apache Kafka. A transactional cell also says what became of
-each transaction as its application was told it ended: records of a
-transaction told committed that a read_committed read after the run did
-not return (lost though committed), of one told aborted that it did
-(aborted yet read committed), records one marker closes with another
-transaction's, and transactions the markers both commit and abort; kcheck
-verify must flag exactly the runs with one of these (or with a loss,
-duplicate or reorder). --quick leaves the transactional scenarios out.
+each transaction, from the trace but apart from kcheck verify's checks:
+records of a transaction its application was told committed that a
+read_committed read after the run did not return (lost though committed);
+records read committed (by a poll, or after the run) though the
+application was told their transaction aborted, or the client had asked
+to abort it (aborted yet read committed); records a poll returned before
+the client asked to end their transaction (read committed before their
+commit); records one marker closes with another transaction's; records of
+a transaction the markers both commit and abort (torn); and records no
+marker closes though their transaction's EndTxn was answered (hanging).
+kcheck verify must flag exactly the runs with one of these (or with a
+loss, duplicate or reorder). --quick leaves the transactional scenarios
+out.
 
 With --bootstrap HOST:PORT the cells run on a cluster kcheck did not start
 (yours: started with kcheck kafka, or any Kafka reachable from here), one
