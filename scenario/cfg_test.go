@@ -182,3 +182,32 @@ func TestVariantConstants(t *testing.T) {
 		t.Error("VariantOf or variantRule: Kafka taken for a variant, or tansu not")
 	}
 }
+
+// A family that speaks TV2 is predicted under TV1 on a configuration whose
+// cluster is at TV1 (it reads the cluster's transaction.version); a TV1
+// family stays TV1 everywhere; the other constants are left alone.
+func TestSpokenTV(t *testing.T) {
+	tv := func(set []Constant) string {
+		for _, c := range set {
+			if c.Name == "TV" {
+				return c.Value
+			}
+		}
+		return ""
+	}
+	for _, f := range TxnFamilies {
+		set, ok := familyConstants(f, []string{"TV", "FirstAckRule", "TxnBumpOnExpiry", "TxnBumpOnError", "ExpiryAborts", "EndTxnLost", "DeliveryTimeout", "MaxInFlight"})
+		if !ok {
+			t.Fatalf("%s: not modelled", f.Name)
+		}
+		if got := tv(spokenTV(set, `"TV1"`)); got != `"TV1"` {
+			t.Errorf("%s on a TV1 cluster: TV %s", f.Name, got)
+		}
+		if got, want := tv(spokenTV(set, `"TV2"`)), tv(set); got != want {
+			t.Errorf("%s on a TV2 cluster: TV %s, want its own %s", f.Name, got, want)
+		}
+		if l := spokenTV(set, `"TV1"`); len(l) != len(set) {
+			t.Errorf("%s: %d constants, want %d", f.Name, len(l), len(set))
+		}
+	}
+}

@@ -82,7 +82,8 @@ var Families = []Family{
 // configurations of spec/TransactionalProducer.tla in this order (after the
 // names Families already wrote). A family's Rules there are the transaction
 // version it speaks to Kafka 4.4.0 (TV, read from the wire by kcheck proxy:
-// drivers/WORKLOADS.md, "Transactions") and the module's client-family
+// drivers/WORKLOADS.md, "Transactions"; TV1 on a configuration whose
+// cluster is at TV1: spokenTV) and the module's client-family
 // constants, each cited in the spec from the client's source: whether an
 // abort after a failed batch bumps the epoch (TxnBumpOnExpiry,
 // TxnBumpOnError), whether an expired batch makes the transaction abortable
@@ -143,6 +144,25 @@ func txnRules(tv string, firstAck, bumpOnExpiry, bumpOnError, expiryAborts bool,
 	return []Constant{{"TV", `"` + tv + `"`}, {"FirstAckRule", b(firstAck)},
 		{"TxnBumpOnExpiry", b(bumpOnExpiry)}, {"TxnBumpOnError", b(bumpOnError)}, {"ExpiryAborts", b(expiryAborts)},
 		{"EndTxnLost", `"` + endTxnLost + `"`}, {"DeliveryTimeout", b(deliveryTimeout)}}
+}
+
+// spokenTV lowers a transactional family's TV to the configuration's
+// (cluster) when that is "TV1": a client that can speak TV2 reads the
+// cluster's finalized transaction.version and speaks TV1 to a cluster at
+// 1 (Java 4.x, kgo and ours do: the trace headers' txn_version 1 on
+// Kafka 3.x and on 4.x lowered to 1), so the family's rules are predicted
+// under TV1 there.
+func spokenTV(set []Constant, cluster string) []Constant {
+	if cluster != `"TV1"` {
+		return set
+	}
+	out := slices.Clone(set)
+	for i := range out {
+		if out[i].Name == "TV" {
+			out[i].Value = `"TV1"`
+		}
+	}
+	return out
 }
 
 // txnModule is the module whose configurations take TxnFamilies.

@@ -171,6 +171,9 @@ func DeriveSpec(ctx context.Context, opts Options) ([]*Scenario, error) {
 				src.predict[f.Name] = nil
 				continue
 			}
+			if e.Module == txnModule {
+				set = spokenTV(set, c.get("TV"))
+			}
 			what := e.Name + " with " + f.Name + "'s rules"
 			src.predict[f.Name] = add(c.with(set...), e.Name+".predict-"+f.Name+".cfg", what, mod)
 		}
