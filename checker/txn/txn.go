@@ -56,9 +56,9 @@ type txState struct {
 	// earlier one had ended it), so nothing of it will close what it
 	// wrote after that; 0: none.
 	notOngoing int
-	commit      bool // what that EndTxn asked
-	told        string
-	toldLine    int
+	commit     bool // what that EndTxn asked
+	told       string
+	toldLine   int
 }
 
 // decidedAbort: the coordinator accepted its abort, or the application was
