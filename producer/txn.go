@@ -431,7 +431,7 @@ func (s *sender) txnDone(ctx context.Context, r *core.TxnResult) {
 	if r.Bump {
 		pid, epoch := s.core.ID()
 		if berr := p.initTxnProducerID(ctx, pid, epoch); berr != nil {
-			s.core.Fatal("InitProducerId to bump the epoch after an abort: " + berr.Error())
+			s.core.Fatal("InitProducerId to bump the epoch after the transaction: " + berr.Error())
 			err = &TxnError{Tx: r.Tx, Msg: berr.Error(), Fatal: true, Err: berr}
 		} else {
 			s.enc.pid = p.pid

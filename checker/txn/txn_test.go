@@ -160,3 +160,26 @@ func TestPollsPerPoller(t *testing.T) {
 		t.Errorf("two pollers: %v, %+v", vs, rep.Txn.Poll)
 	}
 }
+
+// A transaction whose EndTxn the coordinator answered INVALID_TXN_STATE (it
+// held no such transaction open: a late EndTxn of an earlier one had ended
+// it, the KAFKA-17754 class under TV1) hangs when its records stay open: no
+// marker will ever close them. Not among traces/fixtures/txn: TLC's
+// TraceTransactional has no late request to explain that answer, and
+// rejects the trace there (a known gap of the spec's trace validation).
+func TestHangingAfterInvalidTxnState(t *testing.T) {
+	rep, err := verify.File(context.Background(), filepath.Join("testdata", "hanging-not-ongoing.jsonl"), verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []checker.Kind
+	for _, v := range rep.Violations {
+		kinds = append(kinds, v.Kind)
+		if v.Kind == checker.HangingTxn && !strings.Contains(v.Detail, "INVALID_TXN_STATE") {
+			t.Errorf("detail %q does not say why", v.Detail)
+		}
+	}
+	if !slices.Equal(kinds, []checker.Kind{checker.HangingTxn}) {
+		t.Errorf("violations %v, want hanging-transaction alone", kinds)
+	}
+}

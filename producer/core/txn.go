@@ -41,9 +41,11 @@ type txnState struct {
 	// abortable is the error that dooms the open transaction: it can only
 	// be aborted (TransactionManager.transitionToAbortableError); "" none.
 	abortable string
-	// bump: an epoch bump is due once the transaction is aborted (TV1:
-	// InitProducerId with the producer id and epoch, KIP-360;
-	// TransactionManager.epochBumpRequired). TV2's EndTxn bumps anyway.
+	// bump: an epoch bump is due once the transaction ends (TV1:
+	// InitProducerId with the producer id and epoch, KIP-360): after an
+	// abort that failed batches (TransactionManager.epochBumpRequired),
+	// and after any end whose EndTxn was lost on its connection, so that
+	// it cannot end a later transaction. TV2's EndTxn bumps anyway.
 	bump bool
 	// fatal is the error that ends the producer (fenced, unauthorized, an
 	// invalid state: TransactionManager.transitionToFatalError); "" none.
@@ -367,6 +369,15 @@ func (c *Core) EndTxnAnswered(code int16, pid int64, epoch int16, now time.Time)
 		}
 		c.txnEnded()
 	case txnRetry:
+		if code == kerr.NetworkException.Code && !c.cfg.TV2 {
+			// The request may have reached the coordinator, or may still:
+			// a late EndTxn carries only the producer id and epoch, so
+			// under TV1 it would end the next transaction at the same
+			// epoch (KAFKA-17754's class; TransactionCoordinator
+			// .handleEndTransaction). Once this one ends, the epoch is
+			// bumped (KIP-360), which fences it. TV2's EndTxn bumps anyway.
+			t.bump = true
+		}
 		t.endAfter = now.Add(c.txnBackoff())
 		c.scanBy(t.endAfter)
 		return
