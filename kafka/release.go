@@ -28,6 +28,9 @@ type release struct {
 	// on by default: a leader asks the coordinator whether a transactional
 	// producer's partition is in its transaction before the first append.
 	txnVerification bool
+	// tv2: the release can finalize transaction.version 2 (KIP-890 part
+	// 2, 4.0.0), a new 4.x cluster's default.
+	tv2 bool
 }
 
 // parseRelease returns what kcheck knows of version, or an error naming
@@ -43,7 +46,7 @@ func parseRelease(version string) (release, error) {
 	r.patch, _ = strconv.Atoi(m[3])
 	switch {
 	case r.major >= 4:
-		r.producerIDExpiry, r.txnVerification = true, true
+		r.producerIDExpiry, r.txnVerification, r.tv2 = true, true, true
 	case r.major == 3 && r.minor >= 3:
 		r.log4j1 = true
 		r.producerIDExpiry = r.minor >= 4
@@ -81,5 +84,5 @@ func TxnVerifiable(version string) bool {
 // 2 (KIP-890 part 2, 4.0.0; the default of a new 4.x cluster).
 func TV2Capable(version string) bool {
 	r, err := parseRelease(version)
-	return err == nil && r.major >= 4
+	return err == nil && r.tv2
 }

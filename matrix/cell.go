@@ -215,8 +215,7 @@ func runCell(ctx context.Context, c cellSpec) Cell {
 		if err != nil {
 			return fail("reading %s: %v", trace, err)
 		}
-		h := &cell.Happened
-		h.LostCommitted, h.AbortedRead, h.Mingled, h.Torn, h.ReadEarly, h.Hanging = v.LostCommitted, v.AbortedRead, v.Mingled, v.Torn, v.ReadEarly, v.Hanging
+		cell.Happened.txnView = v
 	}
 	cell.What = cell.Happened.String()
 	cell.Agreement = Agree(flagged, cell.Happened)

@@ -70,21 +70,8 @@ func ParseRunSummary(out []byte) (Summary, error) {
 // and from what it told its application (kcheck verify's counts of Told).
 type Happened struct {
 	Lost, LostAcked, LostTold, Duplicated, Reordered, Stalls, Failed int
-	// A transactional run's: records of transactions told committed that
-	// read_committed did not return, and of transactions told aborted that
-	// it did (txnView).
-	LostCommitted int `json:",omitempty"`
-	AbortedRead   int `json:",omitempty"`
-	// Records the markers close with another transaction's, and records
-	// of a transaction the markers both commit and abort (txnView).
-	Mingled int `json:",omitempty"`
-	Torn    int `json:",omitempty"`
-	// Records a read_committed poll returned before their transaction was
-	// asked to commit (txnView).
-	ReadEarly int `json:",omitempty"`
-	// Records no marker closes though their transaction's EndTxn was
-	// answered (txnView).
-	Hanging int `json:",omitempty"`
+	// A transactional run's: what became of its transactions (txnView).
+	txnView
 }
 
 // Happen combines a client's summary with verify's ordering statistics.

@@ -13,25 +13,26 @@ import (
 type txnView struct {
 	// LostCommitted: records of a transaction the application was told
 	// committed that the read_committed read after the run did not return.
-	LostCommitted int
+	LostCommitted int `json:",omitempty"`
 	// AbortedRead: records of a transaction the application was told
 	// aborted that it returned, or that it or a poll returned though the
 	// client had asked to abort their transaction (its EndTxn).
-	AbortedRead int
+	AbortedRead int `json:",omitempty"`
 	// Mingled: records closed by a marker (the read-back's, the first of
 	// their producer after them) that also closes another transaction's;
 	// Torn: records of a transaction whose records the markers both
 	// commit and abort.
-	Mingled, Torn int
+	Mingled int `json:",omitempty"`
+	Torn    int `json:",omitempty"`
 	// ReadEarly: records a read_committed poll returned before the client
 	// sent the EndTxn that ends their transaction (the first it sent after
 	// the record), or when it sent none after it: read before their
 	// transaction was asked to commit.
-	ReadEarly int
+	ReadEarly int `json:",omitempty"`
 	// Hanging: records no marker closes in the read-back, though the
 	// EndTxn that ends their transaction was answered: the last stable
 	// offset stays behind them.
-	Hanging int
+	Hanging int `json:",omitempty"`
 }
 
 // readTxnView reads the trace at path: each record belongs to the

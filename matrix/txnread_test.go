@@ -13,16 +13,7 @@ import (
 // absent and an aborted one's returned are counted; a failed commit takes
 // the abort that follows it; a failed or unended one counts in neither.
 func TestReadTxnView(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "txn.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tracer.NewWriter(f, tracer.Header{Writer: tracer.ProxyWriter, Client: "test", Topic: "t", Partitions: 1, MaxInFlight: 5,
-		TransactionalID: "x", TxnVersion: 1, Broker: tracer.Broker{Kind: "kafka", Version: "4.4.0", NoStateRule: "v25to44"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := &traceBuf{}
 	// The wire: record 0 sent, its transaction's EndTxn, then a poll
 	// returns it (in time); record 2 sent and polled before any EndTxn
 	// after it (early).
@@ -66,18 +57,11 @@ func TestReadTxnView(t *testing.T) {
 	w.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: 0,
 		Log: []tracer.LogRecord{rb(0, 0), rb(1, 1), rb(3, 2), rb(4, 3), rb(5, 4), rb(7, 5), rb(9, 7), rb(11, 6)},
 		Ctl: []tracer.Marker{{Offset: 2, PID: 1, Commit: true}, {Offset: 6, PID: 1}, {Offset: 8, PID: 1}, {Offset: 10, PID: 1, Commit: true}}})
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	v, err := readTxnView(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := viewOf(t, w)
 	if want := (txnView{LostCommitted: 1, AbortedRead: 2, Mingled: 3, Torn: 2, ReadEarly: 1}); v != want {
 		t.Errorf("got %+v, want %+v", v, want)
 	}
-	h := Happened{LostCommitted: v.LostCommitted, AbortedRead: v.AbortedRead, Mingled: v.Mingled, Torn: v.Torn}
+	h := Happened{txnView: txnView{LostCommitted: v.LostCommitted, AbortedRead: v.AbortedRead, Mingled: v.Mingled, Torn: v.Torn}}
 	if !h.Anomaly() || !h.LostAcknowledged() || h.String() != "lost though committed 1, aborted yet read committed 2, in another transaction's commit or abort 3, in a torn transaction 2" {
 		t.Errorf("Happened %+v: anomaly %v, lost acknowledged %v, %q", h, h.Anomaly(), h.LostAcknowledged(), h.String())
 	}
@@ -87,30 +71,47 @@ func TestReadTxnView(t *testing.T) {
 // anyway counts as aborted yet read; its record left open by every marker,
 // though its EndTxn was answered, as hanging.
 func TestReadTxnViewAbortAsked(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "txn.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tracer.NewWriter(f, tracer.Header{Writer: tracer.ProxyWriter, Client: "test", Topic: "t", Partitions: 1, MaxInFlight: 5,
-		TransactionalID: "x", TxnVersion: 1, Broker: tracer.Broker{Kind: "kafka", Version: "4.4.0", NoStateRule: "v25to44"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := &traceBuf{}
 	w.Emit(&tracer.Event{Kind: tracer.SendNew, Partition: 0, Batch: 1, PID: 1, Records: []int64{0}})
 	w.Emit(&tracer.Event{Kind: tracer.EndTxn, PID: 1, Tx: 1})
 	w.Emit(&tracer.Event{Kind: tracer.EndTxnReceive, PID: 1, Tx: 1, Err: "INVALID_TXN_STATE", NewEpoch: -1})
 	w.Emit(&tracer.Event{Kind: tracer.Poll, Poller: 1, Partition: 0, Log: []tracer.LogRecord{{Offset: 0, PID: 1, Seq: -1, ID: 0}}})
 	w.Emit(&tracer.Event{Kind: tracer.ReadBack, Partition: 0, Log: []tracer.LogRecord{{Offset: 0, PID: 1, ID: 0}}})
+	v := viewOf(t, w)
+	if want := (txnView{AbortedRead: 1, Hanging: 1}); v != want {
+		t.Errorf("got %+v, want %+v", v, want)
+	}
+}
+
+// traceBuf collects a test's events for viewOf.
+type traceBuf struct{ evs []tracer.Event }
+
+func (b *traceBuf) Emit(e *tracer.Event) { b.evs = append(b.evs, *e) }
+
+// viewOf writes b's events as a transactional proxy trace (TV1, one
+// partition) and returns readTxnView's view of it.
+func viewOf(t *testing.T, b *traceBuf) txnView {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "txn.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := tracer.NewWriter(f, tracer.Header{Writer: tracer.ProxyWriter, Client: "test", Topic: "t", Partitions: 1, MaxInFlight: 5,
+		TransactionalID: "x", TxnVersion: 1, Broker: tracer.Broker{Kind: "kafka", Version: "4.4.0", NoStateRule: "v25to44"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.evs {
+		w.Emit(&b.evs[i])
+	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 	v, err := readTxnView(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (txnView{AbortedRead: 1, Hanging: 1}); v != want {
-		t.Errorf("got %+v, want %+v", v, want)
-	}
+	return v
 }

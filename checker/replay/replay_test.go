@@ -435,10 +435,6 @@ func TestTransactionAbortable(t *testing.T) {
 		if txnal {
 			h.TransactionalID, h.TxnVersion = "t", 1
 		}
-		m, err := New(h)
-		if err != nil {
-			t.Fatal(err)
-		}
 		evs := []tracer.Event{
 			{Kind: tracer.InitProducerID, PID: 1000, Node: -1},
 			{Kind: tracer.SendNew, PID: 1000, Partition: 0, Batch: 1, N: 1, Req: 1, Node: 1, Records: []int64{1}},
@@ -446,11 +442,7 @@ func TestTransactionAbortable(t *testing.T) {
 			{Kind: tracer.Resend, PID: 1000, Partition: 0, Batch: 1, N: 1, Req: 2, Node: 1},
 			{Kind: tracer.Receive, PID: 1000, Partition: 0, Batch: 1, Req: 2, Node: 1, Err: "NONE", Offset: 0, LogStart: -1},
 		}
-		for i := range evs {
-			if err = m.Step(i+1, &evs[i]); err != nil {
-				break
-			}
-		}
+		err := replayAll(t, h, evs)
 		var re *Error
 		switch {
 		case txnal && err != nil:
@@ -470,10 +462,6 @@ func TestLateEndTxn(t *testing.T) {
 	for _, late := range []bool{true, false} {
 		h := tracer.Header{Writer: tracer.ProxyWriter, Partitions: 1, MaxInFlight: 5, TransactionalID: "t", TxnVersion: 1,
 			Broker: tracer.Broker{Kind: "kafka", NoStateRule: "v25to44"}}
-		m, err := New(h)
-		if err != nil {
-			t.Fatal(err)
-		}
 		send := func(b int64, seq int32, req int32) tracer.Event {
 			return tracer.Event{Kind: tracer.SendNew, PID: 1000, Partition: 0, Batch: b, Seq: seq, N: 1, Req: req, Node: 1, Records: []int64{b}}
 		}
@@ -495,11 +483,7 @@ func TestLateEndTxn(t *testing.T) {
 		if !late {
 			evs = slices.Delete(evs, 4, 5)
 		}
-		for i := range evs {
-			if err = m.Step(i+1, &evs[i]); err != nil {
-				break
-			}
-		}
+		err := replayAll(t, h, evs)
 		var re *Error
 		switch {
 		case late && err != nil:
